@@ -1,0 +1,1 @@
+//! cloth-collide: placeholder, filled by its issue.

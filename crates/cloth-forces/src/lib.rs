@@ -1,0 +1,1 @@
+//! cloth-forces: placeholder, filled by its issue.

@@ -1,0 +1,1 @@
+//! cloth-mesh: placeholder, filled by its issue.

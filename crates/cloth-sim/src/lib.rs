@@ -1,0 +1,1 @@
+//! cloth-sim: placeholder, filled by its issue.
