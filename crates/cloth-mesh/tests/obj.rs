@@ -1,0 +1,250 @@
+//! OBJ reading and writing: round trips, seams, polygons, indices, atomic files.
+
+mod common;
+
+use cloth_mesh::{
+    ClothMesh, GridPattern, Vec3, disc, grid, parse_obj, read_obj, write_obj, write_obj_file_atomic,
+};
+use common::{check_invariants, euler};
+
+fn to_text(m: &ClothMesh, p: &[Vec3]) -> String {
+    let mut out = Vec::new();
+    write_obj(&mut out, m, p).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn assert_same(a: &ClothMesh, b: &ClothMesh) {
+    assert_eq!(a.triangles(), b.triangles());
+    assert_eq!(a.positions(), b.positions(), "positions bit-identical");
+    assert_eq!(a.rest(), b.rest(), "rest bit-identical");
+    assert_eq!(a.seam_groups(), b.seam_groups());
+}
+
+#[test]
+fn round_trip_builders() {
+    let meshes = [
+        grid(7, 5, 1.3, 0.7, GridPattern::Uniform).unwrap(),
+        grid(6, 6, 0.1, 2.0, GridPattern::Alternating).unwrap(),
+        grid(9, 8, 1.0, 1.0 / 3.0, GridPattern::Equilateral).unwrap(),
+        disc(0.35, 5).unwrap(),
+    ];
+    for m in &meshes {
+        let back = parse_obj(&to_text(m, m.positions()), 1.0).unwrap();
+        assert_same(m, &back);
+        assert_eq!(
+            back.original_position_indices(),
+            m.original_position_indices()
+        );
+    }
+}
+
+#[test]
+fn round_trip_deformed_positions_and_normals() {
+    let m = disc(1.0, 4).unwrap();
+    let p: Vec<Vec3> = m
+        .positions()
+        .iter()
+        .map(|x| Vec3::new(x.x, 0.3 * (2.0 * x.x).sin() * x.z + 0.1, x.z))
+        .collect();
+    let text = to_text(&m, &p);
+    let back = parse_obj(&text, 1.0).unwrap();
+    assert_eq!(back.positions(), &p[..]);
+    assert_eq!(back.rest(), m.rest());
+    // One vn per vertex, equal to the mesh's normals of p, and they are unit.
+    let vn: Vec<Vec3> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("vn "))
+        .map(|l| {
+            let c: Vec<f64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+            Vec3::new(c[0], c[1], c[2])
+        })
+        .collect();
+    assert_eq!(vn, m.vertex_normals(&p));
+    assert!(vn.iter().all(|n| (n.norm() - 1.0).abs() < 1e-12));
+}
+
+#[test]
+fn write_rejects_wrong_positions() {
+    let m = grid(3, 3, 1.0, 1.0, GridPattern::Uniform).unwrap();
+    let mut out = Vec::new();
+    let e = write_obj(&mut out, &m, &m.positions()[..4]).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    let mut p = m.positions().to_vec();
+    p[5].x = f64::NAN;
+    let e = write_obj(&mut out, &m, &p).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+}
+
+/// A unit cube with outward winding; every face is its own UV panel (24 vt), so each of the
+/// 8 corners is split into 3 cloth vertices.
+fn cube_obj() -> String {
+    let mut s = String::from("# cube, one UV island per face\n");
+    for i in 0..8 {
+        s += &format!("v {} {} {}\n", i & 1, (i >> 1) & 1, (i >> 2) & 1);
+    }
+    // Outward-facing quads (CCW seen from outside).
+    let faces = [
+        [0, 2, 3, 1],
+        [4, 5, 7, 6],
+        [0, 1, 5, 4],
+        [2, 6, 7, 3],
+        [0, 4, 6, 2],
+        [1, 3, 7, 5],
+    ];
+    for f in 0..6 {
+        let x0 = 2.0 * f as f64;
+        for (du, dv) in [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)] {
+            s += &format!("vt {} {}\n", x0 + du, dv);
+        }
+    }
+    s += "o cube\ng sides\ns off\nusemtl cloth\n";
+    for (f, face) in faces.iter().enumerate() {
+        s += "f";
+        for (k, v) in face.iter().enumerate() {
+            s += &format!(" {}/{}/1", v + 1, 4 * f + k + 1);
+        }
+        s += "\n";
+    }
+    s + "vn 0 0 1\n"
+}
+
+#[test]
+fn cube_with_split_uvs_becomes_six_panels_with_seams() {
+    let m = parse_obj(&cube_obj(), 0.25).unwrap();
+    check_invariants(&m);
+    assert_eq!(m.num_vertices(), 24);
+    assert_eq!(m.num_triangles(), 12);
+    assert_eq!(m.edges().len(), 30);
+    assert_eq!(
+        m.boundary_edges().len(),
+        24,
+        "every cube edge is a seam: a boundary in rest space"
+    );
+    assert_eq!(m.hinges().len(), 6, "only the quad diagonals are interior");
+    assert_eq!(euler(&m), 6, "six disc-like panels");
+    // uv_scale: each panel is 0.25 m x 0.25 m.
+    assert!((m.total_rest_area() - 6.0 * 0.0625).abs() < 1e-15);
+    // Seams: 8 groups of 3 cloth vertices; members share the original position.
+    let groups = m.seam_groups();
+    assert_eq!(groups.len(), 8);
+    for (o, g) in groups.iter().enumerate() {
+        assert_eq!(g.len(), 3);
+        for &v in g {
+            assert_eq!(m.original_position_index(v), o);
+            assert_eq!(
+                m.positions()[v],
+                Vec3::new((o & 1) as f64, ((o >> 1) & 1) as f64, ((o >> 2) & 1) as f64)
+            );
+        }
+    }
+    // Cloth vertices are numbered by (v, vt): original indices ascend.
+    assert!(
+        m.original_position_indices()
+            .windows(2)
+            .all(|w| w[0] <= w[1])
+    );
+    // Round trip keeps the seams (copies coincide, so positions are written welded).
+    let text = to_text(&m, m.positions());
+    assert_eq!(text.lines().filter(|l| l.starts_with("v ")).count(), 8);
+    let back = parse_obj(&text, 1.0).unwrap();
+    assert_same(&m, &back);
+    assert_eq!(
+        back.original_position_indices(),
+        m.original_position_indices()
+    );
+}
+
+#[test]
+fn seam_copies_that_moved_apart_are_written_unwelded() {
+    let m = parse_obj(&cube_obj(), 1.0).unwrap();
+    let mut p = m.positions().to_vec();
+    p[0].x -= 0.01;
+    let text = to_text(&m, &p);
+    assert_eq!(text.lines().filter(|l| l.starts_with("v ")).count(), 24);
+    let back = parse_obj(&text, 1.0).unwrap();
+    assert_eq!(back.triangles(), m.triangles());
+    assert_eq!(back.positions(), &p[..]);
+    assert_eq!(back.rest(), m.rest());
+    assert!(back.seam_groups().is_empty());
+}
+
+#[test]
+fn shared_uvs_join_panels_and_split_uvs_make_a_seam() {
+    // Two quads sharing the positional edge 2-5 (1-based v 2, 5).
+    let pos = "v 0 0 0\nv 1 0 0\nv 2 0 0\nv 0 0 1\nv 1 0 1\nv 2 0 1\n";
+    let joined = format!(
+        "{pos}vt 0 0\nvt 1 0\nvt 2 0\nvt 0 1\nvt 1 1\nvt 2 1\nf 1/1 2/2 5/5 4/4\nf 2/2 3/3 6/6 5/5\n"
+    );
+    let m = parse_obj(&joined, 1.0).unwrap();
+    check_invariants(&m);
+    assert_eq!(m.num_vertices(), 6);
+    assert_eq!(m.hinges().len(), 3);
+    assert!(m.seam_groups().is_empty());
+    // Same geometry, the second panel has its own UVs, offset in rest space.
+    let split = format!(
+        "{pos}vt 0 0\nvt 1 0\nvt 0 1\nvt 1 1\nvt 3 0\nvt 4 0\nvt 3 1\nvt 4 1\nf 1/1 2/2 5/4 4/3\nf 2/5 3/6 6/8 5/7\n"
+    );
+    let s = parse_obj(&split, 1.0).unwrap();
+    check_invariants(&s);
+    assert_eq!(s.num_vertices(), 8);
+    assert_eq!(
+        s.hinges().len(),
+        2,
+        "the seam edge is a boundary in rest space"
+    );
+    assert_eq!(euler(&s), 2);
+    let groups = s.seam_groups();
+    assert_eq!(groups.len(), 2);
+    let originals: Vec<usize> = groups
+        .iter()
+        .map(|g| s.original_position_index(g[0]))
+        .collect();
+    assert_eq!(originals, vec![1, 4]);
+    for g in &groups {
+        assert_eq!(s.positions()[g[0]], s.positions()[g[1]]);
+        assert_ne!(s.rest()[g[0]], s.rest()[g[1]]);
+    }
+}
+
+#[test]
+fn polygons_are_fan_triangulated_and_negative_indices_resolve() {
+    // A convex pentagon with relative indices and a trailing comment.
+    let text = "v 0 0 0\nv 2 0 0\nv 3 0 2\nv 1 0 3\nv -1 0 2\n\
+                vt 0 0\nvt 2 0\nvt 3 2\nvt 1 3\nvt -1 2\n\
+                f -5/-5 -4/-4 -3/-3 -2/-2 -1/-1 # pentagon\n";
+    let m = parse_obj(text, 1.0).unwrap();
+    assert_eq!(m.triangles(), &[[0, 1, 2], [0, 2, 3], [0, 3, 4]]);
+    // Shoelace area of the pentagon.
+    let pts = [(0.0, 0.0), (2.0, 0.0), (3.0, 2.0), (1.0, 3.0), (-1.0, 2.0)];
+    let shoelace: f64 = (0..5)
+        .map(|i| {
+            let (a, b) = (pts[i], pts[(i + 1) % 5]);
+            a.0 * b.1 - b.0 * a.1
+        })
+        .sum::<f64>()
+        / 2.0;
+    assert!((m.total_rest_area() - shoelace).abs() < 1e-14);
+}
+
+#[test]
+fn atomic_file_write_and_read() {
+    let dir = std::env::temp_dir().join(format!("cloth-mesh-obj-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("sheet.obj");
+    let m = grid(4, 3, 1.0, 0.5, GridPattern::Alternating).unwrap();
+    std::fs::write(&path, "old contents").unwrap();
+    write_obj_file_atomic(&path, &m, m.positions()).unwrap();
+    let back = read_obj(&path, 1.0).unwrap();
+    assert_same(&m, &back);
+    // Only the target remains: the temporary file was renamed away.
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("sheet.obj")]);
+    // A failed write (wrong positions) leaves the old file intact and no temporary behind.
+    assert!(write_obj_file_atomic(&path, &m, &m.positions()[..2]).is_err());
+    assert_same(&m, &read_obj(&path, 1.0).unwrap());
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
