@@ -1,1 +1,73 @@
-//! cloth-forces: placeholder, filled by its issue.
+//! Cloth forces after Baraff & Witkin, "Large Steps in Cloth Simulation" (1998), section 4:
+//! stretch and shear conditions per triangle, a bend condition per hinge (interior edge),
+//! condition damping, and external forces, each with analytic Jacobians for implicit
+//! integration, in SI units that do not change meaning when the mesh is refined.
+//!
+//! * Energies (resolution independent, PHYSICS.md): stretch `a k_u/2 (|w_u| - b_u)^2 +
+//!   a k_v/2 (|w_v| - b_v)^2` (k in N/m), shear `a k_s/2 (w_u . w_v)^2` (N/m), bend
+//!   `k_e/2 (theta - theta0)^2` with `k_e = D |e|^2/(A1 + A2) * w_aniso` (rest |e|, A1, A2;
+//!   D in N*m). The constant is checked by wrapping sheets onto cylinders of radius R
+//!   (`tests/resolution.rs`): on equilateral meshes (`GridPattern::Equilateral`) the energy is
+//!   0.97-1.00 of the plate energy `D/2 (1/R)^2 * area` in every bending direction at three
+//!   resolutions (the deficit is the hinge-free boundary strip, shrinking as 1/n). Right-triangle
+//!   grids are anisotropic: bent along their axes they are exact, bent along the diagonal
+//!   `Uniform` is 2.95x and `Alternating` 1.49x too stiff (41 x 41 grid).
+//! * Dihedral angle sign: see [`dihedral_angle`] (theta > 0 when the surface curves away from
+//!   its normals).
+//! * Damping (Knowl 5): `k_d = beta * k` with beta in seconds (`Material::*_damping`).
+//! * One generic routine turns a condition C (value, gradient, Hessian) into energy, forces
+//!   `-k dC^T C`, stiffness and damping Jacobians (Knowls 3 and 5); see [`condition_response`]
+//!   and [`Definiteness`] for how indefinite element Hessians are treated.
+//! * [`ClothModel::evaluate`] is the parallel, deterministic, allocation-free fast path; its
+//!   [`Evaluation`] lists Jacobian blocks in a fixed entry order so a solver can precompute where
+//!   each goes. [`External`] adds gravity, drag, wind and user springs.
+//!
+//! Sign conventions: forces are minus energy gradients; `dfdx` is the (negative semidefinite
+//! under [`Definiteness::Clamped`]) force Jacobian, so `A = M - h dfdv - h^2 dfdx` is SPD.
+//!
+//! ```
+//! use cloth_forces::{ClothModel, Definiteness, Evaluation, External, Material};
+//! use cloth_mesh::{grid, GridPattern, Vec3};
+//!
+//! let mesh = grid(11, 11, 1.0, 1.0, GridPattern::Alternating)?;
+//! let model = ClothModel::new(&mesh, &Material::default(), Definiteness::Clamped)?;
+//! // Stretch the sheet by 3% along u (x): energy = area * k_u/2 * 0.03^2.
+//! let x: Vec<Vec3> = mesh.positions().iter().map(|p| Vec3::new(1.03 * p.x, p.y, p.z)).collect();
+//! let v = vec![Vec3::zeros(); x.len()];
+//! let expected = 1.0 * 2800.0 / 2.0 * 0.03f64.powi(2);
+//! assert!((model.energy(&x) - expected).abs() < 1e-9 * expected);
+//!
+//! let mut eval = Evaluation::default();
+//! model.evaluate(&x, &v, &mut eval);
+//! External::default().accumulate(&model, &x, &v, &mut eval);
+//! // Internal forces sum to zero, so the net force is the weight.
+//! let net: Vec3 = eval.forces.iter().sum();
+//! assert!((net.y + 9.81 * Material::default().density).abs() < 1e-9);
+//! assert_eq!(eval.dfdx().len(), eval.entries().len());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+// Index loops mirror the block formulas (f_a, K_ab, sum over l) and read better than zipped
+// iterators here.
+#![allow(clippy::needless_range_loop)]
+
+mod bend;
+mod condition;
+mod error;
+mod external;
+mod material;
+mod model;
+#[cfg(test)]
+mod tests;
+mod triangle;
+
+pub use bend::{HingeRest, bend_condition, dihedral_angle};
+pub use condition::{
+    Blocks, Condition, Definiteness, ElementResponse, Vec3, blocks_to_dense, condition_response,
+    project_psd,
+};
+pub use error::ForceError;
+pub use external::{External, UserSpring};
+pub use material::Material;
+pub use model::{ClothModel, Evaluation};
+pub use triangle::{TriangleRest, shear_condition, stretch_condition};

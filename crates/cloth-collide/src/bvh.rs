@@ -1,0 +1,237 @@
+//! A small axis-aligned bounding box hierarchy over primitives with refit, used for cloth
+//! triangles. Built once from the topology-independent leaf boxes; refitted every step.
+
+use crate::Vec3;
+
+/// Axis-aligned box. An empty box has min = +inf, max = -inf; boxes containing NaN overlap
+/// nothing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Aabb {
+    pub min: Vec3,
+    pub max: Vec3,
+}
+
+impl Aabb {
+    pub fn empty() -> Self {
+        Aabb {
+            min: Vec3::repeat(f64::INFINITY),
+            max: Vec3::repeat(f64::NEG_INFINITY),
+        }
+    }
+    pub fn from_points<'a>(pts: impl IntoIterator<Item = &'a Vec3>) -> Self {
+        let mut b = Self::empty();
+        for p in pts {
+            b.grow(p);
+        }
+        b
+    }
+    pub fn grow(&mut self, p: &Vec3) {
+        self.min = self.min.inf(p);
+        self.max = self.max.sup(p);
+    }
+    pub fn merge(&self, o: &Aabb) -> Aabb {
+        Aabb {
+            min: self.min.inf(&o.min),
+            max: self.max.sup(&o.max),
+        }
+    }
+    pub fn inflated(&self, r: f64) -> Aabb {
+        Aabb {
+            min: self.min.add_scalar(-r),
+            max: self.max.add_scalar(r),
+        }
+    }
+    pub fn overlaps(&self, o: &Aabb) -> bool {
+        (0..3).all(|k| self.min[k] <= o.max[k] && o.min[k] <= self.max[k])
+    }
+    pub fn contains(&self, p: &Vec3) -> bool {
+        (0..3).all(|k| self.min[k] <= p[k] && p[k] <= self.max[k])
+    }
+    fn centre(&self) -> Vec3 {
+        (self.min + self.max) * 0.5
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Node {
+    aabb: Aabb,
+    /// Leaf: range [start, start + count) into `order`; internal: count == 0, children at
+    /// `start` and `start + 1`.
+    start: u32,
+    count: u32,
+}
+
+/// Bounding volume hierarchy; children are stored after their parent so a reverse sweep refits.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Bvh {
+    nodes: Vec<Node>,
+    order: Vec<u32>,
+    /// Copy of the leaf boxes of the last build/refit (queries test them individually).
+    leaves: Vec<Aabb>,
+}
+
+const LEAF_SIZE: usize = 4;
+
+impl Bvh {
+    /// Builds a hierarchy over the given leaf boxes (median split along the longest axis of the
+    /// centroid bounds; ties broken by index, so the tree is deterministic).
+    pub fn build(leaves: &[Aabb]) -> Self {
+        let mut bvh = Bvh {
+            nodes: Vec::new(),
+            order: (0..leaves.len() as u32).collect(),
+            leaves: Vec::new(),
+        };
+        if leaves.is_empty() {
+            return bvh;
+        }
+        let centres: Vec<Vec3> = leaves
+            .iter()
+            .map(|b| {
+                let c = b.centre();
+                // Non-finite boxes are sorted as if at the origin; they overlap nothing anyway.
+                if c.iter().all(|x| x.is_finite()) {
+                    c
+                } else {
+                    Vec3::zeros()
+                }
+            })
+            .collect();
+        bvh.nodes.push(Node {
+            aabb: Aabb::empty(),
+            start: 0,
+            count: 0,
+        });
+        // Explicit stack of (node, lo, hi) to avoid recursion.
+        let mut stack = vec![(0usize, 0usize, leaves.len())];
+        while let Some((node, lo, hi)) = stack.pop() {
+            if hi - lo <= LEAF_SIZE {
+                bvh.nodes[node].start = lo as u32;
+                bvh.nodes[node].count = (hi - lo) as u32;
+                continue;
+            }
+            let cb = Aabb::from_points(bvh.order[lo..hi].iter().map(|&i| &centres[i as usize]));
+            let ext = cb.max - cb.min;
+            let axis = if ext.x >= ext.y && ext.x >= ext.z {
+                0
+            } else if ext.y >= ext.z {
+                1
+            } else {
+                2
+            };
+            bvh.order[lo..hi].sort_unstable_by(|&a, &b| {
+                centres[a as usize][axis]
+                    .total_cmp(&centres[b as usize][axis])
+                    .then(a.cmp(&b))
+            });
+            let mid = lo + (hi - lo) / 2;
+            let left = bvh.nodes.len();
+            bvh.nodes.push(Node {
+                aabb: Aabb::empty(),
+                start: 0,
+                count: 0,
+            });
+            bvh.nodes.push(Node {
+                aabb: Aabb::empty(),
+                start: 0,
+                count: 0,
+            });
+            bvh.nodes[node].start = left as u32;
+            bvh.nodes[node].count = 0;
+            stack.push((left + 1, mid, hi));
+            stack.push((left, lo, mid));
+        }
+        bvh.refit(leaves);
+        bvh
+    }
+
+    /// Recomputes every node box from new leaf boxes (same count and order as at build).
+    pub fn refit(&mut self, leaves: &[Aabb]) {
+        self.leaves.clear();
+        self.leaves.extend_from_slice(leaves);
+        for n in (0..self.nodes.len()).rev() {
+            let node = &self.nodes[n];
+            let aabb = if node.count > 0 {
+                let s = node.start as usize;
+                self.order[s..s + node.count as usize]
+                    .iter()
+                    .fold(Aabb::empty(), |b, &i| b.merge(&leaves[i as usize]))
+            } else {
+                let c = node.start as usize;
+                self.nodes[c].aabb.merge(&self.nodes[c + 1].aabb)
+            };
+            self.nodes[n].aabb = aabb;
+        }
+    }
+
+    /// Calls `f` with every leaf whose box overlaps `query` (each once, in tree order).
+    pub fn query(&self, query: &Aabb, stack: &mut Vec<u32>, mut f: impl FnMut(usize)) {
+        if self.nodes.is_empty() {
+            return;
+        }
+        stack.clear();
+        stack.push(0);
+        while let Some(n) = stack.pop() {
+            let node = &self.nodes[n as usize];
+            if !node.aabb.overlaps(query) {
+                continue;
+            }
+            if node.count > 0 {
+                let s = node.start as usize;
+                for &i in &self.order[s..s + node.count as usize] {
+                    if self.leaves[i as usize].overlaps(query) {
+                        f(i as usize);
+                    }
+                }
+            } else {
+                stack.push(node.start + 1);
+                stack.push(node.start);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_matches_brute_force() {
+        // Pseudo-random boxes from a simple LCG (deterministic).
+        let mut s: u64 = 12345;
+        let mut rnd = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut boxes = Vec::new();
+        for _ in 0..300 {
+            let p = Vec3::new(rnd(), rnd(), rnd());
+            boxes.push(Aabb {
+                min: p,
+                max: p + Vec3::new(rnd(), rnd(), rnd()) * 0.05,
+            });
+        }
+        let mut bvh = Bvh::build(&boxes);
+        for b in boxes.iter_mut() {
+            b.min.x += 0.1;
+            b.max.x += 0.1;
+        }
+        bvh.refit(&boxes);
+        let mut stack = Vec::new();
+        for _ in 0..50 {
+            let p = Vec3::new(rnd(), rnd(), rnd());
+            let q = Aabb {
+                min: p,
+                max: p + Vec3::repeat(0.1),
+            };
+            let mut got = Vec::new();
+            bvh.query(&q, &mut stack, |i| got.push(i));
+            got.sort();
+            let want: Vec<usize> = (0..boxes.len())
+                .filter(|&i| boxes[i].overlaps(&q))
+                .collect();
+            assert_eq!(got, want);
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! The crate's error type.
+
+/// Everything that can go wrong when building colliders or the self-collision structure.
+///
+/// Collider errors carry `collider`, a label naming the offending collider: its `name` when it
+/// has one, and its index in the [`crate::ColliderSet`] when it was built through one
+/// (e.g. `'floor' (#0)` or `#3`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CollideError {
+    /// A number of the collider (position, rotation, a dimension, friction, thickness, a mesh
+    /// vertex, a keyframe, a frame vertex, the frame rate) is NaN or infinite.
+    #[error("collider {collider}: {what} is not finite")]
+    NonFinite {
+        /// Label of the collider.
+        collider: String,
+        /// Which value, e.g. `"radius"` or `"vertex 12"`.
+        what: String,
+    },
+    /// A shape dimension is out of range (radius <= 0, length < 0, box extent <= 0).
+    #[error("collider {collider}: {what} = {value} is out of range ({expected})")]
+    BadDimension {
+        /// Label of the collider.
+        collider: String,
+        /// Which dimension.
+        what: &'static str,
+        /// The offending value (m).
+        value: f64,
+        /// The allowed range, in words.
+        expected: &'static str,
+    },
+    /// The collision thickness is negative.
+    #[error("collider {collider}: thickness {value} m is negative")]
+    NegativeThickness {
+        /// Label of the collider.
+        collider: String,
+        /// The offending thickness (m).
+        value: f64,
+    },
+    /// The Coulomb friction coefficient is negative.
+    #[error("collider {collider}: friction coefficient {value} is negative")]
+    NegativeFriction {
+        /// Label of the collider.
+        collider: String,
+        /// The offending coefficient.
+        value: f64,
+    },
+    /// A mesh collider has no vertices or no triangles.
+    #[error("collider {collider}: mesh is empty ({vertices} vertices, {triangles} triangles)")]
+    EmptyMesh {
+        /// Label of the collider.
+        collider: String,
+        /// Number of vertices given.
+        vertices: usize,
+        /// Number of triangles given.
+        triangles: usize,
+    },
+    /// A mesh triangle refers to a vertex that does not exist.
+    #[error(
+        "collider {collider}: triangle {triangle} refers to vertex {index}, but the mesh has {count} vertices"
+    )]
+    IndexOutOfRange {
+        /// Label of the collider.
+        collider: String,
+        /// The triangle.
+        triangle: usize,
+        /// The offending vertex index.
+        index: usize,
+        /// Number of vertices of the mesh.
+        count: usize,
+    },
+    /// A mesh triangle repeats a vertex or has (nearly) zero area.
+    #[error(
+        "collider {collider}: triangle {triangle} is degenerate (repeated vertex or zero area)"
+    )]
+    DegenerateTriangle {
+        /// Label of the collider.
+        collider: String,
+        /// The triangle.
+        triangle: usize,
+    },
+    /// A mesh edge is shared by more than two triangles.
+    #[error("collider {collider}: edge ({a}, {b}) is shared by {count} triangles (non-manifold)")]
+    NonManifoldEdge {
+        /// Label of the collider.
+        collider: String,
+        /// First vertex of the edge (smaller index).
+        a: usize,
+        /// Second vertex of the edge.
+        b: usize,
+        /// Number of triangles using it.
+        count: usize,
+    },
+    /// A mesh edge is used by only one triangle: the mesh is not closed, so inside and outside
+    /// are not defined.
+    #[error(
+        "collider {collider}: edge ({a}, {b}) of triangle {triangle} is a boundary edge; mesh colliders must be closed"
+    )]
+    OpenMesh {
+        /// Label of the collider.
+        collider: String,
+        /// First vertex of the edge (smaller index).
+        a: usize,
+        /// Second vertex of the edge.
+        b: usize,
+        /// The only triangle using it.
+        triangle: usize,
+    },
+    /// Two triangles traverse a shared edge in the same direction.
+    #[error(
+        "collider {collider}: triangles {t0} and {t1} traverse edge ({a}, {b}) in the same direction (inconsistent winding)"
+    )]
+    InconsistentWinding {
+        /// Label of the collider.
+        collider: String,
+        /// First vertex of the edge (smaller index).
+        a: usize,
+        /// Second vertex of the edge.
+        b: usize,
+        /// First triangle.
+        t0: usize,
+        /// Second triangle.
+        t1: usize,
+    },
+    /// Keyframes are empty or their times are not strictly increasing.
+    #[error("collider {collider}: keyframe {index}: {reason}")]
+    BadKeyframes {
+        /// Label of the collider.
+        collider: String,
+        /// The offending keyframe.
+        index: usize,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A deforming mesh sequence is malformed (no frames, wrong vertex count, bad fps, or a shape
+    /// that is not a mesh).
+    #[error("collider {collider}: mesh sequence: {reason}")]
+    BadFrames {
+        /// Label of the collider.
+        collider: String,
+        /// What is wrong, naming the frame where relevant.
+        reason: String,
+    },
+    /// A self-collision parameter is out of range.
+    #[error("self collision: {what} = {value} is out of range ({expected})")]
+    BadParameter {
+        /// Which parameter.
+        what: &'static str,
+        /// The offending value.
+        value: f64,
+        /// The allowed range, in words.
+        expected: &'static str,
+    },
+    /// A cloth triangle refers to a vertex that does not exist.
+    #[error(
+        "self collision: cloth triangle {triangle} refers to vertex {index}, but there are {count} vertices"
+    )]
+    ClothIndexOutOfRange {
+        /// The cloth triangle.
+        triangle: usize,
+        /// The offending vertex index.
+        index: usize,
+        /// Number of cloth vertices.
+        count: usize,
+    },
+    /// A position array does not have one entry per cloth vertex.
+    #[error("self collision: {found} positions given for a mesh of {expected} vertices")]
+    WrongLength {
+        /// Number of vertices of the mesh.
+        expected: usize,
+        /// Number of positions given.
+        found: usize,
+    },
+}

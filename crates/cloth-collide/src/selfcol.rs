@@ -1,0 +1,485 @@
+//! Cloth-cloth proximity (vertex-triangle and edge-edge within a thickness) with damped
+//! penalty springs, and a triangle-triangle intersection count for statistics.
+
+use cloth_mesh::ClothMesh;
+use nalgebra::Matrix3;
+use rayon::prelude::*;
+
+use crate::Vec3;
+use crate::bvh::{Aabb, Bvh};
+use crate::error::CollideError;
+use crate::geometry::{
+    TriFeature, any_perpendicular, closest_on_triangle, closest_segment_segment, triangle_normal,
+    triangles_intersect,
+};
+
+/// Which pair of features is close.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProximityKind {
+    /// `vertices[0]` is near triangle `(vertices[1], vertices[2], vertices[3])`.
+    VertexTriangle,
+    /// Edge `(vertices[0], vertices[1])` is near edge `(vertices[2], vertices[3])`.
+    EdgeEdge,
+}
+
+/// One cloth-cloth proximity: the separation vector r = sum_k weights[k] * x[vertices[k]]
+/// (from the second feature's closest point to the first's) and the unit direction `normal`
+/// are frozen at detection; the penalty acts on the gap g = normal . r.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Proximity {
+    /// Kind of feature pair.
+    pub kind: ProximityKind,
+    /// The four cloth vertices of the stencil.
+    pub vertices: [usize; 4],
+    /// Stencil weights: VT `[1, -b0, -b1, -b2]` (barycentrics b); EE `[1-s, s, -(1-t), -t]`.
+    pub weights: [f64; 4],
+    /// Unit direction of separation at detection (from the second feature to the first).
+    pub normal: Vec3,
+    /// Distance (m) between the features at detection, in [0, thickness).
+    pub distance: f64,
+}
+
+/// How many vertices/edges each parallel task handles (fixed, so results are deterministic).
+const CHUNK: usize = 256;
+/// Edge-edge proximities are kept only when both closest points are interior to their edges by
+/// this parameter margin; endpoint cases are vertex-triangle proximities.
+const EDGE_INTERIOR: f64 = 1e-6;
+
+/// Cloth self-collision: a bounding volume hierarchy over the cloth triangles (built once,
+/// refitted at every [`SelfCollision::detect`]), vertex-triangle and edge-edge proximities
+/// within `thickness` that skip topological neighbours (pairs sharing a vertex), and the
+/// paper's response: damped penalty springs (Baraff & Witkin 1998, section 6).
+///
+/// Penalty per proximity with gap g = n . r (n, stencil weights a_k frozen at detection),
+/// active while g < thickness:
+/// energy E = k/2 (g - thickness)^2; force f_i = -k (g - thickness) a_i n - c (n . sum_j a_j v_j) a_i n.
+/// Its Jacobians are exact and symmetric positive semidefinite in -df/dx and -df/dv:
+/// df_i/dx_j = -k a_i a_j n n^T, df_i/dv_j = -c a_i a_j n n^T.
+#[derive(Clone, Debug)]
+pub struct SelfCollision {
+    n_vertices: usize,
+    triangles: Vec<[usize; 3]>,
+    /// Unique edges (v0 < v1), sorted.
+    edges: Vec<[usize; 2]>,
+    /// Edge indices of each triangle.
+    tri_edges: Vec<[usize; 3]>,
+    thickness: f64,
+    stiffness: f64,
+    damping: f64,
+    bvh: Bvh,
+    boxes: Vec<Aabb>,
+    built: bool,
+    proximities: Vec<Proximity>,
+}
+
+impl SelfCollision {
+    /// Prepares self-collision for `mesh`: `thickness` (m, > 0) is the distance below which
+    /// features repel, `stiffness` (N/m, >= 0) the penalty spring constant, `damping`
+    /// (N*s/m, >= 0) the dashpot constant along the separation direction.
+    pub fn new(
+        mesh: &ClothMesh,
+        thickness: f64,
+        stiffness: f64,
+        damping: f64,
+    ) -> Result<Self, CollideError> {
+        Self::from_triangles(
+            mesh.num_vertices(),
+            mesh.triangles(),
+            thickness,
+            stiffness,
+            damping,
+        )
+    }
+
+    /// Same as [`SelfCollision::new`] from raw triangles over `n_vertices` vertices.
+    pub fn from_triangles(
+        n_vertices: usize,
+        triangles: &[[usize; 3]],
+        thickness: f64,
+        stiffness: f64,
+        damping: f64,
+    ) -> Result<Self, CollideError> {
+        let bad = |what, value, expected| {
+            Err(CollideError::BadParameter {
+                what,
+                value,
+                expected,
+            })
+        };
+        if !(thickness.is_finite() && thickness > 0.0) {
+            return bad("thickness", thickness, "finite, > 0 m");
+        }
+        if !(stiffness.is_finite() && stiffness >= 0.0) {
+            return bad("stiffness", stiffness, "finite, >= 0 N/m");
+        }
+        if !(damping.is_finite() && damping >= 0.0) {
+            return bad("damping", damping, "finite, >= 0 N*s/m");
+        }
+        for (t, tri) in triangles.iter().enumerate() {
+            if let Some(&i) = tri.iter().find(|&&i| i >= n_vertices) {
+                return Err(CollideError::ClothIndexOutOfRange {
+                    triangle: t,
+                    index: i,
+                    count: n_vertices,
+                });
+            }
+        }
+        let mut edges: Vec<[usize; 2]> = triangles
+            .iter()
+            .flat_map(|t| [0, 1, 2].map(|k| sorted(t[k], t[(k + 1) % 3])))
+            .collect();
+        edges.sort_unstable();
+        edges.dedup();
+        let tri_edges = triangles
+            .iter()
+            .map(|t| {
+                [0, 1, 2].map(|k| {
+                    edges
+                        .binary_search(&sorted(t[k], t[(k + 1) % 3]))
+                        .unwrap_or(usize::MAX)
+                })
+            })
+            .collect();
+        Ok(SelfCollision {
+            n_vertices,
+            triangles: triangles.to_vec(),
+            edges,
+            tri_edges,
+            thickness,
+            stiffness,
+            damping,
+            bvh: Bvh::default(),
+            boxes: vec![Aabb::empty(); triangles.len()],
+            built: false,
+            proximities: Vec::new(),
+        })
+    }
+
+    /// Detects proximities at positions `x` (m), refitting the hierarchy (parallel,
+    /// deterministic order: vertex-triangle by vertex, then edge-edge by edge). If `x` does not
+    /// have one position per vertex, no proximity is recorded (see [`SelfCollision::try_detect`]).
+    pub fn detect(&mut self, x: &[Vec3]) {
+        if self.try_detect(x).is_err() {
+            self.proximities.clear();
+        }
+    }
+
+    /// As [`SelfCollision::detect`], reporting a wrong position count as an error.
+    pub fn try_detect(&mut self, x: &[Vec3]) -> Result<(), CollideError> {
+        if x.len() != self.n_vertices {
+            return Err(CollideError::WrongLength {
+                expected: self.n_vertices,
+                found: x.len(),
+            });
+        }
+        for (b, t) in self.boxes.iter_mut().zip(&self.triangles) {
+            *b = Aabb::from_points(t.iter().map(|&i| &x[i]));
+        }
+        if self.built {
+            self.bvh.refit(&self.boxes);
+        } else {
+            self.bvh = Bvh::build(&self.boxes);
+            self.built = true;
+        }
+        let h = self.thickness;
+        let vt: Vec<Vec<Proximity>> = (0..self.n_vertices)
+            .into_par_iter()
+            .chunks(CHUNK)
+            .map(|verts| {
+                let mut out = Vec::new();
+                let mut stack = Vec::new();
+                let mut cand: Vec<(FeatureKey, usize, Proximity)> = Vec::new();
+                for v in verts {
+                    cand.clear();
+                    let p = x[v];
+                    if !p.iter().all(|c| c.is_finite()) {
+                        continue;
+                    }
+                    let q = Aabb { min: p, max: p }.inflated(h);
+                    self.bvh.query(&q, &mut stack, |t| {
+                        let tri = self.triangles[t];
+                        if tri.contains(&v) {
+                            return;
+                        }
+                        if let Some((key, prox)) = vertex_triangle(v, tri, x, h) {
+                            cand.push((key, t, prox));
+                        }
+                    });
+                    // A vertex-vertex pair is found from both sides: keep it once (v < w).
+                    cand.retain(|c| !matches!(c.0, FeatureKey::Vertex(w) if w < v));
+                    cand.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+                    cand.dedup_by(|a, b| a.0 == b.0);
+                    out.extend(cand.iter().map(|c| c.2));
+                }
+                out
+            })
+            .collect();
+        let ee: Vec<Vec<Proximity>> = (0..self.edges.len())
+            .into_par_iter()
+            .chunks(CHUNK)
+            .map(|es| {
+                let mut out = Vec::new();
+                let mut stack = Vec::new();
+                let mut others: Vec<usize> = Vec::new();
+                for e in es {
+                    let [a, b] = self.edges[e];
+                    others.clear();
+                    let q = Aabb::from_points([&x[a], &x[b]]).inflated(h);
+                    self.bvh.query(&q, &mut stack, |t| {
+                        others.extend(
+                            self.tri_edges[t]
+                                .iter()
+                                .copied()
+                                .filter(|&f| f > e && f != usize::MAX),
+                        );
+                    });
+                    others.sort_unstable();
+                    others.dedup();
+                    for &f in &others {
+                        let [c, d] = self.edges[f];
+                        if a == c || a == d || b == c || b == d {
+                            continue;
+                        }
+                        if let Some(p) = edge_edge([a, b, c, d], x, h) {
+                            out.push(p);
+                        }
+                    }
+                }
+                out
+            })
+            .collect();
+        self.proximities.clear();
+        self.proximities.extend(vt.into_iter().flatten());
+        self.proximities.extend(ee.into_iter().flatten());
+        Ok(())
+    }
+
+    /// Makes the next detection rebuild the hierarchy from scratch instead of refitting it
+    /// (worth doing after very large deformations: a refitted tree stays correct but loosens).
+    pub fn rebuild_hierarchy(&mut self) {
+        self.built = false;
+    }
+
+    /// The proximities found by the last detection.
+    pub fn proximities(&self) -> &[Proximity] {
+        &self.proximities
+    }
+
+    /// Number of proximities found by the last detection.
+    pub fn num_proximities(&self) -> usize {
+        self.proximities.len()
+    }
+
+    /// Proximity thickness (m).
+    pub fn thickness(&self) -> f64 {
+        self.thickness
+    }
+
+    /// Penalty energy (J) at positions `x` (m): sum over active proximities of
+    /// k/2 (g - thickness)^2. Returns 0 if `x` has the wrong length.
+    pub fn energy(&self, x: &[Vec3]) -> f64 {
+        if x.len() != self.n_vertices {
+            return 0.0;
+        }
+        self.proximities
+            .iter()
+            .map(|p| {
+                let r: Vec3 = (0..4).map(|k| x[p.vertices[k]] * p.weights[k]).sum();
+                let c = p.normal.dot(&r) - self.thickness;
+                if c < 0.0 {
+                    0.5 * self.stiffness * c * c
+                } else {
+                    0.0
+                }
+            })
+            .sum()
+    }
+
+    /// Adds penalty forces (N) at positions `x` (m) and velocities `v` (m/s) to `forces`, and
+    /// appends Jacobian entries `(i, j, df_i/dx_j, df_i/dv_j)` with i <= j (the (j, i) block is
+    /// the transpose, equal here since every block is a multiple of n n^T), in proximity order
+    /// (vertex pairs may lie outside the mesh's edge sparsity pattern). Proximities whose gap
+    /// has reopened to >= thickness contribute nothing. Arrays of the wrong length, or
+    /// stencils with non-finite data, are skipped.
+    pub fn penalty(
+        &self,
+        x: &[Vec3],
+        v: &[Vec3],
+        forces: &mut [Vec3],
+        entries: &mut Vec<(usize, usize, Matrix3<f64>, Matrix3<f64>)>,
+    ) {
+        let n = self.n_vertices;
+        if x.len() != n || v.len() != n || forces.len() != n {
+            return;
+        }
+        for p in &self.proximities {
+            let mut r = Vec3::zeros();
+            let mut rv = Vec3::zeros();
+            for k in 0..4 {
+                r += x[p.vertices[k]] * p.weights[k];
+                rv += v[p.vertices[k]] * p.weights[k];
+            }
+            let c = p.normal.dot(&r) - self.thickness;
+            let vn = p.normal.dot(&rv);
+            if !(c < 0.0) || !vn.is_finite() {
+                continue;
+            }
+            let mag = -self.stiffness * c - self.damping * vn;
+            let nn = p.normal * p.normal.transpose();
+            for i in 0..4 {
+                forces[p.vertices[i]] += p.normal * (mag * p.weights[i]);
+            }
+            for i in 0..4 {
+                for j in i..4 {
+                    let w = p.weights[i] * p.weights[j];
+                    if w == 0.0 {
+                        continue;
+                    }
+                    let (a, b) = (p.vertices[i], p.vertices[j]);
+                    let dx = nn * (-self.stiffness * w);
+                    let dv = nn * (-self.damping * w);
+                    if a <= b {
+                        entries.push((a, b, dx, dv));
+                    } else {
+                        entries.push((b, a, dx, dv));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn sorted(a: usize, b: usize) -> [usize; 2] {
+    if a < b { [a, b] } else { [b, a] }
+}
+
+/// The feature of the other cloth layer a vertex is closest to (for de-duplication: a vertex
+/// near an edge or vertex is found through every incident triangle).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum FeatureKey {
+    Vertex(usize),
+    Edge(usize, usize),
+    Face(usize, usize, usize),
+}
+
+fn vertex_triangle(
+    v: usize,
+    tri: [usize; 3],
+    x: &[Vec3],
+    h: f64,
+) -> Option<(FeatureKey, Proximity)> {
+    let [a, b, c] = tri.map(|i| x[i]);
+    let (w, feat) = closest_on_triangle(&x[v], &a, &b, &c);
+    let cp = a * w[0] + b * w[1] + c * w[2];
+    let diff = x[v] - cp;
+    let d = diff.norm();
+    if !(d < h) {
+        return None;
+    }
+    let normal = if d > 1e-9 * h {
+        diff / d
+    } else {
+        let n = triangle_normal(&a, &b, &c)?;
+        if n.dot(&diff) >= 0.0 { n } else { -n }
+    };
+    let key = match feat {
+        TriFeature::Face => FeatureKey::Face(tri[0], tri[1], tri[2]),
+        TriFeature::Edge(i, j) => {
+            let [p, q] = sorted(tri[i as usize], tri[j as usize]);
+            FeatureKey::Edge(p, q)
+        }
+        TriFeature::Vertex(i) => FeatureKey::Vertex(tri[i as usize]),
+    };
+    Some((
+        key,
+        Proximity {
+            kind: ProximityKind::VertexTriangle,
+            vertices: [v, tri[0], tri[1], tri[2]],
+            weights: [1.0, -w[0], -w[1], -w[2]],
+            normal,
+            distance: d,
+        },
+    ))
+}
+
+fn edge_edge(v: [usize; 4], x: &[Vec3], h: f64) -> Option<Proximity> {
+    let [p0, p1, q0, q1] = v.map(|i| x[i]);
+    let (s, t) = closest_segment_segment(&p0, &p1, &q0, &q1);
+    let inner = EDGE_INTERIOR..=(1.0 - EDGE_INTERIOR);
+    if !inner.contains(&s) || !inner.contains(&t) {
+        return None;
+    }
+    let diff = (p0 + (p1 - p0) * s) - (q0 + (q1 - q0) * t);
+    let d = diff.norm();
+    if !(d < h) {
+        return None;
+    }
+    let normal = if d > 1e-9 * h {
+        diff / d
+    } else {
+        let n = (p1 - p0).cross(&(q1 - q0));
+        let l = n.norm();
+        if l > 0.0 {
+            n / l
+        } else {
+            any_perpendicular(&(p1 - p0))
+        }
+    };
+    Some(Proximity {
+        kind: ProximityKind::EdgeEdge,
+        vertices: v,
+        weights: [1.0 - s, s, -(1.0 - t), -t],
+        normal,
+        distance: d,
+    })
+}
+
+/// Number of pairs of cloth triangles sharing no vertex that intersect (an edge of one crosses
+/// the other), at positions `x` (m); for statistics. Coplanar overlaps are not counted.
+/// Returns 0 if `x` does not have one position per vertex.
+pub fn count_self_intersections(mesh: &ClothMesh, x: &[Vec3]) -> usize {
+    if x.len() != mesh.num_vertices() {
+        return 0;
+    }
+    count_intersections(mesh.triangles(), x)
+}
+
+/// As [`count_self_intersections`] from raw triangles (indices out of range are skipped).
+pub fn count_intersections(triangles: &[[usize; 3]], x: &[Vec3]) -> usize {
+    let ok = |t: &[usize; 3]| t.iter().all(|&i| i < x.len());
+    let boxes: Vec<Aabb> = triangles
+        .iter()
+        .map(|t| {
+            if ok(t) {
+                Aabb::from_points(t.iter().map(|&i| &x[i]))
+            } else {
+                Aabb::empty()
+            }
+        })
+        .collect();
+    let bvh = Bvh::build(&boxes);
+    (0..triangles.len())
+        .into_par_iter()
+        .chunks(CHUNK)
+        .map(|ts| {
+            let mut stack = Vec::new();
+            let mut count = 0usize;
+            for t in ts {
+                let a = triangles[t];
+                if !ok(&a) {
+                    continue;
+                }
+                bvh.query(&boxes[t], &mut stack, |u| {
+                    let b = triangles[u];
+                    if u <= t || !ok(&b) || a.iter().any(|i| b.contains(i)) {
+                        return;
+                    }
+                    if triangles_intersect(a.map(|i| &x[i]), b.map(|i| &x[i])) {
+                        count += 1;
+                    }
+                });
+            }
+            count
+        })
+        .sum()
+}

@@ -1,0 +1,279 @@
+//! Cloth-solid contact queries: exactly the vertices within range (brute force), one contact
+//! per vertex, determinism across thread counts, and sharp-feature contacts.
+
+mod common;
+
+use cloth_collide::{Collider, ColliderSet, Contact, FeatureContact, Motion, Shape, Vec3};
+use common::{Lcg, cube_mesh};
+use proptest::prelude::*;
+
+fn scene() -> ColliderSet {
+    let (v, t) = cube_mesh(0.3);
+    let c = |shape: Shape, position: Vec3, rotation: Vec3, thickness: f64| Collider {
+        shape,
+        position,
+        rotation,
+        thickness,
+        motion: Motion::Velocity {
+            linear: Vec3::new(0.1, 0.0, 0.0),
+            angular: Vec3::new(0.0, 45.0, 0.0),
+        },
+        ..Collider::default()
+    };
+    ColliderSet::new(vec![
+        c(
+            Shape::Plane,
+            Vec3::new(0.0, -1.0, 0.0),
+            Vec3::new(5.0, 0.0, 0.0),
+            0.0,
+        ),
+        c(
+            Shape::Sphere { radius: 0.4 },
+            Vec3::new(0.5, 0.0, 0.0),
+            Vec3::zeros(),
+            0.01,
+        ),
+        c(
+            Shape::Cuboid {
+                size: Vec3::new(0.5, 0.3, 0.8),
+            },
+            Vec3::new(-0.5, 0.2, 0.1),
+            Vec3::new(10.0, 20.0, 30.0),
+            0.0,
+        ),
+        c(
+            Shape::Capsule {
+                radius: 0.1,
+                length: 0.6,
+            },
+            Vec3::new(0.0, 0.5, -0.5),
+            Vec3::new(0.0, 0.0, 60.0),
+            0.002,
+        ),
+        c(
+            Shape::Cylinder {
+                radius: 0.2,
+                length: 0.4,
+            },
+            Vec3::new(0.0, -0.3, 0.6),
+            Vec3::new(45.0, 0.0, 0.0),
+            0.0,
+        ),
+        c(
+            Shape::Mesh {
+                vertices: v,
+                triangles: t,
+            },
+            Vec3::new(0.6, 0.6, 0.6),
+            Vec3::new(0.0, 15.0, 0.0),
+            0.005,
+        ),
+    ])
+    .unwrap()
+}
+
+/// Reference: every collider queried for every point, no broad phase.
+fn brute_force(set: &ColliderSet, x: &[Vec3], h: f64, margin: f64) -> Vec<Contact> {
+    let mut out = Vec::new();
+    for (v, p) in x.iter().enumerate() {
+        let mut best: Option<(f64, Contact)> = None;
+        for i in 0..set.len() {
+            let c = set.query(i, p).unwrap();
+            let th = set.colliders()[i].thickness;
+            if c.distance < h + th + margin
+                && best.as_ref().is_none_or(|(k, _)| c.distance - th < *k)
+            {
+                best = Some((c.distance - th, c));
+            }
+        }
+        if let Some((_, mut c)) = best {
+            c.vertex = v;
+            out.push(c);
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn vertex_contacts_match_brute_force(seed in any::<u64>(), t in 0.0f64..2.0, margin in 0.0f64..0.2) {
+        let mut set = scene();
+        set.update(t);
+        let mut rng = Lcg(seed);
+        let x: Vec<Vec3> = (0..1500).map(|_| rng.vec(-1.5, 1.5)).collect();
+        let mut got = Vec::new();
+        set.vertex_contacts(&x, 0.005, margin, &mut got);
+        let want = brute_force(&set, &x, 0.005, margin);
+        prop_assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn contacts_are_sorted_unique_and_geometrically_consistent() {
+    let set = scene();
+    let mut rng = Lcg(3);
+    let x: Vec<Vec3> = (0..5000).map(|_| rng.vec(-1.5, 1.5)).collect();
+    let mut out = Vec::new();
+    set.vertex_contacts(&x, 0.01, 0.05, &mut out);
+    assert!(!out.is_empty());
+    assert!(out.windows(2).all(|w| w[0].vertex < w[1].vertex));
+    for c in &out {
+        assert!((c.normal.norm() - 1.0).abs() < 1e-12);
+        // The vertex sits at surface_point + distance * normal.
+        assert!((x[c.vertex] - (c.surface_point + c.normal * c.distance)).norm() < 1e-9);
+    }
+    // Non-finite positions are skipped, not propagated.
+    let bad = vec![Vec3::new(f64::NAN, 0.0, 0.0), Vec3::new(0.5, 0.0, 0.0)];
+    set.vertex_contacts(&bad, 0.01, 0.0, &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].vertex, 1);
+}
+
+fn run_in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
+#[test]
+fn thread_count_determinism() {
+    let mut set = scene();
+    set.update(0.7);
+    let mut rng = Lcg(11);
+    let x: Vec<Vec3> = (0..20000).map(|_| rng.vec(-1.5, 1.5)).collect();
+    let run = || {
+        let mut out = Vec::new();
+        set.vertex_contacts(&x, 0.005, 0.02, &mut out);
+        out
+    };
+    let one = run_in_pool(1, run);
+    let two = run_in_pool(2, run);
+    assert!(!one.is_empty());
+    assert_eq!(one, two);
+}
+
+/// A flat cloth grid at height y over [-w/2, w/2]^2 with n x n vertices.
+fn sheet(n: usize, w: f64, y: f64) -> (Vec<Vec3>, Vec<[usize; 3]>) {
+    let mut x = Vec::new();
+    for j in 0..n {
+        for i in 0..n {
+            let s = w / (n - 1) as f64;
+            x.push(Vec3::new(
+                -w / 2.0 + i as f64 * s,
+                y,
+                -w / 2.0 + j as f64 * s,
+            ));
+        }
+    }
+    let mut t = Vec::new();
+    for j in 0..n - 1 {
+        for i in 0..n - 1 {
+            let a = j * n + i;
+            t.push([a, a + n, a + 1]);
+            t.push([a + 1, a + n, a + n + 1]);
+        }
+    }
+    (x, t)
+}
+
+#[test]
+fn box_corners_poking_through_a_sheet() {
+    let b = Collider {
+        shape: Shape::Cuboid {
+            size: Vec3::repeat(1.0),
+        },
+        ..Collider::default()
+    };
+    let (v, t) = cube_mesh(0.5);
+    let m = Collider {
+        shape: Shape::Mesh {
+            vertices: v,
+            triangles: t,
+        },
+        ..Collider::default()
+    };
+    for (name, c) in [("box", b), ("mesh", m)] {
+        let set = ColliderSet::new(vec![c]).unwrap();
+        // Sheet 1 cm below the top face: the four top corners poke through it.
+        let (x, tris) = sheet(7, 1.2, 0.49);
+        let mut out: Vec<FeatureContact> = Vec::new();
+        set.feature_contacts(&tris, &x, 0.005, 0.01, &mut out);
+        assert_eq!(out.len(), 4, "{name}: {out:?}");
+        for fc in &out {
+            assert!((fc.feature_point.y - 0.5).abs() < 1e-12, "{name}");
+            assert!(
+                (fc.normal - Vec3::y()).norm() < 1e-12,
+                "{name}: normal away from the solid"
+            );
+            assert!(
+                (fc.distance + 0.01).abs() < 1e-12,
+                "{name}: poked through by 1 cm"
+            );
+            let p: Vec3 = (0..3).map(|k| x[fc.vertices[k]] * fc.weights[k]).sum();
+            assert!(
+                (p - Vec3::new(fc.feature_point.x, 0.49, fc.feature_point.z)).norm() < 1e-12,
+                "{name}"
+            );
+            assert!((fc.weights.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        }
+        // Sheet lifted clear above range: nothing.
+        let (x, tris) = sheet(7, 1.2, 0.6);
+        set.feature_contacts(&tris, &x, 0.005, 0.01, &mut out);
+        assert!(out.is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn feature_contacts_deterministic_across_threads() {
+    let set = scene();
+    let (x, tris) = sheet(60, 3.0, 0.05);
+    let run = || {
+        let mut out = Vec::new();
+        set.feature_contacts(&tris, &x, 0.01, 0.3, &mut out);
+        out
+    };
+    let one = run_in_pool(1, run);
+    assert!(!one.is_empty());
+    assert_eq!(one, run_in_pool(2, run));
+}
+
+#[test]
+fn rims_and_tips_poking_through_a_sheet() {
+    let c = |shape| Collider {
+        shape,
+        ..Collider::default()
+    };
+    let set = ColliderSet::new(vec![
+        c(Shape::Cylinder {
+            radius: 0.5,
+            length: 1.0,
+        }),
+        c(Shape::Capsule {
+            radius: 0.2,
+            length: 0.5,
+        }),
+        c(Shape::Sphere { radius: 0.45 }),
+    ])
+    .unwrap();
+    assert_eq!(set.feature_count(), 32 + 2);
+    let (x, tris) = sheet(13, 1.2, 0.49);
+    let mut out = Vec::new();
+    set.feature_contacts(&tris, &x, 0.005, 0.01, &mut out);
+    // All 16 upper rim points of the cylinder pierce the sheet by 1 cm; the capsule tip
+    // (y = 0.45) is 4 cm below it, out of range; the sphere has no features.
+    assert_eq!(out.len(), 16, "{out:?}");
+    assert!(
+        out.iter()
+            .all(|f| f.collider == 0 && (f.distance + 0.01).abs() < 1e-12)
+    );
+    assert!(out.windows(2).all(|w| w[0].feature < w[1].feature));
+    let (x, tris) = sheet(13, 1.2, 0.44);
+    set.feature_contacts(&tris, &x, 0.005, 0.01, &mut out);
+    let tips: Vec<_> = out.iter().filter(|f| f.collider == 1).collect();
+    assert_eq!(tips.len(), 1);
+    assert!((tips[0].distance + 0.01).abs() < 1e-12);
+    assert!((tips[0].normal - Vec3::y()).norm() < 1e-12);
+}

@@ -1,0 +1,295 @@
+//! Cloth-cloth proximity, penalty forces and their Jacobians, intersection counts.
+
+mod common;
+
+use cloth_collide::{
+    ProximityKind, SelfCollision, Vec3, count_intersections, count_self_intersections,
+};
+use cloth_mesh::{GridPattern, grid};
+use common::Lcg;
+use nalgebra::{DMatrix, Matrix3};
+use proptest::prelude::*;
+
+const H: f64 = 0.005;
+
+fn v(x: f64, y: f64, z: f64) -> Vec3 {
+    Vec3::new(x, y, z)
+}
+
+#[test]
+fn parallel_triangles_close_together_are_in_proximity() {
+    // A small triangle 2 mm above the interior of a large one.
+    let x = vec![
+        v(0.0, 0.0, 0.0),
+        v(0.0, 0.0, 1.0),
+        v(1.0, 0.0, 0.0),
+        v(0.2, 0.002, 0.2),
+        v(0.2, 0.002, 0.4),
+        v(0.4, 0.002, 0.2),
+    ];
+    let tris = [[0, 1, 2], [3, 4, 5]];
+    let mut sc = SelfCollision::from_triangles(6, &tris, H, 100.0, 0.1).unwrap();
+    sc.detect(&x);
+    assert_eq!(sc.num_proximities(), 3);
+    for (k, p) in sc.proximities().iter().enumerate() {
+        assert_eq!(p.kind, ProximityKind::VertexTriangle);
+        assert_eq!(p.vertices, [3 + k, 0, 1, 2]);
+        assert!((p.distance - 0.002).abs() < 1e-12);
+        assert!((p.normal - Vec3::y()).norm() < 1e-12);
+    }
+    // Penalty: pushes the upper triangle up, the lower one down; total force zero.
+    let mut f = vec![Vec3::zeros(); 6];
+    let mut entries = Vec::new();
+    sc.penalty(&x, &[Vec3::zeros(); 6], &mut f, &mut entries);
+    for (i, fi) in f.iter().enumerate() {
+        assert!(
+            if i < 3 { fi.y < 0.0 } else { fi.y > 0.0 },
+            "vertex {i}: {fi:?}"
+        );
+    }
+    let total: Vec3 = f.iter().sum();
+    assert!(total.norm() < 1e-14);
+    // Each upper vertex gets k (H - d) exactly.
+    assert!((f[3].y - 100.0 * (H - 0.002)).abs() < 1e-12);
+    // Moved apart beyond the thickness: no force, no proximity.
+    let far: Vec<Vec3> = x
+        .iter()
+        .enumerate()
+        .map(|(i, p)| if i >= 3 { p + v(0.0, 0.01, 0.0) } else { *p })
+        .collect();
+    sc.detect(&far);
+    assert_eq!(sc.num_proximities(), 0);
+}
+
+#[test]
+fn adjacent_triangles_are_skipped() {
+    // Two triangles sharing edge (0, 1), flat and then folded to 90 degrees.
+    let flat = vec![
+        v(0.0, 0.0, 0.0),
+        v(1.0, 0.0, 0.0),
+        v(0.5, 0.0, 0.5),
+        v(0.5, 0.0, -0.5),
+    ];
+    let folded = vec![
+        v(0.0, 0.0, 0.0),
+        v(1.0, 0.0, 0.0),
+        v(0.5, 0.0, 0.5),
+        v(0.5, 0.5, 0.0),
+    ];
+    let tris = [[0, 1, 2], [1, 0, 3]];
+    let mut sc = SelfCollision::from_triangles(4, &tris, H, 1.0, 0.0).unwrap();
+    for x in [flat, folded] {
+        sc.detect(&x);
+        assert_eq!(sc.num_proximities(), 0);
+    }
+    // A whole flat grid has no proximity and no intersection.
+    let mesh = grid(21, 21, 1.0, 1.0, GridPattern::Alternating).unwrap();
+    let mut sc = SelfCollision::new(&mesh, H, 1.0, 0.0).unwrap();
+    sc.detect(mesh.positions());
+    assert_eq!(sc.num_proximities(), 0);
+    assert_eq!(count_self_intersections(&mesh, mesh.positions()), 0);
+}
+
+#[test]
+fn crossing_edges_give_one_edge_edge_proximity() {
+    // Two vertical triangles whose horizontal edges cross 3 mm apart.
+    let x = vec![
+        v(-1.0, 0.0, 0.0),
+        v(1.0, 0.0, 0.0),
+        v(0.0, -1.0, 0.0),
+        v(0.0, 0.003, -1.0),
+        v(0.0, 0.003, 1.0),
+        v(0.0, 1.0, 0.0),
+    ];
+    let mut sc = SelfCollision::from_triangles(6, &[[0, 1, 2], [3, 4, 5]], H, 1.0, 0.0).unwrap();
+    sc.detect(&x);
+    assert_eq!(sc.num_proximities(), 1);
+    let p = sc.proximities()[0];
+    assert_eq!(p.kind, ProximityKind::EdgeEdge);
+    assert_eq!(p.vertices, [0, 1, 3, 4]);
+    for (w, e) in p.weights.iter().zip([0.5, 0.5, -0.5, -0.5]) {
+        assert!((w - e).abs() < 1e-15);
+    }
+    assert!(
+        (p.normal + Vec3::y()).norm() < 1e-15,
+        "from edge 2 to edge 1: -y"
+    );
+}
+
+#[test]
+fn crossing_triangles_count_one_intersection() {
+    let x = vec![
+        v(0.0, 0.0, 0.0),
+        v(1.0, 0.0, 0.0),
+        v(0.0, 0.0, 1.0),
+        v(0.2, -0.5, 0.2),
+        v(0.2, 0.5, 0.2),
+        v(2.0, 0.0, 2.0),
+    ];
+    assert_eq!(count_intersections(&[[0, 1, 2], [3, 4, 5]], &x), 1);
+    // Adjacent triangles folded through each other share vertices and are not counted.
+    assert_eq!(count_intersections(&[[0, 1, 2], [0, 1, 4]], &x), 0);
+}
+
+/// Dense 3n x 3n Jacobians from the entries (i <= j blocks mirrored).
+fn dense(
+    n: usize,
+    entries: &[(usize, usize, Matrix3<f64>, Matrix3<f64>)],
+) -> (DMatrix<f64>, DMatrix<f64>) {
+    let mut kx = DMatrix::zeros(3 * n, 3 * n);
+    let mut kv = DMatrix::zeros(3 * n, 3 * n);
+    for (i, j, dx, dv) in entries {
+        assert!(i <= j);
+        for (m, b) in [(&mut kx, dx), (&mut kv, dv)] {
+            for r in 0..3 {
+                for c in 0..3 {
+                    m[(3 * i + r, 3 * j + c)] += b[(r, c)];
+                    if i != j {
+                        m[(3 * j + c, 3 * i + r)] += b[(r, c)];
+                    }
+                }
+            }
+        }
+    }
+    (kx, kv)
+}
+
+fn forces(sc: &SelfCollision, x: &[Vec3], vel: &[Vec3]) -> Vec<Vec3> {
+    let mut f = vec![Vec3::zeros(); x.len()];
+    sc.penalty(x, vel, &mut f, &mut Vec::new());
+    f
+}
+
+/// Two random, nearly parallel sheets of 2 triangles each, 1-4 mm apart, in random orientation.
+fn layered(seed: u64) -> (Vec<Vec3>, Vec<[usize; 3]>) {
+    let mut rng = Lcg(seed);
+    let mut x = Vec::new();
+    for layer in 0..2 {
+        for (a, b) in [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0)] {
+            let jitter = rng.vec(-0.1, 0.1);
+            x.push(v(
+                a * 0.1 + jitter.x * 0.1,
+                0.001 + 0.003 * rng.next() * layer as f64,
+                b * 0.1 + jitter.z * 0.1,
+            ));
+        }
+    }
+    let rot = nalgebra::Rotation3::from_euler_angles(
+        rng.next() * 6.0,
+        rng.next() * 6.0,
+        rng.next() * 6.0,
+    );
+    (
+        x.iter().map(|p| rot * p).collect(),
+        vec![[0, 2, 1], [1, 2, 3], [4, 6, 5], [5, 6, 7]],
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+    #[test]
+    fn penalty_jacobians_match_finite_differences(seed in any::<u64>()) {
+        let (x, tris) = layered(seed);
+        let n = x.len();
+        let mut sc = SelfCollision::from_triangles(n, &tris, H, 250.0, 0.7).unwrap();
+        sc.detect(&x);
+        prop_assume!(sc.num_proximities() > 0);
+        let mut rng = Lcg(seed ^ 0xabcdef);
+        let vel: Vec<Vec3> = (0..n).map(|_| rng.vec(-0.1, 0.1)).collect();
+        let mut f = vec![Vec3::zeros(); n];
+        let mut entries = Vec::new();
+        sc.penalty(&x, &vel, &mut f, &mut entries);
+        let (kx, kv) = dense(n, &entries);
+        // Force = -gradient of the energy (central differences) and Jacobians by columns.
+        let e = 1e-7;
+        for j in 0..3 * n {
+            let (vj, c) = (j / 3, j % 3);
+            let mut xp = x.clone();
+            let mut xm = x.clone();
+            xp[vj][c] += e;
+            xm[vj][c] -= e;
+            let de = (sc.energy(&xp) - sc.energy(&xm)) / (2.0 * e);
+            prop_assert!((de + (f[vj][c] - spring_free_damping(&sc, &x, &vel)[vj][c])).abs() < 1e-6 * (1.0 + de.abs()));
+            let (fp, fm) = (forces(&sc, &xp, &vel), forces(&sc, &xm, &vel));
+            let mut vp = vel.clone();
+            let mut vm = vel.clone();
+            vp[vj][c] += e;
+            vm[vj][c] -= e;
+            let (gp, gm) = (forces(&sc, &x, &vp), forces(&sc, &x, &vm));
+            for i in 0..3 * n {
+                let dx = (fp[i / 3][i % 3] - fm[i / 3][i % 3]) / (2.0 * e);
+                let dv = (gp[i / 3][i % 3] - gm[i / 3][i % 3]) / (2.0 * e);
+                prop_assert!((dx - kx[(i, j)]).abs() < 1e-5 * (1.0 + dx.abs()), "dfdx ({}, {}): {} vs {}", i, j, dx, kx[(i, j)]);
+                prop_assert!((dv - kv[(i, j)]).abs() < 1e-5 * (1.0 + dv.abs()), "dfdv ({}, {}): {} vs {}", i, j, dv, kv[(i, j)]);
+            }
+        }
+        // -df/dx and -df/dv are symmetric positive semidefinite.
+        for m in [&kx, &kv] {
+            prop_assert!((m - m.transpose()).amax() < 1e-12);
+            let eig = (-m).symmetric_eigenvalues();
+            prop_assert!(eig.min() > -1e-9 * (1.0 + eig.amax()));
+        }
+        // Momentum: internal forces sum to zero.
+        prop_assert!(f.iter().sum::<Vec3>().norm() < 1e-10);
+    }
+}
+
+/// The damping part of the force alone (penalty with x held, stiffness removed), so the energy
+/// check compares the conservative part only.
+fn spring_free_damping(sc: &SelfCollision, x: &[Vec3], vel: &[Vec3]) -> Vec<Vec3> {
+    let zero = vec![Vec3::zeros(); x.len()];
+    let with_v = forces(sc, x, vel);
+    let without_v = forces(sc, x, &zero);
+    with_v.iter().zip(&without_v).map(|(a, b)| a - b).collect()
+}
+
+fn run_in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
+#[test]
+fn crumpled_sheet_deterministic_across_threads() {
+    // A grid folded onto itself: the upper half mirrored 3 mm above the lower half.
+    let mesh = grid(41, 41, 1.0, 1.0, GridPattern::Alternating).unwrap();
+    let mut rng = Lcg(5);
+    let x: Vec<Vec3> = mesh
+        .positions()
+        .iter()
+        .map(|p| {
+            let y = if p.x > 0.0 { 0.003 } else { 0.0 } + 0.001 * rng.next();
+            v(-p.x.abs(), y, p.z)
+        })
+        .collect();
+    let run = || {
+        let mut sc = SelfCollision::new(&mesh, H, 50.0, 0.1).unwrap();
+        sc.detect(&x);
+        let mut f = vec![Vec3::zeros(); x.len()];
+        let mut entries = Vec::new();
+        sc.penalty(&x, &vec![Vec3::zeros(); x.len()], &mut f, &mut entries);
+        (
+            sc.proximities().to_vec(),
+            f,
+            entries,
+            count_self_intersections(&mesh, &x),
+        )
+    };
+    let one = run_in_pool(1, run);
+    assert!(one.0.len() > 100);
+    assert_eq!(one, run_in_pool(2, run));
+}
+
+#[test]
+fn bad_parameters_and_lengths() {
+    let tris = [[0, 1, 2]];
+    assert!(SelfCollision::from_triangles(3, &tris, 0.0, 1.0, 0.0).is_err());
+    assert!(SelfCollision::from_triangles(3, &tris, H, -1.0, 0.0).is_err());
+    assert!(SelfCollision::from_triangles(3, &tris, H, 1.0, f64::NAN).is_err());
+    let e = SelfCollision::from_triangles(2, &tris, H, 1.0, 0.0).unwrap_err();
+    assert!(e.to_string().contains("triangle 0"), "{e}");
+    let mut sc = SelfCollision::from_triangles(3, &tris, H, 1.0, 0.0).unwrap();
+    assert!(sc.try_detect(&[Vec3::zeros(); 2]).is_err());
+}

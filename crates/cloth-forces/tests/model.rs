@@ -1,0 +1,353 @@
+//! Whole-model tests: forces vs energy, reference vs fast path, entry order, determinism,
+//! definiteness of the assembled matrix, rest angles, state checks.
+
+mod common;
+
+use cloth_forces::{ClothModel, Definiteness, Evaluation, ForceError, Material, Vec3};
+use cloth_mesh::{ClothMesh, GridPattern, grid};
+use common::{Rng, dense, flat};
+
+fn deformed(mesh: &ClothMesh, amp: f64, seed: u64) -> Vec<Vec3> {
+    let mut rng = Rng(seed);
+    mesh.positions()
+        .iter()
+        .map(|p| Vec3::new(1.02 * p.x, p.y, 0.97 * p.z) + rng.vec() * amp)
+        .collect()
+}
+
+fn velocities(n: usize, seed: u64) -> Vec<Vec3> {
+    let mut rng = Rng(seed);
+    (0..n).map(|_| rng.vec()).collect()
+}
+
+fn material() -> Material {
+    // Bending strong enough to matter against stretch at this size.
+    Material {
+        bend: 1e-3,
+        bend_uv: [1.0, 0.7],
+        stretch_targets: [1.0, 0.98],
+        ..Material::default()
+    }
+}
+
+#[test]
+fn forces_are_minus_energy_gradient_and_dfdx_matches_fd() {
+    let mesh = grid(4, 4, 0.3, 0.3, GridPattern::Alternating).unwrap();
+    let model = ClothModel::new(&mesh, &material(), Definiteness::Exact).unwrap();
+    let n = mesh.num_vertices();
+    let x = deformed(&mesh, 0.02, 7);
+    let z = vec![Vec3::zeros(); n];
+    let mut ev = Evaluation::default();
+    model.evaluate(&x, &z, &mut ev);
+    assert!((ev.energy - model.energy(&x)).abs() <= 1e-12 * ev.energy);
+    let eps = 1e-7;
+    let k = dense(&ev, n, false);
+    let mut fd_k = nalgebra::DMatrix::zeros(3 * n, 3 * n);
+    for i in 0..n {
+        for c in 0..3 {
+            let (mut xp, mut xm) = (x.clone(), x.clone());
+            xp[i][c] += eps;
+            xm[i][c] -= eps;
+            let g = (model.energy(&xp) - model.energy(&xm)) / (2.0 * eps);
+            assert!(
+                (g + ev.forces[i][c]).abs()
+                    <= 1e-5 * ev.forces.iter().map(|f| f.amax()).fold(0.0, f64::max)
+            );
+            let (mut ep, mut em) = (Evaluation::default(), Evaluation::default());
+            model.evaluate(&xp, &z, &mut ep);
+            model.evaluate(&xm, &z, &mut em);
+            let col = (flat(&ep.forces) - flat(&em.forces)) / (2.0 * eps);
+            fd_k.set_column(3 * i + c, &col);
+        }
+    }
+    assert!(
+        (&fd_k - &k).amax() <= 1e-5 * k.amax(),
+        "{}",
+        (&fd_k - &k).amax()
+    );
+    assert!((&k - k.transpose()).amax() <= 1e-12 * k.amax());
+}
+
+#[test]
+fn fast_path_equals_element_reference_and_dense_products() {
+    for def in [
+        Definiteness::Exact,
+        Definiteness::Clamped,
+        Definiteness::Projected,
+    ] {
+        let mesh = grid(5, 4, 0.4, 0.3, GridPattern::Uniform).unwrap();
+        let model = ClothModel::new(&mesh, &material(), def).unwrap();
+        let n = mesh.num_vertices();
+        let x = deformed(&mesh, 0.03, 11);
+        let v = velocities(n, 5);
+        let mut ev = Evaluation::default();
+        model.evaluate(&x, &v, &mut ev);
+        // Reference: scatter element responses serially into dense matrices.
+        let mut kx = nalgebra::DMatrix::zeros(3 * n, 3 * n);
+        let mut kv = kx.clone();
+        let mut f = vec![Vec3::zeros(); n];
+        let mut energy = 0.0;
+        let mut scatter = |verts: &[usize],
+                           fx: &dyn Fn(
+            usize,
+            usize,
+        )
+            -> (nalgebra::Matrix3<f64>, nalgebra::Matrix3<f64>)| {
+            for (a, &i) in verts.iter().enumerate() {
+                for (b, &j) in verts.iter().enumerate() {
+                    let (bx, bv) = fx(a, b);
+                    kx.view_mut((3 * i, 3 * j), (3, 3)).add_assign(&bx);
+                    kv.view_mut((3 * i, 3 * j), (3, 3)).add_assign(&bv);
+                }
+            }
+        };
+        use std::ops::AddAssign;
+        for t in 0..model.num_triangles() {
+            let r = model.triangle_element(t, &x, &v);
+            let verts = model.triangles()[t];
+            scatter(&verts, &|a, b| (r.dfdx[a][b], r.dfdv[a][b]));
+            for a in 0..3 {
+                f[verts[a]] += r.forces[a];
+            }
+            energy += r.energy;
+        }
+        for h in 0..model.num_hinges() {
+            let r = model.hinge_element(h, &x, &v);
+            let verts = model.hinge_vertices()[h];
+            scatter(&verts, &|a, b| (r.dfdx[a][b], r.dfdv[a][b]));
+            for a in 0..4 {
+                f[verts[a]] += r.forces[a];
+            }
+            energy += r.energy;
+        }
+        let dx = dense(&ev, n, false);
+        let dv = dense(&ev, n, true);
+        assert!((&dx - &kx).amax() <= 1e-12 * kx.amax());
+        assert!((&dv - &kv).amax() <= 1e-12 * kv.amax());
+        assert!((flat(&f) - flat(&ev.forces)).amax() <= 1e-12 * flat(&f).amax());
+        assert!((energy - ev.energy).abs() <= 1e-12 * energy);
+        // mul_dfdx / mul_dfdv against the dense products.
+        let w = velocities(n, 99);
+        let mut out = vec![Vec3::zeros(); n];
+        ev.mul_dfdx(&w, &mut out);
+        assert!((flat(&out) - &dx * flat(&w)).amax() <= 1e-12 * (&dx * flat(&w)).amax());
+        ev.mul_dfdv(&w, &mut out);
+        assert!((flat(&out) - &dv * flat(&w)).amax() <= 1e-12 * (&dv * flat(&w)).amax());
+        // Internal forces: no net force.
+        let net: Vec3 = ev.forces.iter().sum();
+        assert!(net.amax() <= 1e-10 * flat(&f).amax());
+    }
+}
+
+#[test]
+fn entries_are_fixed_and_storage_is_reused() {
+    let mesh = grid(6, 5, 0.5, 0.4, GridPattern::Alternating).unwrap();
+    let model = ClothModel::new(&mesh, &material(), Definiteness::Clamped).unwrap();
+    let n = mesh.num_vertices();
+    let mut ev = Evaluation::default();
+    assert!(ev.entries().is_empty());
+    model.evaluate(&deformed(&mesh, 0.01, 1), &velocities(n, 2), &mut ev);
+    let e1 = ev.entries().to_vec();
+    let p1 = ev.dfdx().as_ptr();
+    model.evaluate(&deformed(&mesh, 0.05, 3), &velocities(n, 4), &mut ev);
+    assert_eq!(e1, ev.entries());
+    assert_eq!(p1, ev.dfdx().as_ptr(), "buffers reallocated");
+    assert_eq!(
+        ev.entries().len(),
+        6 * model.num_triangles() + 10 * model.num_hinges() + n
+    );
+    // Every off-diagonal entry is a vertex pair of the mesh's sparsity pattern.
+    let pairs = mesh.vertex_pairs();
+    for &(i, j) in ev.entries() {
+        if i != j {
+            assert!(
+                pairs.binary_search(&(i.min(j), i.max(j))).is_ok(),
+                "({i}, {j})"
+            );
+        }
+    }
+}
+
+#[test]
+fn evaluation_is_bitwise_identical_for_one_and_two_threads() {
+    let mesh = grid(21, 21, 1.0, 1.0, GridPattern::Alternating).unwrap();
+    let model = ClothModel::new(&mesh, &material(), Definiteness::Clamped).unwrap();
+    let n = mesh.num_vertices();
+    let x = deformed(&mesh, 0.01, 21);
+    let v = velocities(n, 22);
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut ev = Evaluation::default();
+            model.evaluate(&x, &v, &mut ev);
+            let mut kw = vec![Vec3::zeros(); n];
+            ev.mul_dfdx(&v, &mut kw);
+            let mut st = Vec::new();
+            model.triangle_stretch(&x, &mut st);
+            (ev, kw, model.energy(&x), st)
+        })
+    };
+    let (a, ka, ea, sa) = run(1);
+    let (b, kb, eb, sb) = run(2);
+    let bits = |v: &[Vec3]| {
+        v.iter()
+            .flat_map(|p| p.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(bits(&a.forces), bits(&b.forces));
+    assert_eq!(bits(&ka), bits(&kb));
+    assert_eq!(a.energy.to_bits(), b.energy.to_bits());
+    assert_eq!(ea.to_bits(), eb.to_bits());
+    assert_eq!(sa, sb);
+    let mb = |m: &[nalgebra::Matrix3<f64>]| {
+        m.iter()
+            .flat_map(|b| b.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(mb(a.dfdx()), mb(b.dfdx()));
+    assert_eq!(mb(a.dfdv()), mb(b.dfdv()));
+}
+
+#[test]
+fn clamped_system_matrix_is_positive_definite_under_compression() {
+    let mesh = grid(6, 6, 0.5, 0.5, GridPattern::Alternating).unwrap();
+    let n = mesh.num_vertices();
+    // Compress by 20% and crumple: stretch and bend Hessians are strongly indefinite.
+    let mut rng = Rng(5);
+    let x: Vec<Vec3> = mesh
+        .positions()
+        .iter()
+        .map(|p| p * 0.8 + rng.vec() * 0.02)
+        .collect();
+    let v = velocities(n, 6);
+    let mut ev = Evaluation::default();
+    let exact = ClothModel::new(&mesh, &material(), Definiteness::Exact).unwrap();
+    exact.evaluate(&x, &v, &mut ev);
+    let ke = -dense(&ev, n, false);
+    assert!(
+        ke.clone().symmetric_eigen().eigenvalues.min() < -1e-3 * ke.amax(),
+        "test configuration not indefinite"
+    );
+    let clamped = ClothModel::new(&mesh, &material(), Definiteness::Clamped).unwrap();
+    clamped.evaluate(&x, &v, &mut ev);
+    let kc = -dense(&ev, n, false);
+    assert!(kc.clone().symmetric_eigen().eigenvalues.min() >= -1e-10 * kc.amax());
+    let dv = -dense(&ev, n, true);
+    assert!(dv.clone().symmetric_eigen().eigenvalues.min() >= -1e-10 * dv.amax());
+    // A = M - h dfdv - h^2 dfdx is SPD for h = 1/30 s.
+    let h = 1.0 / 30.0;
+    let masses = clamped.masses();
+    let mut a = kc * (h * h) + dv * h;
+    for i in 0..n {
+        for c in 0..3 {
+            a[(3 * i + c, 3 * i + c)] += masses[i];
+        }
+    }
+    assert!(a.cholesky().is_some());
+}
+
+#[test]
+fn rest_angles_from_a_prefolded_sheet_give_zero_bend_energy() {
+    let mesh = grid(7, 7, 0.6, 0.6, GridPattern::Equilateral).unwrap();
+    let m = Material {
+        stretch: [0.0; 2],
+        shear: 0.0,
+        bend: 1e-3,
+        ..Material::default()
+    };
+    let mut model = ClothModel::new(&mesh, &m, Definiteness::Clamped).unwrap();
+    // Fold the sheet onto a cylinder: it has bend energy until the rest angles are taken from it.
+    let x: Vec<Vec3> = mesh
+        .positions()
+        .iter()
+        .map(|p| {
+            Vec3::new(
+                0.3 * (p.x / 0.3).sin(),
+                0.3 * (1.0 - (p.x / 0.3).cos()),
+                p.z,
+            )
+        })
+        .collect();
+    assert!(model.energy(&x) > 1e-6);
+    model.set_rest_angles_from(&x);
+    assert!(model.energy(&x) < 1e-20);
+    assert!(model.energy(mesh.positions()) > 1e-6);
+    assert!(model.rest_angles().iter().any(|a| a.abs() > 0.01));
+    let mut ev = Evaluation::default();
+    model.evaluate(&x, &vec![Vec3::zeros(); x.len()], &mut ev);
+    assert!(ev.forces.iter().all(|f| f.amax() < 1e-12));
+    // Errors name the problem.
+    assert!(matches!(
+        model.try_set_rest_angles_from(&x[1..]),
+        Err(ForceError::LengthMismatch { .. })
+    ));
+    let mut bad = x.clone();
+    bad[4].y = f64::NAN;
+    assert!(matches!(
+        model.try_set_rest_angles_from(&bad),
+        Err(ForceError::NonFinite { index: 4, .. })
+    ));
+    assert!(matches!(
+        model.set_rest_angles(&[0.0]),
+        Err(ForceError::LengthMismatch { .. })
+    ));
+    let mut angles = model.rest_angles();
+    angles[2] = f64::INFINITY;
+    assert!(matches!(
+        model.set_rest_angles(&angles),
+        Err(ForceError::NonFinite { index: 2, .. })
+    ));
+}
+
+#[test]
+fn state_checks_and_model_errors() {
+    let mesh = grid(3, 3, 0.2, 0.2, GridPattern::Uniform).unwrap();
+    let model = ClothModel::new(&mesh, &Material::default(), Definiteness::default()).unwrap();
+    let n = mesh.num_vertices();
+    let x = mesh.positions().to_vec();
+    let v = vec![Vec3::zeros(); n];
+    model.check_state(&x, &v).unwrap();
+    assert!(
+        matches!(model.check_state(&x[..n - 1], &v), Err(ForceError::LengthMismatch { expected, got, .. }) if expected == n && got == n - 1)
+    );
+    let mut bad = v.clone();
+    bad[3].x = f64::INFINITY;
+    let e = model.check_state(&x, &bad).unwrap_err();
+    assert!(matches!(e, ForceError::NonFinite { index: 3, .. }));
+    assert!(e.to_string().contains("velocity of vertex 3"), "{e}");
+    let m = Material {
+        density: -1.0,
+        ..Material::default()
+    };
+    assert!(matches!(
+        ClothModel::new(&mesh, &m, Definiteness::Clamped),
+        Err(ForceError::InvalidMaterial {
+            field: "density",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn one_evaluation_can_serve_different_models() {
+    let small = grid(3, 3, 0.2, 0.2, GridPattern::Uniform).unwrap();
+    let large = grid(5, 4, 0.4, 0.3, GridPattern::Equilateral).unwrap();
+    let ms = ClothModel::new(&small, &material(), Definiteness::Clamped).unwrap();
+    let ml = ClothModel::new(&large, &material(), Definiteness::Clamped).unwrap();
+    let (xs, xl) = (deformed(&small, 0.01, 1), deformed(&large, 0.01, 2));
+    let (vs, vl) = (velocities(xs.len(), 3), velocities(xl.len(), 4));
+    let mut shared = Evaluation::default();
+    let mut fresh = Evaluation::default();
+    ms.evaluate(&xs, &vs, &mut shared);
+    ml.evaluate(&xl, &vl, &mut shared);
+    ml.evaluate(&xl, &vl, &mut fresh);
+    assert_eq!(shared.entries(), fresh.entries());
+    assert_eq!(shared.forces, fresh.forces);
+    assert_eq!(shared.dfdx(), fresh.dfdx());
+    ms.evaluate(&xs, &vs, &mut shared);
+    assert_eq!(shared.forces.len(), xs.len());
+    assert_eq!(shared.dfdx().len(), shared.entries().len());
+}
