@@ -8,3 +8,4 @@ pub use cloth_forces as forces;
 pub use cloth_mesh as mesh;
 pub use cloth_sim as sim;
 pub use cloth_solver as solver;
+pub mod view;

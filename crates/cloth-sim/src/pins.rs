@@ -1,0 +1,103 @@
+//! Pinned vertices and their keyframed motion.
+
+use crate::scene::{Keyframe, interpolate_keyframes, rotation_from_degrees};
+use cloth_mesh::Vec3;
+use nalgebra::Matrix3;
+
+/// A group of vertices held exactly on targets (ndof 0, Knowl 7).
+///
+/// Without keyframes the vertices stay where they were at t = 0. With keyframes, the target of a
+/// vertex at time t is `R(t) (p0 - c) + c + T(t)`, where `p0` is its initial position, `c` the
+/// centroid of the group's initial positions, and `R`, `T` the keyframes' rotation and
+/// translation from [`interpolate_keyframes`] (the same convention as the scene's `[[pin]]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PinGroup {
+    /// Pinned vertex indices, sorted, unique.
+    pub vertices: Vec<usize>,
+    /// Initial positions of those vertices (m).
+    pub initial: Vec<Vec3>,
+    /// Rotation centre: centroid of `initial` (m).
+    pub centre: Vec3,
+    /// Keyframes sorted by time; empty for a static pin.
+    pub keyframes: Vec<Keyframe>,
+}
+
+impl PinGroup {
+    /// A pin group over `vertices` at their positions in `x`.
+    pub fn new(mut vertices: Vec<usize>, x: &[Vec3], mut keyframes: Vec<Keyframe>) -> Self {
+        vertices.sort_unstable();
+        vertices.dedup();
+        let initial: Vec<Vec3> = vertices.iter().map(|&i| x[i]).collect();
+        let centre = if initial.is_empty() {
+            Vec3::zeros()
+        } else {
+            initial.iter().sum::<Vec3>() / initial.len() as f64
+        };
+        keyframes.sort_by(|a, b| a.t.total_cmp(&b.t));
+        Self {
+            vertices,
+            initial,
+            centre,
+            keyframes,
+        }
+    }
+
+    /// Interpolated (rotation, translation) at time t (s).
+    pub fn motion(&self, t: f64) -> (Matrix3<f64>, Vec3) {
+        let k = interpolate_keyframes(&self.keyframes, t);
+        (rotation_from_degrees(&k.rotation), k.translation)
+    }
+
+    /// Target positions of the group's vertices at time t, in the order of `vertices`.
+    pub fn targets(&self, t: f64, out: &mut Vec<Vec3>) {
+        let (r, tr) = self.motion(t);
+        out.clear();
+        out.extend(
+            self.initial
+                .iter()
+                .map(|p0| r * (p0 - self.centre) + self.centre + tr),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_pin_targets_are_initial_positions() {
+        let x = vec![Vec3::new(1.0, 2.0, 3.0), Vec3::new(-1.0, 0.5, 0.0)];
+        let g = PinGroup::new(vec![1, 0, 1], &x, vec![]);
+        assert_eq!(g.vertices, vec![0, 1]);
+        let mut t = Vec::new();
+        g.targets(5.0, &mut t);
+        assert_eq!(t, x);
+    }
+
+    #[test]
+    fn keyframes_interpolate_linearly_and_clamp() {
+        let x = vec![Vec3::new(1.0, 0.0, 0.0), Vec3::new(-1.0, 0.0, 0.0)];
+        let kf = vec![
+            Keyframe {
+                t: 1.0,
+                translation: Vec3::zeros(),
+                rotation: Vec3::zeros(),
+            },
+            Keyframe {
+                t: 3.0,
+                translation: Vec3::new(0.0, 2.0, 0.0),
+                rotation: Vec3::new(0.0, 90.0, 0.0),
+            },
+        ];
+        let g = PinGroup::new(vec![0, 1], &x, kf);
+        let mut t = Vec::new();
+        g.targets(0.0, &mut t);
+        assert!((t[0] - x[0]).norm() < 1e-15);
+        g.targets(2.0, &mut t);
+        // Half way: 1 m up, 45 degrees about y around the centroid (origin).
+        let c = std::f64::consts::FRAC_1_SQRT_2;
+        assert!((t[0] - Vec3::new(c, 1.0, -c)).norm() < 1e-12, "{:?}", t[0]);
+        g.targets(10.0, &mut t);
+        assert!((t[0] - Vec3::new(0.0, 2.0, -1.0)).norm() < 1e-12, "{:?}", t[0]);
+    }
+}

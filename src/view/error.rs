@@ -1,0 +1,152 @@
+//! The error type of the `view` module.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong while reading a run's output directory or writing previews.
+///
+/// Messages name the offending file, line, frame, triangle or collider.
+#[derive(Debug, thiserror::Error)]
+pub enum ViewError {
+    /// The directory holds no `frame_NNNN.obj` file.
+    #[error("no frame_NNNN.obj files in {}", dir.display())]
+    NoFrames {
+        /// The directory that was searched.
+        dir: PathBuf,
+    },
+    /// Two files map to the same frame number (e.g. `frame_1.obj` and `frame_0001.obj`).
+    #[error("frame {frame} appears twice: {} and {}", first.display(), second.display())]
+    DuplicateFrame {
+        /// The frame number.
+        frame: usize,
+        /// The first file found for it.
+        first: PathBuf,
+        /// The second file found for it.
+        second: PathBuf,
+    },
+    /// A frame has a different number of vertices than the first frame.
+    #[error("frame {frame} has {found} vertices, but the first frame has {expected}")]
+    VertexCountMismatch {
+        /// The frame number (from the file name).
+        frame: usize,
+        /// Vertex count of the first frame.
+        expected: usize,
+        /// Vertex count of this frame.
+        found: usize,
+    },
+    /// A frame has a different number of triangles than the first frame.
+    #[error("frame {frame} has {found} triangles, but the first frame has {expected}")]
+    TriangleCountMismatch {
+        /// The frame number (from the file name).
+        frame: usize,
+        /// Triangle count of the first frame.
+        expected: usize,
+        /// Triangle count of this frame.
+        found: usize,
+    },
+    /// A triangle of a frame has other vertices than the same triangle of the first frame.
+    #[error(
+        "frame {frame}: triangle {triangle} has vertices {found:?}, but {expected:?} in the first frame (0-based)"
+    )]
+    TriangleMismatch {
+        /// The frame number (from the file name).
+        frame: usize,
+        /// The triangle index (0-based, after fan triangulation of polygons).
+        triangle: usize,
+        /// Its vertices in the first frame (0-based).
+        expected: [usize; 3],
+        /// Its vertices in this frame (0-based).
+        found: [usize; 3],
+    },
+    /// A text file (OBJ or JSON) could not be parsed.
+    #[error("{}:{line}: {message}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number (0 when unknown).
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// Reading or writing a file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An unknown view name was given.
+    #[error("unknown view {0:?}: expected one of front, side, top, iso")]
+    BadView(String),
+    /// A render option is out of range.
+    #[error("invalid render option `{name}`: {message}")]
+    BadOption {
+        /// The option name (`width`, `height`, `every`).
+        name: &'static str,
+        /// Why it is invalid.
+        message: String,
+    },
+    /// A collider triangle refers to a vertex the collider does not have.
+    #[error(
+        "collider {collider:?}: triangle {triangle} refers to vertex {vertex}, but the collider has {count} vertices"
+    )]
+    ColliderTriangle {
+        /// Collider name.
+        collider: String,
+        /// Triangle index (0-based).
+        triangle: usize,
+        /// The bad vertex index (0-based).
+        vertex: usize,
+        /// Number of vertices of the collider.
+        count: usize,
+    },
+    /// A deforming collider frame has the wrong number of vertices.
+    #[error("collider {collider:?}: frame {frame} has {found} vertices, expected {expected}")]
+    ColliderVertexCount {
+        /// Collider name.
+        collider: String,
+        /// Frame index in the collider's `frames` list.
+        frame: usize,
+        /// Number of vertices of the collider's rest mesh.
+        expected: usize,
+        /// Number of vertices given for this frame.
+        found: usize,
+    },
+    /// A collider value is not a finite number.
+    #[error("collider {collider:?}: frame {frame}: {what} is not finite")]
+    ColliderNotFinite {
+        /// Collider name.
+        collider: String,
+        /// Frame index in the collider's `frames` list.
+        frame: usize,
+        /// Which value (`matrix` or `vertex N`).
+        what: String,
+    },
+    /// Encoding an image or plot failed.
+    #[error("{}: {message}", path.display())]
+    Encode {
+        /// The file being written.
+        path: PathBuf,
+        /// The encoder's message.
+        message: String,
+    },
+}
+
+impl ViewError {
+    /// Wraps an I/O error with the path it concerns.
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        ViewError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// Builds an encoder error for `path`.
+    pub(crate) fn encode(path: impl Into<PathBuf>, message: impl std::fmt::Display) -> Self {
+        ViewError::Encode {
+            path: path.into(),
+            message: message.to_string(),
+        }
+    }
+}

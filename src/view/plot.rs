@@ -1,0 +1,314 @@
+//! SVG plots of a run's `stats.json` (plotters, SVG backend).
+
+use super::frames::{DEFAULT_FPS, parse_json};
+use super::{ViewError, write_atomic};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use serde_json::Value;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// File names written by [`plot`], in order.
+pub const PLOT_FILES: [&str; 5] = [
+    "step_size.svg",
+    "cg_iterations.svg",
+    "kinetic_energy.svg",
+    "stretch.svg",
+    "time_split.svg",
+];
+
+/// Per-frame statistics read from `stats.json`; absent or non-numeric fields are `None`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FrameStats {
+    /// Frame number (`frame`, else the position in the list).
+    pub frame: usize,
+    /// Time at the end of the frame (seconds; `time`, else frame / fps).
+    pub time: f64,
+    /// Accepted time steps in the frame.
+    pub steps: Option<f64>,
+    /// Rejected (halved) steps in the frame.
+    pub rejected_steps: Option<f64>,
+    /// Smallest step size used (seconds).
+    pub h_min: Option<f64>,
+    /// Largest step size used (seconds).
+    pub h_max: Option<f64>,
+    /// CG iterations summed over the frame's steps (accepted and rejected).
+    pub cg_iterations: Option<f64>,
+    /// Kinetic energy at the end of the frame (joules).
+    pub kinetic_energy: Option<f64>,
+    /// Largest edge stretch (length / rest - 1, dimensionless).
+    pub max_stretch: Option<f64>,
+    /// Largest edge compression (1 - length / rest, dimensionless).
+    pub max_compression: Option<f64>,
+    /// Wall-clock time split (seconds): force evaluation, CG, cloth-cloth collision,
+    /// cloth-solid collision, other; `None` if the frame has no `timings` object.
+    pub timings: Option<[f64; 5]>,
+}
+
+/// Reads `dir/stats.json`: frame rate (`settings.run.fps`, default 30) and per-frame
+/// statistics. Missing fields are tolerated; a missing or malformed file is an error.
+pub fn read_stats(dir: &Path) -> Result<(f64, Vec<FrameStats>), ViewError> {
+    let path = dir.join("stats.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| ViewError::io(&path, e))?;
+    let value = parse_json(&text, &path)?;
+    let fps = value
+        .pointer("/settings/run/fps")
+        .and_then(Value::as_f64)
+        .filter(|f| f.is_finite() && *f > 0.0)
+        .unwrap_or(DEFAULT_FPS);
+    let frames = value
+        .get("frames")
+        .and_then(Value::as_array)
+        .map(|a| a.as_slice())
+        .unwrap_or(&[]);
+    let stats = frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let get = |key: &str| f.get(key).and_then(Value::as_f64).filter(|x| x.is_finite());
+            let frame = f
+                .get("frame")
+                .and_then(Value::as_u64)
+                .and_then(|x| usize::try_from(x).ok())
+                .unwrap_or(i);
+            let timings = f.get("timings").filter(|t| t.is_object()).map(|t| {
+                ["eval", "cg", "cloth_cloth", "cloth_solid", "other"].map(|k| {
+                    t.get(k)
+                        .and_then(Value::as_f64)
+                        .filter(|x| x.is_finite() && *x >= 0.0)
+                        .unwrap_or(0.0)
+                })
+            });
+            FrameStats {
+                frame,
+                time: get("time").unwrap_or(frame as f64 / fps),
+                steps: get("steps"),
+                rejected_steps: get("rejected_steps"),
+                h_min: get("h_min"),
+                h_max: get("h_max"),
+                cg_iterations: get("cg_iterations"),
+                kinetic_energy: get("kinetic_energy"),
+                max_stretch: get("max_stretch"),
+                max_compression: get("max_compression"),
+                timings,
+            }
+        })
+        .collect();
+    Ok((fps, stats))
+}
+
+const SIZE: (u32, u32) = (800, 480);
+const COLORS: [RGBColor; 5] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+];
+
+type Series = (String, Vec<(f64, f64)>);
+
+/// Writes the SVG charts of `dir/stats.json` into `out_dir` (created if needed) and returns their
+/// paths ([`PLOT_FILES`]): step sizes h_min/h_max (milliseconds), CG iterations (per frame and per
+/// step), kinetic energy, max stretch/compression, and the stacked wall-time split
+/// EVAL / CG / C/C / C/S / other per frame. Frames lacking a field are left out of that curve.
+/// Each file is written atomically.
+pub fn plot(dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, ViewError> {
+    let (_, stats) = read_stats(dir)?;
+    std::fs::create_dir_all(out_dir).map_err(|e| ViewError::io(out_dir, e))?;
+    let series = |name: &str, f: &dyn Fn(&FrameStats) -> Option<f64>| -> Series {
+        (
+            name.to_string(),
+            stats
+                .iter()
+                .filter_map(|s| f(s).map(|y| (s.time, y)))
+                .collect(),
+        )
+    };
+    let ms = |x: Option<f64>| x.map(|h| 1e3 * h);
+    let charts: [(&str, &str, Vec<Series>); 4] = [
+        (
+            "Step size per frame",
+            "h (ms)",
+            vec![
+                series("h_min", &|s| ms(s.h_min)),
+                series("h_max", &|s| ms(s.h_max)),
+            ],
+        ),
+        (
+            "CG iterations",
+            "iterations",
+            vec![
+                series("per frame", &|s| s.cg_iterations),
+                series("per step (mean)", &|s| match (s.cg_iterations, s.steps) {
+                    (Some(c), Some(n)) if n > 0.0 => Some(c / n),
+                    _ => None,
+                }),
+            ],
+        ),
+        (
+            "Kinetic energy",
+            "energy (J)",
+            vec![series("kinetic energy", &|s| s.kinetic_energy)],
+        ),
+        (
+            "Largest strain per frame",
+            "strain",
+            vec![
+                series("max stretch", &|s| s.max_stretch),
+                series("max compression", &|s| s.max_compression),
+            ],
+        ),
+    ];
+    let mut written = Vec::with_capacity(PLOT_FILES.len());
+    for ((title, y_desc, lines), file) in charts.into_iter().zip(PLOT_FILES) {
+        let path = out_dir.join(file);
+        let svg = svg_string(&path, |root| line_chart(root, title, y_desc, &lines))?;
+        write_atomic(&path, |w| w.write_all(svg.as_bytes()))?;
+        written.push(path);
+    }
+    let path = out_dir.join(PLOT_FILES[4]);
+    let svg = svg_string(&path, |root| time_split_chart(root, &stats))?;
+    write_atomic(&path, |w| w.write_all(svg.as_bytes()))?;
+    written.push(path);
+    Ok(written)
+}
+
+type DrawResult = Result<(), Box<dyn std::error::Error>>;
+
+fn svg_string(
+    path: &Path,
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult,
+) -> Result<String, ViewError> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE)
+            .map_err(|e| ViewError::encode(path, e.to_string()))?;
+        draw(&root).map_err(|e| ViewError::encode(path, e))?;
+        root.present()
+            .map_err(|e| ViewError::encode(path, e.to_string()))?;
+    }
+    Ok(svg)
+}
+
+/// Range covering `values` with 5% margins (a unit range around a single value, `[0, 1]` if
+/// empty).
+fn padded_range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+        (l.min(v), h.max(v))
+    });
+    if lo > hi {
+        return (0.0, 1.0);
+    }
+    if lo == hi {
+        let d = if lo == 0.0 { 1.0 } else { 0.1 * lo.abs() };
+        return (lo - d, hi + d);
+    }
+    let pad = 0.05 * (hi - lo);
+    (lo - pad, hi + pad)
+}
+
+fn x_range(lines: &[Series]) -> (f64, f64) {
+    let (lo, hi) = padded_range(lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)));
+    (lo.min(hi), hi)
+}
+
+fn line_chart(
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+    title: &str,
+    y_desc: &str,
+    lines: &[Series],
+) -> DrawResult {
+    let (x0, x1) = x_range(lines);
+    let (y0, y1) = padded_range(lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.1)));
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0..x1, y0..y1)?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc(y_desc)
+        .draw()?;
+    for (k, (name, points)) in lines.iter().enumerate() {
+        let color = COLORS[k % COLORS.len()];
+        chart
+            .draw_series(LineSeries::new(
+                points.iter().copied(),
+                color.stroke_width(2),
+            ))?
+            .label(name.as_str())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    Ok(())
+}
+
+fn time_split_chart(root: &DrawingArea<SVGBackend<'_>, Shift>, stats: &[FrameStats]) -> DrawResult {
+    const NAMES: [&str; 5] = ["EVAL", "CG", "C/C", "C/S", "other"];
+    let rows: Vec<(f64, [f64; 5])> = stats
+        .iter()
+        .filter_map(|s| s.timings.map(|t| (s.time, t)))
+        .collect();
+    // Cumulative sums: band k lies between cum[k] and cum[k + 1].
+    let cum: Vec<(f64, [f64; 6])> = rows
+        .iter()
+        .map(|(t, v)| {
+            let mut c = [0.0; 6];
+            for k in 0..5 {
+                c[k + 1] = c[k] + v[k];
+            }
+            (*t, c)
+        })
+        .collect();
+    let xs: Vec<Series> = vec![(String::new(), rows.iter().map(|(t, _)| (*t, 0.0)).collect())];
+    let (x0, x1) = x_range(&xs);
+    let top = cum.iter().map(|(_, c)| c[5]).fold(0.0f64, f64::max);
+    let y1 = if top > 0.0 { 1.05 * top } else { 1.0 };
+    let mut chart = ChartBuilder::on(root)
+        .caption("Wall time per frame (stacked)", ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0..x1, 0.0..y1)?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc("wall time (s)")
+        .draw()?;
+    for (k, name) in NAMES.iter().enumerate() {
+        let color = COLORS[k];
+        let band: Vec<(f64, f64)> = cum
+            .iter()
+            .map(|(t, c)| (*t, c[k + 1]))
+            .chain(cum.iter().rev().map(|(t, c)| (*t, c[k])))
+            .collect();
+        let upper: Vec<(f64, f64)> = cum.iter().map(|(t, c)| (*t, c[k + 1])).collect();
+        if cum.len() >= 2 {
+            chart.draw_series(std::iter::once(Polygon::new(band, color.mix(0.6).filled())))?;
+        }
+        chart
+            .draw_series(LineSeries::new(upper, color.stroke_width(1)))?
+            .label(*name)
+            .legend(move |(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.mix(0.6).filled())
+            });
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    Ok(())
+}

@@ -1,0 +1,292 @@
+//! End-to-end physics of the implicit integrator, checked against what physics says.
+
+use cloth::forces::{ClothModel, Definiteness, External, Material};
+use cloth::mesh::{GridPattern, Vec3, grid};
+use cloth::sim::{
+    ClothSystem, DirectionalConstraint, ImplicitSettings, Integrator, PinGroup,
+    Simulation,
+};
+use cloth::solver::Constraint;
+
+const G: f64 = 9.81;
+
+fn sheet(n: usize, size: f64, material: &Material) -> ClothSystem {
+    let mesh = grid(n, n, size, size, GridPattern::Alternating).unwrap();
+    let model = ClothModel::new(&mesh, material, Definiteness::default()).unwrap();
+    ClothSystem::new(mesh, model, External::default()).unwrap()
+}
+
+fn corner_pins(sys: &ClothSystem, n: usize) -> Vec<PinGroup> {
+    vec![PinGroup::new(vec![0, n - 1], &sys.x0, vec![])]
+}
+
+#[test]
+fn free_fall_follows_backward_euler_parabola_and_keeps_shape() {
+    let material = Material::default();
+    let sys = sheet(11, 0.5, &material);
+    let x0 = sys.x0.clone();
+    let settings = ImplicitSettings::default();
+    let mut sim = Simulation::new(sys, Integrator::Implicit(settings), 30.0, vec![]).unwrap();
+    let c0: Vec3 = x0.iter().sum::<Vec3>() / x0.len() as f64;
+    let mut steps = 0usize;
+    for _ in 0..30 {
+        let st = sim.step_frame().unwrap();
+        steps += st.steps;
+    }
+    let t = sim.time();
+    let x = sim.positions();
+    let c: Vec3 = x.iter().sum::<Vec3>() / x.len() as f64;
+    let drop = c0.y - c.y;
+    let exact = 0.5 * G * t * t;
+    // Backward Euler with a constant force gives x_n = x_0 - g h^2 n (n + 1) / 2, i.e. an excess
+    // of g t h / 2 over the exact parabola; the step here is at most 1/30 s.
+    let h = t / steps as f64;
+    let be = exact + 0.5 * G * t * h;
+    assert!(
+        (drop - be).abs() < 1e-6 * be,
+        "drop {drop} m, backward Euler {be} m, exact {exact} m"
+    );
+    assert!((drop - exact).abs() <= 0.5 * G * t * (1.0 / 30.0) + 1e-9);
+    // Horizontal centroid unchanged, and the shape is rigidly translated.
+    assert!((c.x - c0.x).abs() < 1e-9 && (c.z - c0.z).abs() < 1e-9);
+    for (p, p0) in x.iter().zip(&x0) {
+        let d = p - p0;
+        assert!((d.x).abs() < 1e-9 && (d.z).abs() < 1e-9 && (d.y + drop).abs() < 1e-6);
+    }
+}
+
+#[test]
+fn hanging_sheet_pins_hold_the_weight_and_come_to_rest() {
+    let material = Material::default();
+    let n = 15;
+    let sys = sheet(n, 0.5, &material);
+    let weight = sys.masses.iter().sum::<f64>() * G;
+    let pins = corner_pins(&sys, n);
+    let pinned = pins[0].vertices.clone();
+    let targets = pins[0].initial.clone();
+    let mut sim = Simulation::new(
+        sys,
+        Integrator::Implicit(ImplicitSettings::default()),
+        30.0,
+        pins,
+    )
+    .unwrap();
+    let mut peak: f64 = 0.0;
+    let mut last = None;
+    for _ in 0..240 {
+        let st = sim.step_frame().unwrap();
+        for (&i, p) in pinned.iter().zip(&targets) {
+            assert_eq!(sim.positions()[i], *p, "pinned vertex {i} moved");
+        }
+        assert!(st.max_stretch < 0.05, "stretch {} over 5%", st.max_stretch);
+        peak = peak.max(st.kinetic_energy);
+        last = Some(st);
+    }
+    let last = last.unwrap();
+    assert!(
+        last.kinetic_energy < 1e-3 * peak,
+        "still moving: {} J of a {} J peak",
+        last.kinetic_energy,
+        peak
+    );
+    // At rest the pins carry the whole weight (Knowl 8): the sum of the constraint forces
+    // balances gravity.
+    let f: Vec3 = pinned.iter().map(|&i| sim.constraint_forces()[i]).sum();
+    assert!(
+        (f.y - weight).abs() < 0.02 * weight && f.x.abs() < 0.02 * weight,
+        "pin forces {f:?}, weight {weight} N"
+    );
+    // Free vertices feel no constraint force.
+    let free_max = (0..sim.positions().len())
+        .filter(|i| !pinned.contains(i))
+        .map(|i| sim.constraint_forces()[i].norm())
+        .fold(0.0, f64::max);
+    assert!(free_max < 1e-3 * weight, "free vertex constraint force {free_max}");
+}
+
+#[test]
+fn animated_pins_land_exactly_on_their_targets() {
+    use cloth::sim::Keyframe;
+    let material = Material::default();
+    let n = 9;
+    let sys = sheet(n, 0.4, &material);
+    let kf = vec![
+        Keyframe {
+            t: 0.0,
+            translation: Vec3::zeros(),
+            rotation: Vec3::zeros(),
+        },
+        Keyframe {
+            t: 0.5,
+            translation: Vec3::new(0.3, 0.2, 0.0),
+            rotation: Vec3::new(0.0, 45.0, 0.0),
+        },
+    ];
+    let pins = vec![PinGroup::new(vec![0, n - 1], &sys.x0, kf)];
+    let group = pins[0].clone();
+    let mut sim = Simulation::new(
+        sys,
+        Integrator::Implicit(ImplicitSettings::default()),
+        30.0,
+        pins,
+    )
+    .unwrap();
+    let mut targets = Vec::new();
+    for _ in 0..20 {
+        sim.step_frame().unwrap();
+        group.targets(sim.time(), &mut targets);
+        for (&i, p) in group.vertices.iter().zip(&targets) {
+            assert!(
+                (sim.positions()[i] - p).norm() < 1e-12,
+                "vertex {i} off its target by {}",
+                (sim.positions()[i] - p).norm()
+            );
+        }
+    }
+}
+
+#[test]
+fn directional_constraint_blocks_motion_along_its_normal() {
+    let material = Material::default();
+    let sys = sheet(7, 0.3, &material);
+    let mut sim = Simulation::new(
+        sys,
+        Integrator::Implicit(ImplicitSettings::default()),
+        30.0,
+        vec![],
+    )
+    .unwrap();
+    // Vertex 3 may slide in the horizontal plane but not fall.
+    let c = Constraint::plane(Vec3::new(0.0, 1.0, 0.0)).unwrap();
+    sim.add_directional_constraint(DirectionalConstraint {
+        vertex: 3,
+        constraint: c,
+    })
+    .unwrap();
+    let y0 = sim.positions()[3].y;
+    for _ in 0..10 {
+        sim.step_frame().unwrap();
+        assert!((sim.positions()[3].y - y0).abs() < 1e-12);
+        assert!(sim.velocities()[3].y.abs() < 1e-9);
+    }
+    // The rest of the cloth falls.
+    assert!(sim.positions()[40].y < y0 - 0.01);
+}
+
+#[test]
+fn position_alteration_moves_the_vertex_and_warns_its_neighbours_in_the_same_step() {
+    let material = Material::default();
+    let n = 9;
+    let run = |shift: Option<Vec3>| {
+        let sys = sheet(n, 0.4, &material);
+        let mut sys = sys;
+        sys.external.gravity = Vec3::zeros();
+        let mut sim = Simulation::new(
+            sys,
+            Integrator::Implicit(ImplicitSettings::default()),
+            30.0,
+            vec![],
+        )
+        .unwrap();
+        let centre = (n / 2) * n + n / 2;
+        if let Some(s) = shift {
+            sim.shift_vertex(centre, s);
+        }
+        sim.step_frame().unwrap();
+        (sim.positions().to_vec(), sim.velocities().to_vec(), centre)
+    };
+    let (x_ref, _, centre) = run(None);
+    let y = Vec3::new(0.0, 0.01, 0.0);
+    let (x, v, _) = run(Some(y));
+    let h = 1.0 / 30.0;
+    // The shifted vertex moved by h (v0 + dv) + y with v0 = 0.
+    assert!(((x[centre] - x_ref[centre]) - (y + v[centre] * h)).norm() < 1e-12);
+    // Its neighbours were pulled along in the same step through df/dx y.
+    let neighbour = centre + 1;
+    assert!(
+        x[neighbour].y - x_ref[neighbour].y > 1e-4,
+        "neighbour did not follow: {}",
+        x[neighbour].y - x_ref[neighbour].y
+    );
+    // And the shifted vertex is pulled back (its velocity opposes the shift).
+    assert!(v[centre].y < 0.0);
+}
+
+#[test]
+fn stiff_cloth_with_too_large_steps_rejects_and_recovers() {
+    let mut material = Material::default();
+    material.stretch = [2.0e5, 2.0e5];
+    material.shear = 2.0e4;
+    let n = 11;
+    let sys = sheet(n, 0.5, &material);
+    let pins = corner_pins(&sys, n);
+    let settings = ImplicitSettings {
+        h_max: 0.2,
+        stretch_threshold: 0.01,
+        ..ImplicitSettings::default()
+    };
+    let mut sim = Simulation::new(sys, Integrator::Implicit(settings), 5.0, pins).unwrap();
+    let mut rejected = 0;
+    let mut smallest = f64::INFINITY;
+    for _ in 0..5 {
+        let st = sim.step_frame().unwrap();
+        rejected += st.rejected_steps;
+        smallest = smallest.min(st.h_min);
+        assert!(st.max_stretch < 0.05);
+    }
+    assert!(rejected > 0, "no step was rejected");
+    assert!(smallest < 0.2);
+    assert!(sim.positions().iter().all(|p| p.iter().all(|c| c.is_finite())));
+}
+
+#[test]
+fn bending_stiffness_over_four_decades_runs_stable() {
+    for scale in [0.1, 1.0, 10.0, 100.0, 1000.0] {
+        let mut material = Material::default();
+        material.bend *= scale;
+        let n = 11;
+        let sys = sheet(n, 0.5, &material);
+        let pins = corner_pins(&sys, n);
+        let mut sim = Simulation::new(
+            sys,
+            Integrator::Implicit(ImplicitSettings::default()),
+            30.0,
+            pins,
+        )
+        .unwrap();
+        for _ in 0..30 {
+            let st = sim.step_frame().unwrap_or_else(|e| panic!("bend x{scale}: {e}"));
+            assert!(st.max_stretch < 0.1, "bend x{scale}: stretch {}", st.max_stretch);
+        }
+    }
+}
+
+#[test]
+fn results_are_bit_identical_for_one_and_two_threads() {
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let material = Material::default();
+            let n = 21;
+            let sys = sheet(n, 0.5, &material);
+            let pins = corner_pins(&sys, n);
+            let mut sim = Simulation::new(
+                sys,
+                Integrator::Implicit(ImplicitSettings::default()),
+                30.0,
+                pins,
+            )
+            .unwrap();
+            for _ in 0..5 {
+                sim.step_frame().unwrap();
+            }
+            sim.positions().to_vec()
+        })
+    };
+    let a = run(1);
+    let b = run(2);
+    assert!(a.iter().zip(&b).all(|(p, q)| p.iter().zip(q.iter()).all(|(x, y)| x.to_bits() == y.to_bits())));
+}
