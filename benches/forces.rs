@@ -12,15 +12,28 @@ fn deformed(n: usize) -> (cloth::mesh::ClothMesh, Vec<Vec3>, Vec<Vec3>) {
     let x: Vec<Vec3> = mesh
         .positions()
         .iter()
-        .map(|p| Vec3::new(p.x * 1.02, 0.1 * (4.0 * p.x).sin() * (3.0 * p.z).cos(), p.z * 0.99))
+        .map(|p| {
+            Vec3::new(
+                p.x * 1.02,
+                0.1 * (4.0 * p.x).sin() * (3.0 * p.z).cos(),
+                p.z * 0.99,
+            )
+        })
         .collect();
-    let v: Vec<Vec3> = mesh.positions().iter().map(|p| Vec3::new(-p.z, 0.1, p.x)).collect();
+    let v: Vec<Vec3> = mesh
+        .positions()
+        .iter()
+        .map(|p| Vec3::new(-p.z, 0.1, p.x))
+        .collect();
     (mesh, x, v)
 }
 
 fn bench(c: &mut Criterion) {
     let (mesh, x, v) = deformed(51);
-    for (name, def) in [("clamped", Definiteness::default()), ("exact", Definiteness::Exact)] {
+    for (name, def) in [
+        ("clamped", Definiteness::default()),
+        ("exact", Definiteness::Exact),
+    ] {
         let model = ClothModel::new(&mesh, &Material::default(), def).unwrap();
         let mut eval = Evaluation::default();
         c.bench_function(&format!("forces_and_jacobians_2601_{name}"), |b| {

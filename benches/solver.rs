@@ -81,7 +81,6 @@ fn bench(c: &mut Criterion) {
             tolerance: 1e-3,
             max_iterations: 10_000,
             preconditioner: pre,
-            ..PcgParams::default()
         };
         let mut ws = PcgWorkspace::default();
         let mut dv = vec![Vec3::zeros(); n];

@@ -17,6 +17,18 @@ struct Cli {
     command: Command,
 }
 
+/// Animation output formats of `cloth run`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    /// `frame_0000.obj`, ... (with UVs and normals).
+    Obj,
+    /// One `animation.usda` with time-sampled points (OBJ frames are still written while running
+    /// and removed at the end, so an interrupted run keeps valid frames).
+    Usd,
+    /// Both.
+    Both,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Simulate a scene and write OBJ frames and stats.json.
@@ -35,6 +47,37 @@ enum Command {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+        /// Output format of the animation: OBJ frames, one USD file (`DIR/animation.usda`), or both.
+        #[arg(long, value_enum, default_value_t = Format::Obj)]
+        format: Format,
+        /// Render a preview GIF (`DIR/preview.gif`, iso view) at the end.
+        #[arg(long)]
+        render: bool,
+    },
+    /// Render the frames of a run to PNG images or an animated GIF (CPU, headless).
+    Render {
+        /// Output directory of `cloth run`.
+        dir: PathBuf,
+        /// A `.gif` file, or a directory for PNG images (default: DIR/preview.gif).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Camera: front, side, top or iso.
+        #[arg(long, default_value = "iso")]
+        view: String,
+        /// Image size, WIDTHxHEIGHT in pixels.
+        #[arg(long, default_value = "800x600")]
+        size: String,
+        /// Render every N-th frame.
+        #[arg(long, default_value_t = 1)]
+        every: usize,
+    },
+    /// Plot a run's statistics (step size, CG iterations, energy, stretch, time split) as SVG.
+    Plot {
+        /// Output directory of `cloth run`.
+        dir: PathBuf,
+        /// Where to write the SVG files (default: DIR/plots).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Validate a scene and its meshes, and print what it contains.
     Check {
@@ -52,8 +95,18 @@ fn main() -> ExitCode {
             frames,
             threads,
             quiet,
-        } => run(&scene, out, frames, threads, quiet),
+            format,
+            render,
+        } => run(&scene, out, frames, threads, quiet, format, render),
         Command::Check { scene } => check(&scene),
+        Command::Render {
+            dir,
+            out,
+            view,
+            size,
+            every,
+        } => render(&dir, out, &view, &size, every),
+        Command::Plot { dir, out } => plot(&dir, out),
     };
     match result {
         Ok(code) => code,
@@ -62,6 +115,41 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn plot(dir: &Path, out: Option<PathBuf>) -> Result<ExitCode, String> {
+    let out = out.unwrap_or_else(|| dir.join("plots"));
+    let files = cloth::view::plot(dir, &out).map_err(|e| e.to_string())?;
+    for f in files {
+        println!("{}", f.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render(
+    dir: &Path,
+    out: Option<PathBuf>,
+    view: &str,
+    size: &str,
+    every: usize,
+) -> Result<ExitCode, String> {
+    let view: cloth::view::View = view
+        .parse()
+        .map_err(|e: cloth::view::ViewError| e.to_string())?;
+    let (w, h) = size
+        .split_once(['x', 'X'])
+        .and_then(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)))
+        .ok_or_else(|| format!("--size must look like 800x600, got `{size}`"))?;
+    let out = out.unwrap_or_else(|| dir.join("preview.gif"));
+    let opts = cloth::view::RenderOptions {
+        view,
+        width: w,
+        height: h,
+        every,
+    };
+    let summary = cloth::view::render(dir, &out, &opts).map_err(|e| e.to_string())?;
+    println!("rendered {} images to {}", summary.images, out.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn check(path: &Path) -> Result<ExitCode, String> {
@@ -74,10 +162,7 @@ fn check(path: &Path) -> Result<ExitCode, String> {
     println!("triangles  {}", mesh.num_triangles());
     println!("edges      {}", mesh.edges().len());
     println!("bend edges {}", mesh.hinges().len());
-    println!(
-        "area       {:.6} m^2",
-        mesh.total_rest_area()
-    );
+    println!("area       {:.6} m^2", mesh.total_rest_area());
     println!("mass       {:.6} kg", sys.masses.iter().sum::<f64>());
     println!(
         "pinned     {} vertices in {} groups",
@@ -96,6 +181,8 @@ fn run(
     frames: Option<usize>,
     threads: Option<usize>,
     quiet: bool,
+    format: Format,
+    preview: bool,
 ) -> Result<ExitCode, String> {
     if let Some(n) = threads {
         if n == 0 {
@@ -110,9 +197,7 @@ fn run(
     if let Some(f) = frames {
         scene.run.frames = f;
     }
-    let out = out.unwrap_or_else(|| {
-        Path::new("out").join(path.file_stem().unwrap_or_default())
-    });
+    let out = out.unwrap_or_else(|| Path::new("out").join(path.file_stem().unwrap_or_default()));
     std::fs::create_dir_all(&out)
         .map_err(|e| format!("cannot create output directory {}: {e}", out.display()))?;
     let mut sim = build_simulation(&scene).map_err(|e| e.to_string())?;
@@ -126,6 +211,7 @@ fn run(
     }
 
     let start = Instant::now();
+    write_colliders(&sim, &scene, &out)?;
     write_frame(&sim, &out, 0)?;
     let total = scene.run.frames;
     let bar = if quiet {
@@ -169,15 +255,102 @@ fn run(
     bar.finish_and_clear();
     let complete = error.is_none();
     write_report(&scene, &sim, &records, &out, start, complete, error.clone())?;
-    print_summary(&sim, &records, start.elapsed().as_secs_f64(), threads_used, &out);
+    print_summary(
+        &sim,
+        &records,
+        start.elapsed().as_secs_f64(),
+        threads_used,
+        &out,
+    );
+    if format != Format::Obj {
+        let usd = out.join("animation.usda");
+        cloth::view::write_usd(&out, &usd).map_err(|e| e.to_string())?;
+        println!("usd                {}", usd.display());
+    }
+    if preview {
+        let gif = out.join("preview.gif");
+        cloth::view::render(&out, &gif, &cloth::view::RenderOptions::default())
+            .map_err(|e| e.to_string())?;
+        println!("preview            {}", gif.display());
+    }
+    if format == Format::Usd && complete {
+        for k in 0..=sim.frame() {
+            let _ = std::fs::remove_file(frame_path(&out, k));
+        }
+    }
     match error {
         None => Ok(ExitCode::SUCCESS),
         Some(e) if e == "interrupted" => {
-            eprintln!("error: interrupted after frame {}; frames so far are valid", sim.frame());
+            eprintln!(
+                "error: interrupted after frame {}; frames so far are valid",
+                sim.frame()
+            );
             Ok(ExitCode::from(130))
         }
         Some(e) => Err(e),
     }
+}
+
+/// Writes `DIR/colliders.json`: each collider's tessellated surface in its local frame and its
+/// pose (a 3x4 matrix) at every output frame, plus local vertices per frame for deforming
+/// meshes. Planes are drawn as squares around the cloth.
+fn write_colliders(sim: &Simulation, scene: &Scene, out: &Path) -> Result<(), String> {
+    use cloth::collide::{Motion, Shape};
+    let Some(set) = sim.colliders() else {
+        return Ok(());
+    };
+    let x0 = &sim.system().x0;
+    let lo = x0
+        .iter()
+        .fold(cloth::mesh::Vec3::repeat(f64::INFINITY), |a, p| a.inf(p));
+    let hi = x0
+        .iter()
+        .fold(cloth::mesh::Vec3::repeat(f64::NEG_INFINITY), |a, p| {
+            a.sup(p)
+        });
+    let half = ((hi - lo).norm() * 0.75).max(0.5);
+    let mut list = Vec::new();
+    for c in set.colliders() {
+        let (verts, tris) = match &c.shape {
+            Shape::Plane => {
+                let v = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
+                    .map(|(a, b)| cloth::mesh::Vec3::new(a * half, 0.0, b * half));
+                (v.to_vec(), vec![[0, 2, 1], [0, 3, 2]])
+            }
+            shape => shape.tessellate(32),
+        };
+        let frames: Vec<serde_json::Value> = (0..=scene.run.frames)
+            .map(|k| {
+                let t = k as f64 / scene.run.fps;
+                let pose = c.pose(t);
+                let m = pose.to_homogeneous();
+                let matrix: Vec<Vec<f64>> = (0..3)
+                    .map(|r| (0..4).map(|col| m[(r, col)]).collect())
+                    .collect();
+                let deformed = match &c.motion {
+                    Motion::MeshSequence { frames, .. } => frames.get(k),
+                    Motion::Composite { deformation, .. } => match deformation.as_ref() {
+                        Motion::MeshSequence { frames, .. } => frames.get(k),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let vertices =
+                    deformed.map(|f| f.iter().map(|p| vec![p.x, p.y, p.z]).collect::<Vec<_>>());
+                serde_json::json!({ "matrix": matrix, "vertices": vertices })
+            })
+            .collect();
+        list.push(serde_json::json!({
+            "name": c.name,
+            "vertices": verts.iter().map(|p| vec![p.x, p.y, p.z]).collect::<Vec<_>>(),
+            "triangles": tris,
+            "frames": frames,
+        }));
+    }
+    let text = serde_json::to_string(&serde_json::json!({ "colliders": list }))
+        .map_err(|e| e.to_string())?;
+    cloth::sim::write_atomic(&out.join("colliders.json"), text.as_bytes())
+        .map_err(|e| e.to_string())
 }
 
 fn write_frame(sim: &Simulation, out: &Path, k: usize) -> Result<(), String> {
@@ -220,10 +393,24 @@ fn print_summary(
     let t = Totals::from_frames(records, wall);
     let total = t.timings.total().max(1e-300);
     let pct = |x: f64| 100.0 * x / total;
-    println!("cloth verts/tris   {} / {}", sim.system().num_vertices(), sim.system().mesh.num_triangles());
-    println!("frames / steps     {} / {} ({} rejected)", t.frames, t.steps, t.rejected_steps);
-    println!("step min / max     {:.3} / {:.3} ms", t.h_min * 1e3, t.h_max * 1e3);
-    println!("time per frame     {:.2} ms ({threads} threads)", t.seconds_per_frame * 1e3);
+    println!(
+        "cloth verts/tris   {} / {}",
+        sim.system().num_vertices(),
+        sim.system().mesh.num_triangles()
+    );
+    println!(
+        "frames / steps     {} / {} ({} rejected)",
+        t.frames, t.steps, t.rejected_steps
+    );
+    println!(
+        "step min / max     {:.3} / {:.3} ms",
+        t.h_min * 1e3,
+        t.h_max * 1e3
+    );
+    println!(
+        "time per frame     {:.2} ms ({threads} threads)",
+        t.seconds_per_frame * 1e3
+    );
     println!(
         "CG iterations      {} ({:.1} per step)",
         t.cg_iterations,

@@ -17,6 +17,13 @@ pub struct ContactSettings {
     pub margin: f64,
     /// Relative tangential speed (m/s) below which a sliding contact becomes static again.
     pub stick_speed: f64,
+    /// Stiffness (N/m) of the cloth-cloth penalty springs, per proximity: a pair closer than
+    /// the cloth thickness is pushed apart with `self_stiffness * (thickness - distance)`.
+    /// Default 500 N/m: 2.5 N at full thickness (5 mm), far above the weight of a vertex.
+    pub self_stiffness: f64,
+    /// Damping (N s/m) of the cloth-cloth penalty springs along the contact normal.
+    /// Default 0.5 N s/m.
+    pub self_damping: f64,
 }
 
 impl Default for ContactSettings {
@@ -25,6 +32,8 @@ impl Default for ContactSettings {
             cloth_thickness: 0.005,
             margin: 0.02,
             stick_speed: 1e-3,
+            self_stiffness: 500.0,
+            self_damping: 0.5,
         }
     }
 }
@@ -97,8 +106,12 @@ impl ContactManager {
         forces: &mut [Vec3],
     ) {
         self.colliders.update(t + h);
-        self.colliders
-            .vertex_contacts(x, self.settings.cloth_thickness, self.settings.margin, &mut self.scratch);
+        self.colliders.vertex_contacts(
+            x,
+            self.settings.cloth_thickness,
+            self.settings.margin,
+            &mut self.scratch,
+        );
         self.active.clear();
         let mut k = 0;
         for c in self.scratch.drain(..) {

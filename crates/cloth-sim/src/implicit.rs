@@ -5,7 +5,8 @@ use crate::system::ClothSystem;
 use cloth_forces::Evaluation;
 use cloth_mesh::Vec3;
 use cloth_solver::{
-    AssemblyPlan, BlockMatrix, Constraint, PcgInfo, PcgParams, PcgWorkspace, SolverError,
+    AssemblyPlan, BlockMatrix, Constraint, DirectSolver, PcgInfo, PcgParams, PcgWorkspace,
+    SolverError,
 };
 use nalgebra::Matrix3;
 use rayon::prelude::*;
@@ -32,17 +33,21 @@ pub(crate) struct SolveOutcome {
 /// entries; every step only refills values.
 pub(crate) struct ImplicitWorkspace {
     pub eval: Evaluation,
+    /// Off-diagonal vertex pairs of the matrix pattern (mesh pairs plus any contact pairs seen).
+    pairs: Vec<(usize, usize)>,
     pub matrix: BlockMatrix,
     plan: AssemblyPlan,
     blocks: Vec<Matrix3<f64>>,
     diagonal: Vec<Matrix3<f64>>,
-    pub forces: Vec<Vec3>,
     w: Vec<Vec3>,
     kw: Vec<Vec3>,
     pub b: Vec<Vec3>,
     pub dv: Vec<Vec3>,
     pub e: Vec<Vec3>,
     pcg: PcgWorkspace,
+    /// Ordering and symbolic factorisation for the direct solver, made on first use and kept
+    /// while the pattern stays the same.
+    direct: Option<DirectSolver>,
 }
 
 impl ImplicitWorkspace {
@@ -50,32 +55,50 @@ impl ImplicitWorkspace {
     pub fn new(sys: &ClothSystem) -> Result<Self, SolverError> {
         let n = sys.num_vertices();
         let mut eval = Evaluation::default();
-        sys.model.evaluate(&sys.x0, &vec![Vec3::zeros(); n], &mut eval);
-        let matrix = BlockMatrix::new(n, sys.mesh.vertex_pairs())?;
+        sys.model
+            .evaluate(&sys.x0, &vec![Vec3::zeros(); n], &mut eval);
+        let pairs = sys.mesh.vertex_pairs().to_vec();
+        let matrix = BlockMatrix::new(n, &pairs)?;
         let plan = matrix.plan(eval.entries())?;
         Ok(Self {
+            pairs,
             blocks: vec![Matrix3::zeros(); eval.entries().len()],
             eval,
             matrix,
             plan,
             diagonal: vec![Matrix3::zeros(); n],
-            forces: vec![Vec3::zeros(); n],
             w: vec![Vec3::zeros(); n],
             kw: vec![Vec3::zeros(); n],
             b: vec![Vec3::zeros(); n],
             dv: vec![Vec3::zeros(); n],
             e: vec![Vec3::zeros(); n],
             pcg: PcgWorkspace::default(),
+            direct: None,
         })
     }
 
-    /// Evaluates forces at (x0, v0) and assembles
-    /// `A = M - h df/dv - h^2 df/dx` and `b = h (f0 + h df/dx v0 + df/dx y)` (Knowl 6).
-    pub fn assemble(&mut self, sys: &ClothSystem, x0: &[Vec3], v0: &[Vec3], y: &[Vec3], h: f64) {
+    /// Evaluates the cloth's internal and external forces and their Jacobians at (x0, v0).
+    /// A step that is rejected and retried with a smaller h from the same state reuses them.
+    pub fn evaluate(&mut self, sys: &ClothSystem, x0: &[Vec3], v0: &[Vec3]) {
         sys.model.evaluate(x0, v0, &mut self.eval);
         sys.external.accumulate(&sys.model, x0, v0, &mut self.eval);
-        self.forces.copy_from_slice(&self.eval.forces);
-        for (d, &m) in self.diagonal.iter_mut().zip(&sys.masses) {
+    }
+
+    /// Assembles `A = M - h df/dv - h^2 df/dx` and `b = h (f0 + h df/dx v0 + df/dx y)`
+    /// (Knowls 2 and 6) from the last [`Self::evaluate`], plus `extra_forces` (N; friction,
+    /// contact penalties) and `extra` Jacobian entries `(i, j, df/dx, df/dv)` with `i <= j`
+    /// (cloth-cloth penalty springs), which may couple vertices outside the mesh's pattern:
+    /// the pattern then grows (and stays grown) to hold them.
+    pub fn assemble(
+        &mut self,
+        v0: &[Vec3],
+        y: &[Vec3],
+        h: f64,
+        masses: &[f64],
+        extra_forces: &[Vec3],
+        extra: &[(usize, usize, Matrix3<f64>, Matrix3<f64>)],
+    ) -> Result<(), SolverError> {
+        for (d, &m) in self.diagonal.iter_mut().zip(masses) {
             *d = Matrix3::from_diagonal_element(m);
         }
         let (dfdx, dfdv) = (self.eval.dfdx(), self.eval.dfdv());
@@ -84,18 +107,51 @@ impl ImplicitWorkspace {
             .par_iter_mut()
             .zip(dfdx.par_iter().zip(dfdv.par_iter()))
             .for_each(|(blk, (kx, kv))| *blk = -(kv * h) - kx * h2);
+        if !extra.is_empty() && extra.iter().any(|e| self.matrix.block(e.0, e.1).is_none()) {
+            self.grow_pattern(extra)?;
+        }
         self.matrix
             .assemble(&self.plan, &self.blocks, Some(&self.diagonal));
-        // b = h f0 + h df/dx (h v0 + y)
+        for (i, j, kx, kv) in extra {
+            self.matrix.add_block(*i, *j, &(-(kv * h) - kx * h2))?;
+        }
+        // b = h (f0 + extra) + h df/dx (h v0 + y)
         self.w
             .par_iter_mut()
             .zip(v0.par_iter().zip(y.par_iter()))
             .for_each(|(w, (v, y))| *w = v * h + y);
         self.eval.mul_dfdx(&self.w, &mut self.kw);
+        for (i, j, kx, _) in extra {
+            self.kw[*i] += kx * self.w[*j];
+            if i != j {
+                self.kw[*j] += kx.transpose() * self.w[*i];
+            }
+        }
         self.b
             .par_iter_mut()
-            .zip(self.forces.par_iter().zip(self.kw.par_iter()))
-            .for_each(|(b, (f, kw))| *b = (f + kw) * h);
+            .zip(self.eval.forces.par_iter().zip(self.kw.par_iter()))
+            .zip(extra_forces.par_iter())
+            .for_each(|((b, (f, kw)), fe)| *b = (f + fe + kw) * h);
+        Ok(())
+    }
+
+    /// Adds the off-diagonal pairs of `extra` to the matrix pattern and rebuilds the plan.
+    fn grow_pattern(
+        &mut self,
+        extra: &[(usize, usize, Matrix3<f64>, Matrix3<f64>)],
+    ) -> Result<(), SolverError> {
+        self.pairs.extend(
+            extra
+                .iter()
+                .filter(|e| e.0 != e.1 && self.matrix.block(e.0, e.1).is_none())
+                .map(|e| (e.0.min(e.1), e.0.max(e.1))),
+        );
+        self.pairs.sort_unstable();
+        self.pairs.dedup();
+        self.matrix = BlockMatrix::new(self.matrix.n(), &self.pairs)?;
+        self.plan = self.matrix.plan(self.eval.entries())?;
+        self.direct = None;
+        Ok(())
     }
 
     /// Solves `A dv = b` with the constrained components of dv equal to z, then computes the
@@ -117,7 +173,11 @@ impl ImplicitWorkspace {
                 &mut self.pcg,
             )?,
             LinearSolver::Direct => {
-                cloth_solver::solve_direct(&mut self.dv, &self.matrix, &self.b, z, constraints)?;
+                let direct = match &mut self.direct {
+                    Some(d) => d,
+                    None => self.direct.insert(DirectSolver::new(&self.matrix)?),
+                };
+                direct.solve(&mut self.dv, &self.matrix, &self.b, z, constraints)?;
                 PcgInfo {
                     iterations: 0,
                     relative_residual: 0.0,

@@ -1,8 +1,8 @@
 //! Output files: OBJ frames and `stats.json`, each written atomically (temporary file in the
 //! same directory, then rename), so an interrupted run leaves only complete files.
 
-use crate::stats::{FrameStats, Timings};
 use crate::SimError;
+use crate::stats::{FrameStats, Timings};
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,7 +14,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SimError> {
         path: path.to_path_buf(),
         source,
     };
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -98,6 +98,10 @@ mod tests {
         let c = std::f64::consts::FRAC_1_SQRT_2;
         assert!((t[0] - Vec3::new(c, 1.0, -c)).norm() < 1e-12, "{:?}", t[0]);
         g.targets(10.0, &mut t);
-        assert!((t[0] - Vec3::new(0.0, 2.0, -1.0)).norm() < 1e-12, "{:?}", t[0]);
+        assert!(
+            (t[0] - Vec3::new(0.0, 2.0, -1.0)).norm() < 1e-12,
+            "{:?}",
+            t[0]
+        );
     }
 }

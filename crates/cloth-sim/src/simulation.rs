@@ -1,15 +1,18 @@
 //! The time-stepping driver: frames, adaptive implicit steps (Knowl 9), explicit Verlet steps,
 //! constraints and statistics.
 
+use crate::SimError;
+use crate::contact::ContactManager;
 use crate::implicit::{ImplicitWorkspace, LinearSolver};
 use crate::pins::PinGroup;
 use crate::stats::{FrameStats, Stopwatch, Timings};
 use crate::strain::{EdgeSet, StrainLimit};
 use crate::system::ClothSystem;
 use crate::verlet::{Verlet, VerletSettings};
-use crate::SimError;
+use cloth_collide::SelfCollision;
 use cloth_mesh::Vec3;
 use cloth_solver::{Constraint, PcgParams, SolverError};
+use nalgebra::Matrix3;
 
 /// Settings of the implicit (Baraff-Witkin) integrator.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -98,6 +101,13 @@ pub struct Simulation {
     x1: Vec<Vec3>,
     targets: Vec<Vec3>,
     constraint_forces: Vec<Vec3>,
+    extra_forces: Vec<Vec3>,
+    penalty_forces: Vec<Vec3>,
+    extra_entries: Vec<(usize, usize, Matrix3<f64>, Matrix3<f64>)>,
+    pinned: Vec<bool>,
+    contacts: Option<ContactManager>,
+    self_collision: Option<SelfCollision>,
+    self_intersections: bool,
 }
 
 impl Simulation {
@@ -129,7 +139,12 @@ impl Simulation {
             Integrator::Implicit(s) => {
                 check_range("solver.h_max", s.h_max, 0.0, f64::INFINITY)?;
                 check_range("solver.h_min", s.h_min, 0.0, s.h_max)?;
-                check_range("solver.stretch_threshold", s.stretch_threshold, 0.0, f64::INFINITY)?;
+                check_range(
+                    "solver.stretch_threshold",
+                    s.stretch_threshold,
+                    0.0,
+                    f64::INFINITY,
+                )?;
                 (
                     Engine::Implicit(Box::new(ImplicitWorkspace::new(&system)?)),
                     s.h_max,
@@ -166,6 +181,13 @@ impl Simulation {
             x1: vec![Vec3::zeros(); n],
             targets: Vec::new(),
             constraint_forces: vec![Vec3::zeros(); n],
+            extra_forces: vec![Vec3::zeros(); n],
+            penalty_forces: vec![Vec3::zeros(); n],
+            extra_entries: Vec::new(),
+            pinned: vec![false; n],
+            contacts: None,
+            self_collision: None,
+            self_intersections: false,
             x,
             v,
             system,
@@ -180,11 +202,44 @@ impl Simulation {
         for (w, m) in self.inv_mass.iter_mut().zip(&self.system.masses) {
             *w = 1.0 / m;
         }
+        self.pinned.fill(false);
         for pin in &self.pins {
             for &i in &pin.vertices {
                 self.inv_mass[i] = 0.0;
+                self.pinned[i] = true;
             }
         }
+    }
+
+    /// Enables cloth-solid contact with the given colliders (implicit integrator only; the
+    /// Verlet integrator ignores colliders).
+    pub fn set_colliders(
+        &mut self,
+        colliders: cloth_collide::ColliderSet,
+        settings: crate::ContactSettings,
+    ) {
+        let friction = colliders.colliders().iter().map(|c| c.friction).collect();
+        let thickness = colliders.colliders().iter().map(|c| c.thickness).collect();
+        self.contacts = Some(ContactManager::new(
+            colliders,
+            friction,
+            thickness,
+            settings,
+            self.x.len(),
+        ));
+    }
+
+    /// Enables cloth-cloth contact by penalty springs (Baraff & Witkin 1998, Section 6;
+    /// implicit integrator only). When `count_intersections` is set, every frame's statistics
+    /// count intersecting pairs of non-adjacent triangles.
+    pub fn set_self_collision(&mut self, sc: SelfCollision, count_intersections: bool) {
+        self.self_collision = Some(sc);
+        self.self_intersections = count_intersections;
+    }
+
+    /// The colliders, if contact is enabled.
+    pub fn colliders(&self) -> Option<&cloth_collide::ColliderSet> {
+        self.contacts.as_ref().map(|c| &c.colliders)
     }
 
     fn apply_pin_positions(&mut self, t: f64) {
@@ -281,7 +336,9 @@ impl Simulation {
             });
         }
         // Stretch as the paper measures it: |w_u| and |w_v| of every triangle (Knowl 4).
-        self.system.model.triangle_stretch(&self.x, &mut self.stretch1);
+        self.system
+            .model
+            .triangle_stretch(&self.x, &mut self.stretch1);
         let (mut s, mut c) = (0.0f64, 0.0f64);
         for w in &self.stretch1 {
             for &l in w {
@@ -292,6 +349,13 @@ impl Simulation {
         stats.max_stretch = s;
         stats.max_compression = c;
         stats.kinetic_energy = self.system.kinetic_energy(&self.v);
+        stats.contacts = self.contacts.as_ref().map_or(0, |c| c.num_contacts());
+        timings.other += sw.lap();
+        if self.self_intersections {
+            stats.self_intersections =
+                cloth_collide::count_self_intersections(&self.system.mesh, &self.x);
+            timings.cloth_cloth += sw.lap();
+        }
         stats.time = self.time;
         if stats.steps == 0 {
             stats.h_min = 0.0;
@@ -321,7 +385,12 @@ impl Simulation {
             pinned.clear();
             for pin in &self.pins {
                 pin.targets(t1, &mut self.targets);
-                pinned.extend(pin.vertices.iter().copied().zip(self.targets.iter().copied()));
+                pinned.extend(
+                    pin.vertices
+                        .iter()
+                        .copied()
+                        .zip(self.targets.iter().copied()),
+                );
             }
             engine.step(
                 &mut self.x,
@@ -345,27 +414,6 @@ impl Simulation {
         Ok(())
     }
 
-    /// Fills per-vertex constraints, targets z and alteration y for a step from t to t + h.
-    fn build_constraints(&mut self, t: f64, h: f64) {
-        self.constraints.fill(Constraint::Free);
-        self.z.fill(Vec3::zeros());
-        self.y.copy_from_slice(&self.pending_shift);
-        for c in &self.directional {
-            let i = c.vertex;
-            self.constraints[i] = c.constraint;
-            // Constrained components of v0 + dv vanish: z = -(I - S) v0.
-            self.z[i] = -(self.v[i] - c.constraint.filter(&self.v[i]));
-        }
-        for pin in &self.pins {
-            pin.targets(t + h, &mut self.targets);
-            for (&i, p) in pin.vertices.iter().zip(&self.targets) {
-                self.constraints[i] = Constraint::Fixed;
-                // x0 + h (v0 + dv) + y = target exactly.
-                self.z[i] = (p - self.x[i] - self.y[i]) / h - self.v[i];
-            }
-        }
-    }
-
     fn frame_implicit(
         &mut self,
         s: &ImplicitSettings,
@@ -375,8 +423,12 @@ impl Simulation {
     ) -> Result<(), SimError> {
         let mut sw = Stopwatch::start();
         let mut t = self.time;
-        self.system.model.triangle_stretch(&self.x, &mut self.stretch0);
+        self.system
+            .model
+            .triangle_stretch(&self.x, &mut self.stretch0);
         timings.other += sw.lap();
+        // Forces and Jacobians at the current state; valid until a step is accepted.
+        let mut evaluated = false;
         while t_end - t > 1e-12 * t_end.max(1.0) {
             let remaining = t_end - t;
             // Land exactly on the frame time; avoid a sliver step at the end.
@@ -385,12 +437,74 @@ impl Simulation {
             } else {
                 self.h
             };
-            self.build_constraints(t, h);
+            let Engine::Implicit(ws) = &mut self.engine else {
+                unreachable!("implicit settings always come with an implicit workspace")
+            };
+            if !evaluated {
+                ws.evaluate(&self.system, &self.x, &self.v);
+                evaluated = true;
+                timings.eval += sw.lap();
+                self.extra_entries.clear();
+                if let Some(sc) = &mut self.self_collision {
+                    self.penalty_forces.fill(Vec3::zeros());
+                    sc.detect(&self.x);
+                    sc.penalty(
+                        &self.x,
+                        &self.v,
+                        &mut self.penalty_forces,
+                        &mut self.extra_entries,
+                    );
+                    timings.cloth_cloth += sw.lap();
+                }
+            }
+            // Constraints: directional first, then contacts, then pins (which win).
+            self.constraints.fill(Constraint::Free);
+            self.z.fill(Vec3::zeros());
+            self.y.copy_from_slice(&self.pending_shift);
+            // Penalty forces of this state, plus friction added by the contacts below.
+            self.extra_forces.copy_from_slice(&self.penalty_forces);
+            for c in &self.directional {
+                let i = c.vertex;
+                self.constraints[i] = c.constraint;
+                // Constrained components of v0 + dv vanish: z = -(I - S) v0.
+                self.z[i] = -(self.v[i] - c.constraint.filter(&self.v[i]));
+            }
+            timings.other += sw.lap();
+            if let Some(cm) = &mut self.contacts {
+                cm.prepare(
+                    &self.x,
+                    &self.v,
+                    &self.system.masses,
+                    t,
+                    h,
+                    &mut self.constraints,
+                    &mut self.z,
+                    &mut self.y,
+                    &mut self.extra_forces,
+                );
+                timings.cloth_solid += sw.lap();
+            }
+            for pin in &self.pins {
+                pin.targets(t + h, &mut self.targets);
+                for (&i, p) in pin.vertices.iter().zip(&self.targets) {
+                    self.constraints[i] = Constraint::Fixed;
+                    self.y[i] = Vec3::zeros();
+                    // x0 + h (v0 + dv) = target exactly.
+                    self.z[i] = (p - self.x[i]) / h - self.v[i];
+                }
+            }
             timings.other += sw.lap();
             let Engine::Implicit(ws) = &mut self.engine else {
                 unreachable!("implicit settings always come with an implicit workspace")
             };
-            ws.assemble(&self.system, &self.x, &self.v, &self.y, h);
+            ws.assemble(
+                &self.v,
+                &self.y,
+                h,
+                &self.system.masses,
+                &self.extra_forces,
+                &self.extra_entries,
+            )?;
             timings.eval += sw.lap();
             let solved = ws.solve(&s.solver, &self.constraints, &self.z);
             timings.cg += sw.lap();
@@ -404,13 +518,18 @@ impl Simulation {
                     for i in 0..self.x.len() {
                         self.x1[i] = self.x[i] + (self.v[i] + ws.dv[i]) * h + self.y[i];
                     }
-                    self.system.model.triangle_stretch(&self.x1, &mut self.stretch1);
+                    self.system
+                        .model
+                        .triangle_stretch(&self.x1, &mut self.stretch1);
                     let worst = self
                         .stretch0
                         .iter()
                         .zip(&self.stretch1)
                         .map(|(a, b)| (a[0] - b[0]).abs().max((a[1] - b[1]).abs()))
-                        .fold(0.0f64, |m, d| if d.is_nan() { f64::INFINITY } else { m.max(d) });
+                        .fold(
+                            0.0f64,
+                            |m, d| if d.is_nan() { f64::INFINITY } else { m.max(d) },
+                        );
                     if worst > s.stretch_threshold {
                         Some(format!(
                             "stretch changed by {worst:.3} in one step (threshold {})",
@@ -423,6 +542,9 @@ impl Simulation {
                 Err(SolverError::NotPositiveDefinite { iteration, .. }) => Some(format!(
                     "system matrix not positive definite at CG iteration {iteration}"
                 )),
+                Err(SolverError::Factorization { detail }) => {
+                    Some(format!("direct factorisation failed: {detail}"))
+                }
                 Err(other) => return Err(other.into()),
             };
             if let Some(reason) = reject_reason {
@@ -447,15 +569,21 @@ impl Simulation {
             }
             std::mem::swap(&mut self.x, &mut self.x1);
             self.pending_shift.fill(Vec3::zeros());
+            evaluated = false;
             if let Some(lim) = &s.strain_limit {
                 self.x1.copy_from_slice(&self.x);
                 self.edges.project(&mut self.x, &self.inv_mass, lim);
                 for i in 0..self.x.len() {
                     self.v[i] += (self.x[i] - self.x1[i]) / h;
                 }
-                self.system.model.triangle_stretch(&self.x, &mut self.stretch1);
+                self.system
+                    .model
+                    .triangle_stretch(&self.x, &mut self.stretch1);
             }
             std::mem::swap(&mut self.stretch0, &mut self.stretch1);
+            if let Some(cm) = &mut self.contacts {
+                cm.after_step(&self.constraint_forces, &self.v, &self.pinned);
+            }
             t += h;
             stats.steps += 1;
             stats.h_min = stats.h_min.min(h);

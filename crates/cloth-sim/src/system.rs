@@ -21,7 +21,11 @@ pub struct ClothSystem {
 impl ClothSystem {
     /// Builds the system from a mesh (whose positions are the initial state), a force model
     /// built from the same mesh, and external forces.
-    pub fn new(mesh: ClothMesh, model: ClothModel, external: External) -> Result<Self, crate::SimError> {
+    pub fn new(
+        mesh: ClothMesh,
+        model: ClothModel,
+        external: External,
+    ) -> Result<Self, crate::SimError> {
         if model.num_vertices() != mesh.num_vertices() {
             return Err(crate::SimError::Invalid {
                 key: "cloth".into(),

@@ -59,7 +59,13 @@ pub(crate) struct Verlet {
 
 impl Verlet {
     /// Builds the spring network of `mesh` (rest lengths from the (u, v) rest plane).
-    pub fn new(mesh: &ClothMesh, settings: &VerletSettings, x: &[Vec3], v: &[Vec3], h: f64) -> Self {
+    pub fn new(
+        mesh: &ClothMesh,
+        settings: &VerletSettings,
+        x: &[Vec3],
+        v: &[Vec3],
+        h: f64,
+    ) -> Self {
         let uv = mesh.rest();
         let mut springs: Vec<Spring> = mesh
             .edges()

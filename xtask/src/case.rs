@@ -1,0 +1,395 @@
+//! One benchmark case: what to run (`CaseSpec`), what came out (`CaseResult`), and the child
+//! side that runs it (`run_child`), one case per process so that peak memory and the thread
+//! pool belong to that case alone.
+
+use cloth::sim::{
+    FrameStats, IntegratorKind, MeshSpec, Scene, SolverChoice, SolverSettings, build_simulation,
+};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Which integrator a case forces onto its scene (`None` keeps the scene's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntegratorOverride {
+    /// Explicit Verlet with the scene-file defaults of `[solver]` for Verlet (soft springs,
+    /// `[0.9, 1.1]` strain limit), `steps_per_frame` equal steps per frame.
+    Verlet {
+        /// Equal Verlet steps per output frame (>= 1).
+        steps_per_frame: usize,
+        /// Spring stiffness in N/m; `None` keeps the Verlet default.
+        spring_stiffness: Option<f64>,
+    },
+}
+
+/// Everything a child process needs to run one case.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CaseSpec {
+    /// Unique case name (what `--filter` matches).
+    pub name: String,
+    /// Group: `paper`, `scaling`, `bend`, `stretch`, `explicit`, `verlet_probe`, `solver`.
+    pub group: String,
+    /// Scene file (absolute path).
+    pub scene: PathBuf,
+    /// Override `cloth.mesh` grid resolution `nx = ny` (keeps size and pattern).
+    pub grid: Option<usize>,
+    /// Frames to simulate (`None`: the scene's `run.frames`).
+    pub frames: Option<usize>,
+    /// Factor on the flexural rigidity `cloth.material.bend`.
+    pub bend_scale: f64,
+    /// Factor on both stretch stiffnesses `cloth.material.stretch`.
+    pub stretch_scale: f64,
+    /// Linear solver override (`solver.preconditioner`).
+    pub solver: Option<SolverChoice>,
+    /// Integrator override.
+    pub integrator: Option<IntegratorOverride>,
+    /// Rayon worker threads.
+    pub threads: usize,
+}
+
+impl CaseSpec {
+    /// A case running `scene` unchanged with `threads` threads.
+    pub fn new(name: &str, group: &str, scene: PathBuf, threads: usize) -> Self {
+        CaseSpec {
+            name: name.to_string(),
+            group: group.to_string(),
+            scene,
+            grid: None,
+            frames: None,
+            bend_scale: 1.0,
+            stretch_scale: 1.0,
+            solver: None,
+            integrator: None,
+            threads,
+        }
+    }
+}
+
+/// One frame of a run, for the plots.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FramePoint {
+    /// Frame number (1 = first simulated frame).
+    pub frame: usize,
+    /// Simulated time at the end of the frame, s.
+    pub time: f64,
+    /// Accepted steps.
+    pub steps: usize,
+    /// Rejected steps.
+    pub rejected_steps: usize,
+    /// Smallest accepted step, s.
+    pub h_min: f64,
+    /// Largest accepted step, s.
+    pub h_max: f64,
+    /// CG iterations (accepted and rejected steps).
+    pub cg_iterations: usize,
+    /// Wall time of the frame, s.
+    pub seconds: f64,
+}
+
+/// Wall time per phase summed over a run, s (the simulation's `Timings`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhaseTimes {
+    /// Force evaluation and assembly, s.
+    pub eval: f64,
+    /// Linear solve, s.
+    pub cg: f64,
+    /// Cloth-cloth collision, s.
+    pub cloth_cloth: f64,
+    /// Cloth-solid collision, s.
+    pub cloth_solid: f64,
+    /// Everything else inside the steps, s.
+    pub other: f64,
+}
+
+/// Largest value, NaN if any value is NaN (0 for none).
+fn max_or_nan(values: impl Iterator<Item = f64>) -> f64 {
+    values.fold(0.0, |m, x| if x.is_nan() || m.is_nan() { f64::NAN } else { m.max(x) })
+}
+
+/// What a case measured. Times are wall-clock seconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CaseResult {
+    /// The spec that was run.
+    pub spec: CaseSpec,
+    /// Cloth vertices.
+    pub cloth_vertices: usize,
+    /// Cloth triangles.
+    pub cloth_triangles: usize,
+    /// Vertices of the tessellated colliders (`None`: not reported by the simulation).
+    pub solid_vertices: Option<usize>,
+    /// Triangles of the tessellated colliders (`None`: not reported by the simulation).
+    pub solid_triangles: Option<usize>,
+    /// Integrator actually used (`implicit` / `verlet`).
+    pub integrator: String,
+    /// Linear solver of the implicit integrator.
+    pub solver: String,
+    /// Frames requested.
+    pub frames_requested: usize,
+    /// Frames completed.
+    pub frames: usize,
+    /// Accepted steps over the run.
+    pub steps: usize,
+    /// Rejected steps over the run.
+    pub rejected_steps: usize,
+    /// Smallest accepted step, s.
+    pub h_min: f64,
+    /// Largest accepted step, s.
+    pub h_max: f64,
+    /// CG iterations over the run.
+    pub cg_iterations: usize,
+    /// Linear solves that hit the iteration cap.
+    pub cg_not_converged: usize,
+    /// Mean CG iterations per accepted step.
+    pub cg_per_step: f64,
+    /// Wall time of the frame loop divided by completed frames, s (the median over the
+    /// repeats once the parent has combined them).
+    pub seconds_per_frame: f64,
+    /// `seconds_per_frame` of every repeat, in run order (filled by the parent).
+    pub repeats: Vec<f64>,
+    /// Time to load the scene and build the simulation, s.
+    pub setup_seconds: f64,
+    /// Wall time of the frame loop, s.
+    pub wall_seconds: f64,
+    /// Phase times summed over the run, s.
+    pub timings: PhaseTimes,
+    /// Phase shares of the frame-loop wall time in percent: EVAL, CG, C/C, C/S, other
+    /// (other = everything not in the first four, including time outside the phases).
+    pub percent: [f64; 5],
+    /// Peak resident memory of the child process (VmHWM), bytes.
+    pub peak_memory_bytes: Option<u64>,
+    /// Rayon threads in the child.
+    pub threads: usize,
+    /// Largest stretch over all frames (0.05 = 5%).
+    pub max_stretch: f64,
+    /// Largest kinetic energy over all frames, J.
+    pub max_kinetic_energy: f64,
+    /// Kinetic energy bound used by the stability test, J: `2 M |g| L` with cloth mass `M`,
+    /// gravity `g` and the diagonal `L` of the cloth's initial bounding box.
+    pub energy_bound: f64,
+    /// Whether the final positions are all finite.
+    pub finite: bool,
+    /// Error that ended the run early, if any.
+    pub error: Option<String>,
+    /// Per-frame points.
+    pub series: Vec<FramePoint>,
+}
+
+impl CaseResult {
+    /// Stable in the sense of the explicit step search: completed every frame without error,
+    /// finite positions, kinetic energy within `energy_bound`, stretch below 50%.
+    pub fn is_stable(&self) -> bool {
+        self.error.is_none()
+            && self.finite
+            && self.frames == self.frames_requested
+            && self.max_kinetic_energy.is_finite()
+            && self.max_kinetic_energy <= self.energy_bound
+            && self.max_stretch.is_finite()
+            && self.max_stretch < 0.5
+    }
+
+    /// The reported figures that must be finite for a successful case.
+    pub fn figures(&self) -> [f64; 8] {
+        [
+            self.seconds_per_frame,
+            self.h_min,
+            self.h_max,
+            self.cg_per_step,
+            self.percent[0],
+            self.percent[1],
+            self.max_stretch,
+            self.max_kinetic_energy,
+        ]
+    }
+}
+
+/// Loads the case's scene and applies its overrides.
+pub fn prepare_scene(spec: &CaseSpec) -> Result<Scene, String> {
+    let mut scene = Scene::load(&spec.scene).map_err(|e| format!("{}: {e}", spec.scene.display()))?;
+    if let Some(n) = spec.grid {
+        match &mut scene.cloth.mesh {
+            MeshSpec::Grid { nx, ny, .. } => {
+                *nx = n;
+                *ny = n;
+            }
+            _ => return Err(format!("{}: cloth.mesh is not a grid", spec.scene.display())),
+        }
+    }
+    if let Some(f) = spec.frames {
+        scene.run.frames = f;
+    }
+    scene.cloth.material.bend *= spec.bend_scale;
+    for k in &mut scene.cloth.material.stretch {
+        *k *= spec.stretch_scale;
+    }
+    if let Some(s) = spec.solver {
+        scene.solver.preconditioner = s;
+    }
+    if let Some(IntegratorOverride::Verlet {
+        steps_per_frame,
+        spring_stiffness,
+    }) = spec.integrator
+    {
+        let fps = scene.run.fps;
+        scene.solver = SolverSettings::defaults(IntegratorKind::Verlet, fps);
+        scene.solver.verlet_h = verlet_step(fps, steps_per_frame)?;
+        if let Some(k) = spring_stiffness {
+            scene.solver.spring_stiffness = k;
+        }
+    }
+    Ok(scene)
+}
+
+/// The `verlet_h` (s) that splits a frame of `1 / fps` seconds into exactly `k` equal steps:
+/// slightly above `1 / (k fps)` so rounding cannot add a step, and never above `1 / fps`.
+pub fn verlet_step(fps: f64, k: usize) -> Result<f64, String> {
+    if k == 0 {
+        return Err("steps per frame must be at least 1".into());
+    }
+    let frame = 1.0 / fps;
+    Ok(if k == 1 {
+        frame
+    } else {
+        (frame / k as f64 * (1.0 + 1e-9)).min(frame)
+    })
+}
+
+/// Peak resident set size of this process in bytes (VmHWM of `/proc/self/status`).
+pub fn peak_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Runs one case in this process (the child side) and returns its result. Simulation errors
+/// end the run early and are recorded in `error`; scene errors are returned as `Err`.
+pub fn run_child(spec: &CaseSpec) -> Result<CaseResult, String> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(spec.threads.max(1))
+        .build_global()
+        .map_err(|e| format!("cannot start {} threads: {e}", spec.threads))?;
+    let t0 = Instant::now();
+    let scene = prepare_scene(spec)?;
+    let mut sim = build_simulation(&scene).map_err(|e| format!("{}: {e}", spec.name))?;
+    let setup_seconds = t0.elapsed().as_secs_f64();
+
+    let system = sim.system();
+    let mass: f64 = system.masses.iter().sum();
+    let (lo, hi) = system.x0.iter().fold(
+        ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]),
+        |(mut lo, mut hi), p| {
+            for k in 0..3 {
+                lo[k] = lo[k].min(p[k]);
+                hi[k] = hi[k].max(p[k]);
+            }
+            (lo, hi)
+        },
+    );
+    let diagonal = (0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f64>().sqrt();
+    let energy_bound = 2.0 * mass * scene.run.gravity.norm() * diagonal;
+    let cloth_vertices = system.num_vertices();
+    let cloth_triangles = system.mesh.num_triangles();
+
+    let frames_requested = scene.run.frames;
+    let mut stats: Vec<FrameStats> = Vec::with_capacity(frames_requested);
+    let mut series = Vec::with_capacity(frames_requested);
+    let mut error = None;
+    let start = Instant::now();
+    for _ in 0..frames_requested {
+        let f0 = Instant::now();
+        match sim.step_frame() {
+            Ok(s) => {
+                series.push(FramePoint {
+                    frame: s.frame,
+                    time: s.time,
+                    steps: s.steps,
+                    rejected_steps: s.rejected_steps,
+                    h_min: s.h_min,
+                    h_max: s.h_max,
+                    cg_iterations: s.cg_iterations,
+                    seconds: f0.elapsed().as_secs_f64(),
+                });
+                stats.push(s);
+            }
+            Err(e) => {
+                error = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    let wall_seconds = start.elapsed().as_secs_f64();
+    let finite = sim
+        .positions()
+        .iter()
+        .all(|p| p.iter().all(|c| c.is_finite()));
+    let totals = cloth::sim::Totals::from_frames(&stats, wall_seconds);
+    let t = totals.timings;
+    let pct = |x: f64| if wall_seconds > 0.0 { 100.0 * x / wall_seconds } else { 0.0 };
+    let phases = [t.eval, t.cg, t.cloth_cloth, t.cloth_solid];
+    let percent = [
+        pct(phases[0]),
+        pct(phases[1]),
+        pct(phases[2]),
+        pct(phases[3]),
+        pct((wall_seconds - phases.iter().sum::<f64>()).max(0.0)),
+    ];
+    let (integrator, solver) = match scene.solver.integrator {
+        IntegratorKind::Implicit => (
+            "implicit",
+            match scene.solver.preconditioner {
+                SolverChoice::Diagonal => "diagonal",
+                SolverChoice::BlockJacobi => "block_jacobi",
+                SolverChoice::Direct => "direct",
+            },
+        ),
+        IntegratorKind::Verlet => ("verlet", "-"),
+    };
+    let frames = stats.len();
+    Ok(CaseResult {
+        spec: spec.clone(),
+        cloth_vertices,
+        cloth_triangles,
+        solid_vertices: None,
+        solid_triangles: None,
+        integrator: integrator.into(),
+        solver: solver.into(),
+        frames_requested,
+        frames,
+        steps: totals.steps,
+        rejected_steps: totals.rejected_steps,
+        h_min: totals.h_min,
+        h_max: totals.h_max,
+        cg_iterations: totals.cg_iterations,
+        cg_not_converged: stats.iter().map(|s| s.cg_not_converged).sum(),
+        cg_per_step: if totals.steps > 0 {
+            totals.cg_iterations as f64 / totals.steps as f64
+        } else {
+            0.0
+        },
+        seconds_per_frame: if frames > 0 {
+            wall_seconds / frames as f64
+        } else {
+            f64::NAN
+        },
+        repeats: Vec::new(),
+        setup_seconds,
+        wall_seconds,
+        timings: PhaseTimes {
+            eval: t.eval,
+            cg: t.cg,
+            cloth_cloth: t.cloth_cloth,
+            cloth_solid: t.cloth_solid,
+            other: t.other,
+        },
+        percent,
+        peak_memory_bytes: peak_memory_bytes(),
+        threads: rayon::current_num_threads(),
+        max_stretch: max_or_nan(stats.iter().map(|s| s.max_stretch)),
+        max_kinetic_energy: max_or_nan(stats.iter().map(|s| s.kinetic_energy)),
+        energy_bound,
+        finite,
+        error,
+        series,
+    })
+}

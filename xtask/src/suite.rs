@@ -1,0 +1,579 @@
+//! The benchmark suite: options, the list of cases, running each case in a child process,
+//! the explicit step search, and the final check that every figure is finite.
+
+use crate::analysis::{self, PowerFit};
+use crate::case::{CaseResult, CaseSpec, IntegratorOverride};
+use cloth::sim::{Scene, SolverChoice};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Options of `cargo xtask bench`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BenchOptions {
+    /// Reduced set (`--quick`).
+    pub quick: bool,
+    /// Only cases whose name contains this (`--filter NAME`).
+    pub filter: Option<String>,
+    /// Rayon threads per case (`--threads N`, default: available cores).
+    pub threads: usize,
+    /// Runs per case; the median time is reported (`--repeat K`, default 1).
+    pub repeat: usize,
+    /// Output directory (`--out DIR`, default `<workspace>/bench-results`).
+    pub out: PathBuf,
+    /// Also write `docs/benchmarks.md` (`--docs`).
+    pub docs: bool,
+}
+
+/// Grid resolutions `nx = ny` of the scaling series (484 ... 50,176 vertices).
+pub const SCALING_GRIDS: [usize; 6] = [22, 30, 51, 86, 141, 224];
+/// Factors on the flexural rigidity of the bend sweep.
+pub const BEND_SCALES: [f64; 5] = [0.1, 1.0, 10.0, 100.0, 1000.0];
+/// Factors on the stretch stiffness of the stretch sweep.
+pub const STRETCH_SCALES: [f64; 3] = [0.1, 1.0, 10.0];
+
+/// The workspace root (the parent of this crate's manifest directory).
+pub fn workspace_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+/// Parses the arguments after `bench`.
+pub fn parse_options(args: &[String]) -> Result<BenchOptions, String> {
+    let mut o = BenchOptions {
+        quick: false,
+        filter: None,
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        repeat: 1,
+        out: workspace_root().join("bench-results"),
+        docs: false,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let (key, inline) = match a.split_once('=') {
+            Some((k, v)) if k.starts_with("--") => (k, Some(v.to_string())),
+            _ => (a.as_str(), None),
+        };
+        let mut value = |name: &str| -> Result<String, String> {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        let count = |name: &str, v: String| -> Result<usize, String> {
+            match v.parse::<usize>() {
+                Ok(n) if n >= 1 => Ok(n),
+                _ => Err(format!("{name} must be a whole number >= 1, got `{v}`")),
+            }
+        };
+        match key {
+            "--quick" => o.quick = true,
+            "--docs" => o.docs = true,
+            "--filter" => o.filter = Some(value("--filter")?),
+            "--threads" => o.threads = count("--threads", value("--threads")?)?,
+            "--repeat" => o.repeat = count("--repeat", value("--repeat")?)?,
+            "--out" => o.out = PathBuf::from(value("--out")?),
+            other => return Err(format!("unknown option `{other}` (try `cargo xtask help`)")),
+        }
+    }
+    Ok(o)
+}
+
+/// A case that was planned: run, failed, or skipped.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Outcome {
+    /// The child ran and reported (possibly with a simulation error inside).
+    Ran(Box<CaseResult>),
+    /// The child could not run or report.
+    Failed {
+        /// The case.
+        spec: Box<CaseSpec>,
+        /// What went wrong.
+        message: String,
+    },
+    /// Not run, with the reason.
+    Skipped {
+        /// Case name.
+        name: String,
+        /// Group.
+        group: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl Outcome {
+    /// Case name.
+    pub fn name(&self) -> &str {
+        match self {
+            Outcome::Ran(r) => &r.spec.name,
+            Outcome::Failed { spec, .. } => &spec.name,
+            Outcome::Skipped { name, .. } => name,
+        }
+    }
+    /// Group.
+    pub fn group(&self) -> &str {
+        match self {
+            Outcome::Ran(r) => &r.spec.group,
+            Outcome::Failed { spec, .. } => &spec.group,
+            Outcome::Skipped { group, .. } => group,
+        }
+    }
+    /// The result, when the case ran.
+    pub fn result(&self) -> Option<&CaseResult> {
+        match self {
+            Outcome::Ran(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// The explicit step search: probes of steps per frame and the outcome.
+#[derive(Clone, Debug, Serialize)]
+pub struct VerletSearch {
+    /// Name of the explicit case it belongs to.
+    pub case: String,
+    /// Spring stiffness used, N/m (`None`: the Verlet default).
+    pub spring_stiffness: Option<f64>,
+    /// Frames of each probe run.
+    pub probe_frames: usize,
+    /// Probes in order: steps per frame, step (s), stable, and why not.
+    pub probes: Vec<Probe>,
+    /// Fewest stable steps per frame found (the largest stable step is `1 / (fps k)`).
+    pub steps_per_frame: Option<usize>,
+    /// Largest stable step, s.
+    pub h: Option<f64>,
+    /// Whether even the largest step tried (one per frame) was stable.
+    pub stable_at_frame_step: bool,
+}
+
+/// One probe of the explicit step search.
+#[derive(Clone, Debug, Serialize)]
+pub struct Probe {
+    /// Steps per frame.
+    pub steps_per_frame: usize,
+    /// Step, s.
+    pub h: f64,
+    /// Stable by [`CaseResult::is_stable`].
+    pub stable: bool,
+    /// Largest kinetic energy / the bound (NaN when the run failed).
+    pub energy_ratio: f64,
+    /// Largest stretch (0.05 = 5%).
+    pub max_stretch: f64,
+    /// Error of the run, if any.
+    pub error: Option<String>,
+}
+
+/// Everything the suite measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct SuiteResults {
+    /// All planned cases in order.
+    pub outcomes: Vec<Outcome>,
+    /// Explicit step searches.
+    pub searches: Vec<VerletSearch>,
+    /// Power-law fit of time per frame against cloth vertices over the scaling series.
+    pub scaling_fit: Option<PowerFit>,
+    /// Bend sweep: max / min time per frame.
+    pub bend_ratio: Option<f64>,
+    /// Stretch sweep: max / min time per frame.
+    pub stretch_ratio: Option<f64>,
+    /// Notes (skipped scenes, frame caps).
+    pub notes: Vec<String>,
+}
+
+/// Frames for a case: the quick count, or the full count (`None` = the scene's).
+fn frames(o: &BenchOptions, quick: usize, full: Option<usize>) -> Option<usize> {
+    if o.quick { Some(quick) } else { full }
+}
+
+/// Frames of each scaling case (the same for every size so the fit compares like with like).
+pub fn scaling_frames(o: &BenchOptions) -> usize {
+    if o.quick { 5 } else { 30 }
+}
+
+/// Grid sizes of the scaling series for these options.
+pub fn scaling_grids(o: &BenchOptions) -> &'static [usize] {
+    if o.quick {
+        &SCALING_GRIDS[..3]
+    } else {
+        &SCALING_GRIDS
+    }
+}
+
+fn scene_path(name: &str) -> PathBuf {
+    workspace_root().join("scenes").join(name)
+}
+
+/// The plain cases (everything but the explicit searches), filtered.
+pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
+    let mut notes = Vec::new();
+    let mut cases = Vec::new();
+    let drape = scene_path("drape_cylinder.toml");
+    let sheet = scene_path("fixed_sheet.toml");
+    let garment = scene_path("garment.toml");
+    let t = o.threads;
+
+    let mut c = CaseSpec::new("fig1_drape", "paper", drape.clone(), t);
+    c.frames = frames(o, 10, None);
+    cases.push(c);
+    let mut c = CaseSpec::new("fig2_fixed_sheet", "paper", sheet.clone(), t);
+    c.frames = frames(o, 10, None);
+    cases.push(c);
+    if garment.exists() {
+        let mut c = CaseSpec::new("garment", "paper", garment, t);
+        c.frames = frames(o, 5, None);
+        cases.push(c);
+    } else {
+        notes.push("scenes/garment.toml is missing: the garment case was skipped".into());
+    }
+    for &n in scaling_grids(o) {
+        let mut c = CaseSpec::new(&format!("scaling_{}", n * n), "scaling", drape.clone(), t);
+        c.grid = Some(n);
+        c.frames = Some(scaling_frames(o));
+        cases.push(c);
+    }
+    for &k in &BEND_SCALES {
+        let mut c = CaseSpec::new(&format!("bend_x{k}"), "bend", drape.clone(), t);
+        c.bend_scale = k;
+        c.frames = frames(o, 5, None);
+        cases.push(c);
+    }
+    for &k in &STRETCH_SCALES {
+        let mut c = CaseSpec::new(&format!("stretch_x{k}"), "stretch", drape.clone(), t);
+        c.stretch_scale = k;
+        c.frames = frames(o, 5, None);
+        cases.push(c);
+    }
+    for (name, s) in [
+        ("diagonal", SolverChoice::Diagonal),
+        ("block_jacobi", SolverChoice::BlockJacobi),
+        ("direct", SolverChoice::Direct),
+    ] {
+        let mut c = CaseSpec::new(&format!("solver_{name}"), "solver", sheet.clone(), t);
+        c.solver = Some(s);
+        c.frames = frames(o, 5, None);
+        cases.push(c);
+    }
+    cases.retain(|c| o.filter.as_ref().is_none_or(|f| c.name.contains(f.as_str())));
+    (cases, notes)
+}
+
+/// Runs `spec` in a child process (`current_exe bench-case <json>`) and parses its report.
+pub fn run_in_child(spec: &CaseSpec) -> Result<CaseResult, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the xtask binary: {e}"))?;
+    let json = serde_json::to_string(spec).map_err(|e| e.to_string())?;
+    let out = Command::new(exe)
+        .arg("bench-case")
+        .arg(json)
+        .output()
+        .map_err(|e| format!("cannot start the child process: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        let tail: String = stderr.lines().rev().take(5).collect::<Vec<_>>().join(" | ");
+        return Err(format!("child exited with {}: {tail}", out.status));
+    }
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .ok_or_else(|| "child printed no result".to_string())?;
+    serde_json::from_str(line).map_err(|e| format!("cannot read the child's result: {e}"))
+}
+
+/// Runs a case `repeat` times and keeps the run with the (lower) median time per frame,
+/// with `seconds_per_frame` set to the median and every repeat's time in `repeats`.
+pub fn run_repeated(spec: &CaseSpec, repeat: usize) -> Outcome {
+    let mut runs = Vec::with_capacity(repeat);
+    for _ in 0..repeat.max(1) {
+        match run_in_child(spec) {
+            Ok(r) => runs.push(r),
+            Err(message) => {
+                return Outcome::Failed {
+                    spec: Box::new(spec.clone()),
+                    message,
+                };
+            }
+        }
+    }
+    let times: Vec<f64> = runs.iter().map(|r| r.seconds_per_frame).collect();
+    let pick = analysis::median_index(&times).unwrap_or(0);
+    let mut r = runs.swap_remove(pick);
+    r.seconds_per_frame = analysis::median(&times).unwrap_or(f64::NAN);
+    r.repeats = times;
+    Outcome::Ran(Box::new(r))
+}
+
+fn progress(k: usize, total: usize, outcome: &Outcome) {
+    let what = match outcome {
+        Outcome::Ran(r) => match &r.error {
+            None => format!(
+                "{:>9.2} ms/frame  {} verts  {} frames  {:.1} CG/step",
+                1e3 * r.seconds_per_frame,
+                r.cloth_vertices,
+                r.frames,
+                r.cg_per_step
+            ),
+            Some(e) => format!("stopped after {} frames: {e}", r.frames),
+        },
+        Outcome::Failed { message, .. } => format!("FAILED: {message}"),
+        Outcome::Skipped { reason, .. } => format!("skipped: {reason}"),
+    };
+    eprintln!("[{k:>2}/{total}] {:<24} {what}", outcome.name());
+}
+
+/// Explicit Verlet on the fixed sheet: finds the fewest equal steps per frame that stay
+/// stable over a short run (doubling from the default 20 until stable, then bisecting), then
+/// runs the full case at that step, doubling the steps again if the full run is not stable.
+fn explicit_case(
+    o: &BenchOptions,
+    name: &str,
+    spring_stiffness: Option<f64>,
+) -> (VerletSearch, Outcome) {
+    let sheet = scene_path("fixed_sheet.toml");
+    let fps = Scene::load(&sheet).map_or(30.0, |s| s.run.fps);
+    let probe_frames = if o.quick { 5 } else { 30 };
+    let max_k = 1 << 14;
+    let spec_for = |k: usize, frames: Option<usize>, case_name: &str, group: &str| {
+        let mut c = CaseSpec::new(case_name, group, sheet.clone(), o.threads);
+        c.frames = frames;
+        c.integrator = Some(IntegratorOverride::Verlet {
+            steps_per_frame: k,
+            spring_stiffness,
+        });
+        c
+    };
+    let mut probes: Vec<Probe> = Vec::new();
+    let mut probe = |k: usize| -> bool {
+        let spec = spec_for(k, Some(probe_frames), &format!("{name}_probe_k{k}"), "verlet_probe");
+        let (stable, energy_ratio, max_stretch, error) = match run_in_child(&spec) {
+            Ok(r) => (
+                r.is_stable(),
+                r.max_kinetic_energy / r.energy_bound,
+                r.max_stretch,
+                r.error.clone(),
+            ),
+            Err(e) => (false, f64::NAN, f64::NAN, Some(e)),
+        };
+        eprintln!(
+            "      {name}: {k:>5} steps/frame (h = {:.3e} s): {}",
+            1.0 / (fps * k as f64),
+            if stable { "stable" } else { "unstable" }
+        );
+        probes.push(Probe {
+            steps_per_frame: k,
+            h: crate::case::verlet_step(fps, k).unwrap_or(f64::NAN),
+            stable,
+            energy_ratio,
+            max_stretch,
+            error,
+        });
+        stable
+    };
+    // Bracket: k_bad unstable (0 = nothing known), k_good stable.
+    let start = 20;
+    let (mut bad, mut good) = (0usize, None);
+    if probe(start) {
+        good = Some(start);
+        let mut k = start;
+        // Step up (fewer steps per frame) by halving k until unstable or k = 1.
+        while k > 1 {
+            let next = (k / 2).max(1);
+            if probe(next) {
+                good = Some(next);
+                k = next;
+            } else {
+                bad = next;
+                break;
+            }
+        }
+    } else {
+        bad = start;
+        let mut k = start;
+        while k < max_k {
+            k *= 2;
+            if probe(k) {
+                good = Some(k);
+                break;
+            }
+            bad = k;
+        }
+    }
+    let found = good.map(|g| analysis::bisect_min_stable(bad, g, &mut probe).0);
+    let stable_at_frame_step = found == Some(1);
+    let mut search = VerletSearch {
+        case: name.to_string(),
+        spring_stiffness,
+        probe_frames,
+        probes,
+        steps_per_frame: found,
+        h: found.and_then(|k| crate::case::verlet_step(fps, k).ok()),
+        stable_at_frame_step,
+    };
+    let Some(mut k) = found else {
+        return (
+            search,
+            Outcome::Skipped {
+                name: name.into(),
+                group: "explicit".into(),
+                reason: format!("no stable step found up to {max_k} steps per frame"),
+            },
+        );
+    };
+    loop {
+        let spec = spec_for(k, frames(o, 10, None), name, "explicit");
+        let outcome = run_repeated(&spec, o.repeat);
+        let unstable = outcome.result().is_some_and(|r| !r.is_stable());
+        if unstable && k < max_k {
+            eprintln!("      {name}: unstable over the full run at {k} steps/frame, doubling");
+            k *= 2;
+            search.steps_per_frame = Some(k);
+            search.h = crate::case::verlet_step(fps, k).ok();
+            continue;
+        }
+        return (search, outcome);
+    }
+}
+
+/// Runs the whole suite for `o` (printing progress to stderr).
+pub fn run_suite(o: &BenchOptions) -> SuiteResults {
+    let (cases, mut notes) = plan(o);
+    let explicit: Vec<(&str, Option<f64>)> = {
+        let mut v = vec![("explicit_verlet", None)];
+        if !o.quick {
+            // Springs as stiff as the cloth's mean membrane stiffness (no strain limit help).
+            let k = Scene::load(&scene_path("fixed_sheet.toml"))
+                .map(|s| 0.5 * (s.cloth.material.stretch[0] + s.cloth.material.stretch[1]))
+                .ok();
+            if let Some(k) = k {
+                v.push(("explicit_verlet_stiff", Some(k)));
+            }
+        }
+        v.retain(|(n, _)| o.filter.as_ref().is_none_or(|f| n.contains(f.as_str())));
+        v
+    };
+    let total = cases.len() + explicit.len();
+    let mut outcomes = Vec::with_capacity(total);
+    for (i, spec) in cases.iter().enumerate() {
+        let outcome = run_repeated(spec, o.repeat);
+        progress(i + 1, total, &outcome);
+        outcomes.push(outcome);
+    }
+    let mut searches = Vec::new();
+    for (j, (name, k)) in explicit.iter().enumerate() {
+        let (search, outcome) = explicit_case(o, name, *k);
+        progress(cases.len() + j + 1, total, &outcome);
+        searches.push(search);
+        outcomes.push(outcome);
+    }
+    let ran = |group: &str| -> Vec<&CaseResult> {
+        outcomes
+            .iter()
+            .filter(|c| c.group() == group)
+            .filter_map(Outcome::result)
+            .filter(|r| r.error.is_none())
+            .collect()
+    };
+    let points: Vec<(f64, f64)> = ran("scaling")
+        .iter()
+        .map(|r| (r.cloth_vertices as f64, r.seconds_per_frame))
+        .collect();
+    let scaling_fit = analysis::fit_power_law(&points);
+    let times = |g: &str| ran(g).iter().map(|r| r.seconds_per_frame).collect::<Vec<_>>();
+    let bend_ratio = analysis::spread_ratio(&times("bend")).filter(|_| ran("bend").len() >= 2);
+    let stretch_ratio =
+        analysis::spread_ratio(&times("stretch")).filter(|_| ran("stretch").len() >= 2);
+    notes.push(format!(
+        "scaling series: {} frames per size (the same window for every size)",
+        scaling_frames(o)
+    ));
+    SuiteResults {
+        outcomes,
+        searches,
+        scaling_fit,
+        bend_ratio,
+        stretch_ratio,
+        notes,
+    }
+}
+
+/// Problems that make the run a failure: cases that did not run, stopped early, or reported
+/// non-finite figures, and a missing scaling fit when the series ran.
+pub fn problems(s: &SuiteResults) -> Vec<String> {
+    let mut p = Vec::new();
+    let mut ran = 0;
+    for o in &s.outcomes {
+        match o {
+            Outcome::Ran(r) => {
+                ran += 1;
+                if let Some(e) = &r.error {
+                    p.push(format!("{}: stopped after {} frames: {e}", r.spec.name, r.frames));
+                } else if r.frames != r.frames_requested || r.frames == 0 {
+                    p.push(format!("{}: ran {} of {} frames", r.spec.name, r.frames, r.frames_requested));
+                } else if !r.figures().iter().all(|x| x.is_finite()) || !r.finite {
+                    p.push(format!("{}: non-finite figures", r.spec.name));
+                }
+            }
+            Outcome::Failed { spec, message } => p.push(format!("{}: {message}", spec.name)),
+            Outcome::Skipped { group, name, reason } if group == "explicit" => {
+                p.push(format!("{name}: {reason}"))
+            }
+            Outcome::Skipped { .. } => {}
+        }
+    }
+    if ran == 0 {
+        p.push("no case ran (check --filter)".into());
+    }
+    let scaling = s
+        .outcomes
+        .iter()
+        .filter(|o| o.group() == "scaling" && o.result().is_some())
+        .count();
+    if scaling >= 2 && s.scaling_fit.is_none_or(|f| !f.exponent.is_finite()) {
+        p.push("scaling: no finite exponent".into());
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn options_parse_all_flags() {
+        let o = parse_options(&args("--quick --filter bend --threads 3 --repeat=5 --out /tmp/x"))
+            .unwrap();
+        assert!(o.quick);
+        assert_eq!(o.filter.as_deref(), Some("bend"));
+        assert_eq!((o.threads, o.repeat), (3, 5));
+        assert_eq!(o.out, PathBuf::from("/tmp/x"));
+        assert!(parse_options(&args("--threads 0")).is_err());
+        assert!(parse_options(&args("--repeat")).is_err());
+        assert!(parse_options(&args("--bogus")).is_err());
+    }
+
+    #[test]
+    fn plan_covers_the_issue_and_filters_by_substring() {
+        let full = parse_options(&[]).unwrap();
+        let (cases, _) = plan(&full);
+        let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+        for n in ["fig1_drape", "fig2_fixed_sheet", "scaling_50176", "bend_x1000", "stretch_x0.1", "solver_direct"] {
+            assert!(names.contains(&n), "{n} missing from {names:?}");
+        }
+        let grids: Vec<usize> = cases.iter().filter_map(|c| c.grid).collect();
+        assert_eq!(grids, SCALING_GRIDS);
+        for c in &cases {
+            assert!(c.scene.exists(), "{}", c.scene.display());
+        }
+        let mut o = full.clone();
+        o.filter = Some("bend".into());
+        let (bend, _) = plan(&o);
+        assert_eq!(bend.len(), BEND_SCALES.len());
+        assert!(bend.iter().all(|c| c.group == "bend"));
+    }
+}
