@@ -48,18 +48,26 @@ fn free_fall_follows_backward_euler_parabola_and_keeps_shape() {
     );
     assert!((drop - exact).abs() <= 0.5 * G * t * (1.0 / 30.0) * (1.0 + 1e-3));
     // Horizontal centroid unchanged, and the shape is rigidly translated.
-    assert!((c.x - c0.x).abs() < 1e-9 && (c.z - c0.z).abs() < 1e-9);
+    assert!(
+        (c.x - c0.x).abs() < 1e-6 && (c.z - c0.z).abs() < 1e-6,
+        "centroid drifted sideways"
+    );
     // Shape kept: every edge keeps its rest length (no stretch from a uniform force).
     let mesh = &sim.system().mesh;
     for e in mesh.edges() {
         let l0 = (x0[e.v[1]] - x0[e.v[0]]).norm();
         let l = (x[e.v[1]] - x[e.v[0]]).norm();
-        assert!((l / l0 - 1.0).abs() < 1e-4, "edge {:?} stretched to {}", e.v, l / l0);
+        assert!(
+            (l / l0 - 1.0).abs() < 1e-4,
+            "edge {:?} stretched to {}",
+            e.v,
+            l / l0
+        );
     }
     for (p, p0) in x.iter().zip(&x0) {
         let d = p - p0;
         assert!(
-            d.x.abs() < 1e-4 && d.z.abs() < 1e-4 && (d.y + drop).abs() < 1e-3,
+            d.x.abs() < 1e-4 && d.z.abs() < 1e-4 && (d.y + drop).abs() < 5e-4 * drop,
             "vertex moved off the rigid translation: {d:?}"
         );
     }

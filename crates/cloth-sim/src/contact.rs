@@ -4,7 +4,7 @@
 //! step, is released when its constraint force turns attractive, and sticks (ndof 0) or slides
 //! (ndof 2 plus a dissipative tangential force) by Coulomb's law.
 
-use cloth_collide::{ColliderSet, Contact};
+use cloth_collide::{ColliderSet, Contact, FeatureContact};
 use cloth_mesh::Vec3;
 use cloth_solver::Constraint;
 
@@ -51,6 +51,11 @@ struct State {
     normal_force: f64,
     /// Whether kinetic friction was strong enough in the step being taken to stop the slip.
     stops: bool,
+    /// Tangential constraint force (N) of the last static step: it opposes whatever drives
+    /// the vertex along the surface, so kinetic friction starts in its direction.
+    hold: Vec3,
+    /// Kinetic friction force (N) applied in the step being taken.
+    friction: f64,
 }
 
 /// Contact bookkeeping across steps.
@@ -63,6 +68,12 @@ pub(crate) struct ContactManager {
     /// Contacts found for the step being attempted, sorted by vertex.
     active: Vec<Contact>,
     scratch: Vec<Contact>,
+    /// Cloth triangles, for solid features (box corners, rims, tips) poking into them.
+    triangles: Vec<[usize; 3]>,
+    features: Vec<FeatureContact>,
+    has_features: bool,
+    /// Vertices within contact range of some solid in the step being taken.
+    near: Vec<bool>,
 }
 
 impl ContactManager {
@@ -71,9 +82,15 @@ impl ContactManager {
         friction: Vec<f64>,
         thickness: Vec<f64>,
         settings: ContactSettings,
+        triangles: Vec<[usize; 3]>,
         n: usize,
     ) -> Self {
+        let has_features = colliders.feature_count() > 0;
         Self {
+            triangles,
+            features: Vec::new(),
+            has_features,
+            near: vec![false; n],
             colliders,
             settings,
             friction,
@@ -112,7 +129,32 @@ impl ContactManager {
             self.settings.margin,
             &mut self.scratch,
         );
+        // Surface velocity averaged over the step for rigid motion: the material point that is
+        // at `surface_point` at t + h was at `pose(t) pose(t + h)^-1 surface_point` at t. A
+        // static contact then lands exactly where the surface goes, also across keyframes.
+        let back: Vec<Option<nalgebra::Isometry3<f64>>> = (0..self.colliders.len())
+            .map(|k| {
+                let c = &self.colliders.colliders()[k];
+                let deforming = matches!(
+                    c.motion,
+                    cloth_collide::Motion::MeshSequence { .. }
+                        | cloth_collide::Motion::Composite { .. }
+                );
+                let now = self.colliders.pose(k)?;
+                (!deforming).then(|| c.pose(t) * now.inverse())
+            })
+            .collect();
+        for c in &mut self.scratch {
+            if let Some(b) = &back[c.collider] {
+                let p0 = b * nalgebra::Point3::from(c.surface_point);
+                c.surface_velocity = (c.surface_point - p0.coords) / h;
+            }
+        }
         self.active.clear();
+        self.near.fill(false);
+        for c in &self.scratch {
+            self.near[c.vertex] = true;
+        }
         let mut k = 0;
         for c in self.scratch.drain(..) {
             let i = c.vertex;
@@ -126,7 +168,11 @@ impl ContactManager {
             let n = c.normal;
             let rel = v[i] - c.surface_velocity;
             let rel_n = rel.dot(&n);
-            let engaged = self.state[i].is_some() || c.distance + h * rel_n < thick;
+            // A new contact needs the vertex inside the thickness layer (beyond rounding of a
+            // previous push-out), or approaching so that it would enter it within the step.
+            let engaged = self.state[i].is_some()
+                || c.distance < thick * (1.0 - 1e-3)
+                || (rel_n < 0.0 && c.distance + h * rel_n < thick);
             if !engaged {
                 self.state[i] = None;
                 continue;
@@ -136,6 +182,8 @@ impl ContactManager {
                 mode: Mode::Static,
                 normal_force: 0.0,
                 stops: false,
+                hold: Vec3::zeros(),
+                friction: 0.0,
             });
             // Position alteration: onto the surface plus thickness (Knowl 6).
             if c.distance < thick {
@@ -149,17 +197,28 @@ impl ContactManager {
                 Mode::Sliding => {
                     constraints[i] = Constraint::Plane { p: n };
                     z[i] = n * (-rel_n);
-                    // Kinetic friction opposing the tangential slip, proportional to the
-                    // last normal force, and capped so it cannot reverse the slip in one step.
+                    // Kinetic friction mu N against the slip (or, from rest, against the
+                    // drive that broke static friction), capped so it cannot reverse a slip
+                    // within one step.
                     let rel_t = rel - n * rel_n;
                     let speed = rel_t.norm();
                     let mu = self.friction[c.collider];
-                    let cap = masses[i] * speed / h;
-                    st.stops = mu * st.normal_force >= cap;
-                    if speed > 0.0 && st.normal_force > 0.0 {
-                        let f = (mu * st.normal_force).min(cap);
-                        forces[i] -= rel_t * (f / speed);
-                    }
+                    let full = mu * st.normal_force;
+                    let (dir, f) = if speed > self.settings.stick_speed {
+                        let cap = masses[i] * speed / h;
+                        st.stops = full >= cap;
+                        (-rel_t / speed, full.min(cap))
+                    } else {
+                        st.stops = false;
+                        let hn = st.hold.norm();
+                        if hn > 0.0 {
+                            (st.hold / hn, full.min(hn))
+                        } else {
+                            (Vec3::zeros(), 0.0)
+                        }
+                    };
+                    st.friction = f;
+                    forces[i] += dir * f;
                 }
             }
             self.active.push(c);
@@ -167,11 +226,61 @@ impl ContactManager {
         for s in &mut self.state[k.min(x.len())..] {
             *s = None;
         }
+        if self.has_features {
+            self.push_off_features(x, v, constraints, z, y);
+        }
+    }
+
+    /// Solid features (box corners and edges' ends, cylinder rims, capsule tips, sharp mesh
+    /// vertices) against cloth triangles: the triangle's point nearest the feature is moved
+    /// out to the thickness by a position alteration of its three vertices, weighted by the
+    /// barycentric weights (`y_k = w_k (thick - d) n / sum w^2`, which moves that point by
+    /// exactly `thick - d`), and vertices that are otherwise free may not approach the
+    /// feature during the step (ndof 2 along the feature normal, approaching speed removed).
+    /// Triangles with a vertex within contact range of a solid are left to the vertex contacts.
+    fn push_off_features(
+        &mut self,
+        x: &[Vec3],
+        v: &[Vec3],
+        constraints: &mut [Constraint],
+        z: &mut [Vec3],
+        y: &mut [Vec3],
+    ) {
+        self.colliders.feature_contacts(
+            &self.triangles,
+            x,
+            self.settings.cloth_thickness,
+            self.settings.margin,
+            &mut self.features,
+        );
+        for f in &self.features {
+            let thick = self.settings.cloth_thickness + self.thickness[f.collider];
+            let n = f.normal;
+            let w2: f64 = f.weights.iter().map(|w| w * w).sum();
+            // Where a vertex of the triangle is near a solid, vertex contacts hold the cloth;
+            // pushing the triangle as well would lift it off the face next to the feature.
+            if w2 <= 0.0 || f.vertices.iter().any(|&i| self.near[i]) {
+                continue;
+            }
+            for (&i, &w) in f.vertices.iter().zip(&f.weights) {
+                if w <= 0.0 {
+                    continue;
+                }
+                if f.distance < thick {
+                    y[i] += n * (w * (thick - f.distance) / w2);
+                }
+                if matches!(constraints[i], Constraint::Free) {
+                    let rel_n = (v[i] - f.surface_velocity).dot(&n);
+                    constraints[i] = Constraint::Plane { p: n };
+                    z[i] = n * (-rel_n).max(0.0);
+                }
+            }
+        }
     }
 
     /// Updates contact states after an accepted step from the constraint forces `f` (N):
     /// release on attraction, static/sliding transitions by Coulomb's law.
-    pub fn after_step(&mut self, f: &[Vec3], v: &[Vec3], pinned: &[bool]) {
+    pub fn after_step(&mut self, f: &[Vec3], v: &[Vec3], masses: &[f64], h: f64, pinned: &[bool]) {
         for c in &self.active {
             let i = c.vertex;
             let Some(st) = self.state[i].as_mut() else {
@@ -192,16 +301,21 @@ impl ContactManager {
             let mu = self.friction[c.collider];
             match st.mode {
                 Mode::Static => {
-                    let ft = (f[i] - n * fn_).norm();
-                    if ft > mu * fn_ {
+                    let ft = f[i] - n * fn_;
+                    st.hold = ft;
+                    if ft.norm() > mu * fn_ {
                         st.mode = Mode::Sliding;
                     }
                 }
                 Mode::Sliding => {
-                    // Stick again once friction could stop the slip within a step.
+                    // Stick again when friction could stop the slip: it was capped in this
+                    // step and what is left is less than one step of full friction removes.
                     let rel = v[i] - c.surface_velocity;
-                    let rel_t = rel - n * rel.dot(&n);
-                    if st.stops || rel_t.norm() < self.settings.stick_speed {
+                    let slip = (rel - n * rel.dot(&n)).norm();
+                    let m = masses[i];
+                    if (st.stops && slip * m <= mu * fn_ * h)
+                        || slip < self.settings.stick_speed && st.friction == 0.0
+                    {
                         st.mode = Mode::Static;
                     }
                 }

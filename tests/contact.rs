@@ -1,0 +1,330 @@
+//! Cloth against solids and against itself (Baraff & Witkin 1998, Section 6; Knowls 6 and 8),
+//! checked against what physics says: no penetration, rest without jitter, separation when
+//! the support falls away faster than gravity, Coulomb's friction threshold and sliding
+//! acceleration, and no self-intersection after folding.
+
+use cloth::mesh::Vec3;
+use cloth::sim::{Scene, Simulation, build_simulation};
+use std::path::Path;
+
+const G: f64 = 9.81;
+
+fn sim(toml: &str) -> Simulation {
+    let scene = Scene::from_toml_str(toml, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    build_simulation(&scene).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Deepest penetration (m, positive inside) of any cloth vertex into any collider at the
+/// simulation's current time.
+fn deepest(sim: &Simulation) -> f64 {
+    let set = sim.colliders().expect("scene has colliders");
+    let mut worst = f64::NEG_INFINITY;
+    for p in sim.positions() {
+        for i in 0..set.len() {
+            if let Some(c) = set.query(i, p) {
+                worst = worst.max(-c.distance);
+            }
+        }
+    }
+    worst
+}
+
+fn drop_scene(collider: &str, frames: usize) -> String {
+    format!(
+        r#"
+[run]
+fps = 30
+frames = {frames}
+[cloth]
+mesh = {{ kind = "grid", nx = 21, ny = 21, width = 0.6, height = 0.6 }}
+position = [0.0, 0.35, 0.0]
+material = "cotton"
+thickness = 0.005
+[[collider]]
+{collider}
+thickness = 0.0
+[solver]
+h_max = 0.0166666667
+"#
+    )
+}
+
+fn drop_and_settle(collider: &str) {
+    // Three seconds: the hanging parts swing for about two before they come to rest.
+    let frames = 90;
+    let mut s = sim(&drop_scene(collider, frames));
+    let thickness = 0.005;
+    let mut energies = Vec::new();
+    for f in 0..frames {
+        let st = s
+            .step_frame()
+            .unwrap_or_else(|e| panic!("{collider}: frame {f}: {e}"));
+        let d = deepest(&s);
+        assert!(
+            d <= 0.01 * thickness,
+            "{collider}: frame {}: a vertex is {d} m inside the solid",
+            f + 1
+        );
+        energies.push(st.kinetic_energy);
+    }
+    // Settled: over the last half second the kinetic energy stays tiny (no jitter). A vertex
+    // of this sheet weighs 0.104 * 0.36 / 441 kg; 1e-6 J is about 4 cm/s on every vertex.
+    let tail = &energies[energies.len() - 15..];
+    let max_tail = tail.iter().cloned().fold(0.0, f64::max);
+    assert!(
+        max_tail < 1e-6,
+        "{collider}: still moving, KE {max_tail} J at the end; every 10th frame: {:?}",
+        energies.iter().step_by(10).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn cloth_dropped_on_a_sphere_rests_without_penetrating() {
+    drop_and_settle(
+        r#"shape = "sphere"
+radius = 0.15
+position = [0.0, 0.15, 0.0]"#,
+    );
+}
+
+#[test]
+fn cloth_dropped_on_a_cylinder_rests_without_penetrating() {
+    drop_and_settle(
+        r#"shape = "cylinder"
+radius = 0.1
+length = 1.0
+position = [0.0, 0.2, 0.0]
+rotation = [0.0, 0.0, 90.0]"#,
+    );
+}
+
+#[test]
+fn cloth_dropped_on_a_box_rests_without_penetrating() {
+    drop_and_settle(
+        r#"shape = "box"
+size = [0.3, 0.3, 0.3]
+position = [0.0, 0.15, 0.0]"#,
+    );
+}
+
+#[test]
+fn cloth_dropped_on_a_plane_rests_without_penetrating() {
+    drop_and_settle(
+        r#"shape = "plane"
+position = [0.0, 0.1, 0.0]"#,
+    );
+}
+
+#[test]
+fn cloth_lifts_off_a_plane_that_falls_faster_than_gravity() {
+    // The plane follows y(t) = -a t^2 / 2 with a = 2 g, by keyframes every 10 ms after 0.2 s
+    // of rest; the cloth resting on it must separate and fall freely.
+    let a = 2.0 * G;
+    let mut keys = String::new();
+    for k in 0..=40 {
+        let t = 0.2 + k as f64 * 0.01;
+        let dt = t - 0.2;
+        keys.push_str(&format!(
+            "{{ t = {t}, translation = [0.0, {}, 0.0] }},",
+            -0.5 * a * dt * dt
+        ));
+    }
+    let toml = format!(
+        r#"
+[run]
+fps = 100
+frames = 50
+[cloth]
+mesh = {{ kind = "grid", nx = 11, ny = 11, width = 0.3, height = 0.3 }}
+position = [0.0, 0.005, 0.0]
+[[collider]]
+shape = "plane"
+thickness = 0.0
+keyframes = [{{ t = 0.0, translation = [0.0, 0.0, 0.0] }}, {keys}]
+[solver]
+h_max = 0.01
+"#
+    );
+    let mut s = sim(&toml);
+    for _ in 0..20 {
+        s.step_frame().unwrap();
+    }
+    let y_rest = centroid(&s).y;
+    assert!(
+        (y_rest - 0.005).abs() < 1e-3,
+        "the cloth should rest on the plane, centroid at {y_rest}"
+    );
+    for _ in 0..30 {
+        s.step_frame().unwrap();
+    }
+    // After 0.3 s of the plane falling at 2 g, the plane is 0.88 m down and a freely falling
+    // cloth 0.44 m; a cloth stuck to the plane would be with it.
+    let dt: f64 = 0.3;
+    let plane_y = -0.5 * a * dt * dt;
+    let cloth_y = centroid(&s).y;
+    let free = y_rest - 0.5 * G * dt * dt;
+    assert!(
+        cloth_y - plane_y > 0.3,
+        "cloth at {cloth_y} m did not separate from the plane at {plane_y} m"
+    );
+    assert!(
+        (cloth_y - free).abs() < 0.1 * (0.5 * G * dt * dt),
+        "cloth at {cloth_y} m should fall freely to {free} m"
+    );
+}
+
+fn centroid(s: &Simulation) -> Vec3 {
+    s.positions().iter().sum::<Vec3>() / s.positions().len() as f64
+}
+
+/// A 0.2 m cloth square on a plane tilted by `alpha` degrees about z, friction `mu`; returns
+/// the centroid's velocity along the slope (m/s) at 0.4 s and 0.8 s.
+fn incline(alpha: f64, mu: f64) -> (f64, f64) {
+    let (s_a, c_a) = alpha.to_radians().sin_cos();
+    // Cloth centre at 0.5 cm above the plane along its normal (-sin, cos, 0).
+    let toml = format!(
+        r#"
+[run]
+fps = 50
+frames = 40
+[cloth]
+mesh = {{ kind = "grid", nx = 11, ny = 11, width = 0.2, height = 0.2 }}
+position = [{px}, {py}, 0.0]
+rotation = [0.0, 0.0, {alpha}]
+material = "denim"
+thickness = 0.005
+[[collider]]
+shape = "plane"
+rotation = [0.0, 0.0, {alpha}]
+friction = {mu}
+thickness = 0.0
+[solver]
+h_max = 0.01
+"#,
+        px = -0.005 * s_a,
+        py = 0.005 * c_a,
+    );
+    let mut s = sim(&toml);
+    // Down the slope: (-cos, -sin, 0) for a plane tilted up towards +x.
+    let down = Vec3::new(-c_a, -s_a, 0.0);
+    let speed = |s: &Simulation| {
+        s.velocities().iter().map(|v| v.dot(&down)).sum::<f64>() / s.velocities().len() as f64
+    };
+    for _ in 0..20 {
+        s.step_frame().unwrap();
+    }
+    let v1 = speed(&s);
+    for _ in 0..20 {
+        s.step_frame().unwrap();
+    }
+    (v1, speed(&s))
+}
+
+#[test]
+fn friction_holds_a_cloth_below_the_angle_of_repose() {
+    // mu = 0.5: tan(alpha) = 0.5 at 26.6 degrees; 18 degrees is well below.
+    let (v1, v2) = incline(18.0, 0.5);
+    assert!(v1.abs() < 1e-3 && v2.abs() < 1e-3, "slid at {v1}, {v2} m/s");
+}
+
+#[test]
+fn cloth_slides_above_the_angle_of_repose_with_coulomb_acceleration() {
+    // mu = 0.3: tan(alpha) = 0.3 at 16.7 degrees; 30 degrees is well above.
+    let (alpha, mu) = (30.0f64, 0.3);
+    let (v1, v2) = incline(alpha, mu);
+    let a = (v2 - v1) / 0.4;
+    let expected = G * (alpha.to_radians().sin() - mu * alpha.to_radians().cos());
+    assert!(
+        (a - expected).abs() < 0.15 * expected,
+        "sliding acceleration {a} m/s^2, Coulomb predicts {expected}"
+    );
+}
+
+#[test]
+fn fast_sphere_pushes_a_hanging_sheet_aside_without_passing_through() {
+    // A sheet hangs from its top edge in the x-y plane; a sphere crosses it at 5 m/s along z.
+    // Contacts are found at the start of each step, so the step must keep the sphere's travel
+    // per step well below its radius (here 5 m/s * 4 ms = 2 cm against 0.1 m).
+    let toml = r#"
+[run]
+fps = 60
+frames = 30
+[cloth]
+mesh = { kind = "grid", nx = 21, ny = 21, width = 0.6, height = 0.6 }
+position = [0.0, 0.7, 0.0]
+rotation = [90.0, 0.0, 0.0]
+thickness = 0.005
+[[pin]]
+region = { min = [-1.0, 0.99, -0.1], max = [1.0, 1.01, 0.1] }
+[[collider]]
+shape = "sphere"
+radius = 0.1
+position = [0.0, 0.7, -0.5]
+velocity = [0.0, 0.0, 5.0]
+thickness = 0.0
+[solver]
+h_max = 0.004
+"#;
+    let mut s = sim(toml);
+    let radius = 0.1;
+    let mut max_push: f64 = 0.0;
+    for f in 0..30 {
+        s.step_frame().unwrap_or_else(|e| panic!("frame {f}: {e}"));
+        let t = s.time();
+        let centre = Vec3::new(0.0, 0.7, -0.5 + 5.0 * t);
+        for (i, p) in s.positions().iter().enumerate() {
+            let d = (p - centre).norm();
+            assert!(
+                d >= radius - 0.01 * 0.005,
+                "frame {}: vertex {i} is {} m inside the sphere",
+                f + 1,
+                radius - d
+            );
+        }
+        max_push = max_push.max(s.positions().iter().map(|p| p.z).fold(f64::MIN, f64::max));
+    }
+    assert!(
+        max_push > 0.05,
+        "the sheet was not pushed aside ({max_push} m)"
+    );
+}
+
+#[test]
+fn folding_sheet_ends_without_self_intersections() {
+    // A sheet dropped edge-first onto the floor piles up in folds.
+    let toml = r#"
+[run]
+fps = 30
+frames = 45
+[cloth]
+mesh = { kind = "grid", nx = 21, ny = 21, width = 0.5, height = 0.5 }
+position = [0.0, 0.3, 0.0]
+rotation = [80.0, 0.0, 0.0]
+material = "silk"
+thickness = 0.006
+self_collision = true
+[[collider]]
+shape = "plane"
+thickness = 0.0
+friction = 0.5
+[solver]
+h_max = 0.0083333333
+"#;
+    let mut s = sim(toml);
+    let mut last = None;
+    for f in 0..45 {
+        last = Some(s.step_frame().unwrap_or_else(|e| panic!("frame {f}: {e}")));
+    }
+    let st = last.unwrap();
+    assert_eq!(
+        st.self_intersections, 0,
+        "intersecting triangle pairs at the end"
+    );
+    // It did fold: some part of the sheet lies above another part of it.
+    let x = s.positions();
+    let top = x.iter().map(|p| p.y).fold(f64::MIN, f64::max);
+    assert!(
+        top > 0.012,
+        "the sheet lies flat (top at {top} m): no fold to test"
+    );
+}
