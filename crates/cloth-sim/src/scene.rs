@@ -12,7 +12,6 @@
 //! fps = 30                   # output frames per second (default 30)
 //! frames = 60                # frames to simulate after frame 0 (default 60)
 //! gravity = [0, -9.81, 0]    # m/s^2 (default [0, -9.81, 0]); gravity lives in [run]
-//! air_density = 1.2          # kg/m^3, used with cloth.drag (default 1.2)
 //!
 //! [cloth]
 //! mesh = { kind = "grid", nx = 51, ny = 51, width = 1.0, height = 1.0, pattern = "alternating" }
@@ -21,7 +20,7 @@
 //! rotation = [0, 0, 0]       # degrees (default none)
 //! material = "cotton"        # preset, or a table { preset = "cotton", bend = 1e-5, ... }
 //! thickness = 0.005          # m, collision thickness (default 0.005)
-//! drag = 0.0                 # air drag coefficient C_d (default 0 = no air)
+//! drag = 0.0                 # normal air drag, kg/(m^2 s) (default 0 = no air)
 //! wind = [0, 0, 0]           # m/s (default still air)
 //! self_collision = false     # cloth-cloth contact (default false)
 //!
@@ -208,8 +207,6 @@ pub struct RunSettings {
     /// `gravity`, default `[0, -9.81, 0]`.
     #[serde(serialize_with = "ser_vec3")]
     pub gravity: Vector3<f64>,
-    /// Air density in kg/m^3 used with `cloth.drag`. Key `air_density`, default 1.2, >= 0.
-    pub air_density: f64,
 }
 
 impl Default for RunSettings {
@@ -218,7 +215,6 @@ impl Default for RunSettings {
             fps: 30.0,
             frames: 60,
             gravity: Vector3::new(0.0, -9.81, 0.0),
-            air_density: 1.2,
         }
     }
 }
@@ -343,9 +339,12 @@ pub struct ClothSettings {
     /// Collision thickness in m (distance kept from solids and from itself). Key
     /// `thickness`, default 0.005, >= 0.
     pub thickness: f64,
-    /// Air drag coefficient `C_d` (dimensionless): a triangle of area `A` and normal `n`
-    /// moving at `v` relative to the wind feels `-1/2 rho_air C_d A |v.n| (v.n) n`. Key
-    /// `drag`, default 0 (no air), >= 0.
+    /// Normal air drag coefficient in kg/(m^2 s): a triangle of rest area `A` and unit normal
+    /// `n` moving at `v` relative to the wind feels `-drag A ((v - wind).n) n` (linear in the
+    /// normal speed, so its Jacobian enters the implicit solve). A flat sheet of areal
+    /// density `rho_A` falls at the terminal speed `rho_A g / drag`; real sheets fall at about
+    /// 1.2-2.1 m/s (PHYSICS.md), so `drag = rho_A g / 1.5` (0.7 for cotton) is a calibrated
+    /// choice. Key `drag`, default 0 (no air), >= 0.
     pub drag: f64,
     /// Wind velocity in m/s (only acts when `drag > 0`). Key `wind`, default zero.
     #[serde(serialize_with = "ser_vec3")]
@@ -846,7 +845,6 @@ struct RawRun {
     fps: Option<f64>,
     frames: Option<usize>,
     gravity: Option<[f64; 3]>,
-    air_density: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -1359,8 +1357,6 @@ impl<'a> Ctx<'a> {
             gravity: r
                 .gravity
                 .map_or(Ok(d.gravity), |g| self.vec3("run.gravity", g))?,
-            air_density: self
-                .non_negative("run.air_density", r.air_density.unwrap_or(d.air_density))?,
         })
     }
 

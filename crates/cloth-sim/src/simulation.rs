@@ -378,7 +378,7 @@ impl Simulation {
             unreachable!("verlet settings always come with a verlet engine")
         };
         let dt = t_end - self.time;
-        let n = (dt / s.h).ceil().max(1.0) as usize;
+        let n = (dt / s.h * (1.0 - 1e-9)).ceil().max(1.0) as usize;
         let h = dt / n as f64;
         let mut pinned = Vec::new();
         for k in 0..n {
