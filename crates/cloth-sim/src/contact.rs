@@ -13,7 +13,8 @@ use cloth_solver::Constraint;
 pub struct ContactSettings {
     /// Distance (m) the cloth keeps from every surface, added to each collider's own thickness.
     pub cloth_thickness: f64,
-    /// Extra search distance (m) beyond the thickness, so contacts are seen a step ahead.
+    /// Extra search distance (m) beyond the thickness, so contacts are seen a step ahead;
+    /// each step widens it to twice the fastest vertex's travel when that is larger.
     pub margin: f64,
     /// Relative tangential speed (m/s) below which a sliding contact becomes static again.
     pub stick_speed: f64,
@@ -74,6 +75,9 @@ pub(crate) struct ContactManager {
     has_features: bool,
     /// Vertices within contact range of some solid in the step being taken.
     near: Vec<bool>,
+    /// Vertices that a rejected attempt of this step moved into a solid's thickness layer:
+    /// they are engaged in the next attempt whatever their velocity.
+    force: Vec<bool>,
 }
 
 impl ContactManager {
@@ -91,6 +95,7 @@ impl ContactManager {
             features: Vec::new(),
             has_features,
             near: vec![false; n],
+            force: vec![false; n],
             colliders,
             settings,
             friction,
@@ -123,12 +128,12 @@ impl ContactManager {
         forces: &mut [Vec3],
     ) {
         self.colliders.update(t + h);
-        self.colliders.vertex_contacts(
-            x,
-            self.settings.cloth_thickness,
-            self.settings.margin,
-            &mut self.scratch,
-        );
+        // Search far enough that no vertex can cross the whole range within the step: the
+        // margin grows with the fastest vertex's travel (twice, for what the step adds).
+        let vmax = v.iter().map(|v| v.norm()).fold(0.0, f64::max);
+        let margin = self.settings.margin.max(2.0 * h * vmax);
+        self.colliders
+            .vertex_contacts(x, self.settings.cloth_thickness, margin, &mut self.scratch);
         // Surface velocity averaged over the step for rigid motion: the material point that is
         // at `surface_point` at t + h was at `pose(t) pose(t + h)^-1 surface_point` at t. A
         // static contact then lands exactly where the surface goes, also across keyframes.
@@ -171,6 +176,7 @@ impl ContactManager {
             // A new contact needs the vertex inside the thickness layer (beyond rounding of a
             // previous push-out), or approaching so that it would enter it within the step.
             let engaged = self.state[i].is_some()
+                || self.force[i]
                 || c.distance < thick * (1.0 - 1e-3)
                 || (rel_n < 0.0 && c.distance + h * rel_n < thick);
             if !engaged {
@@ -185,10 +191,16 @@ impl ContactManager {
                 hold: Vec3::zeros(),
                 friction: 0.0,
             });
-            // Position alteration: onto the surface plus thickness (Knowl 6).
-            if c.distance < thick {
-                y[i] += n * (thick - c.distance);
-            }
+            // Position alteration (Knowl 6): with its normal velocity equal to the surface's,
+            // the vertex moves by h v_s.n along n; y adds what puts it exactly at the
+            // thickness from the surface at t + h (distance `d` is measured there). This
+            // removes penetration, and lands an approaching vertex on the surface instead of
+            // leaving it hovering where it was.
+            // It is never pulled towards the surface by more than its own approach would have
+            // brought it in this step, so a contact that lingers away from the surface does
+            // not snap the cloth onto it.
+            let to_layer = thick - c.distance - h * c.surface_velocity.dot(&n);
+            y[i] += n * to_layer.max(h * rel_n.min(0.0));
             match st.mode {
                 Mode::Static => {
                     constraints[i] = Constraint::Fixed;
@@ -278,9 +290,29 @@ impl ContactManager {
         }
     }
 
+    /// Checks a candidate end-of-step state `x1` (colliders already at t + h): vertices that
+    /// are free of contact but ended up deep in a solid's thickness layer (pulled there by
+    /// their neighbours, not by their own velocity, which `prepare` looks at) are marked to be
+    /// engaged when the step is redone. Returns how many were marked.
+    pub fn mark_new_penetrations(&mut self, x1: &[Vec3], pinned: &[bool]) -> usize {
+        self.colliders
+            .vertex_contacts(x1, self.settings.cloth_thickness, 0.0, &mut self.scratch);
+        let mut marked = 0;
+        for c in self.scratch.drain(..) {
+            let i = c.vertex;
+            let thick = self.settings.cloth_thickness + self.thickness[c.collider];
+            if self.state[i].is_none() && !pinned[i] && !self.force[i] && c.distance < thick * 0.5 {
+                self.force[i] = true;
+                marked += 1;
+            }
+        }
+        marked
+    }
+
     /// Updates contact states after an accepted step from the constraint forces `f` (N):
     /// release on attraction, static/sliding transitions by Coulomb's law.
     pub fn after_step(&mut self, f: &[Vec3], v: &[Vec3], masses: &[f64], h: f64, pinned: &[bool]) {
+        self.force.fill(false);
         for c in &self.active {
             let i = c.vertex;
             let Some(st) = self.state[i].as_mut() else {

@@ -430,6 +430,8 @@ impl Simulation {
         timings.other += sw.lap();
         // Forces and Jacobians at the current state; valid until a step is accepted.
         let mut evaluated = false;
+        // Attempts of the current step redone because a vertex moved into a solid.
+        let mut redo = 0;
         while t_end - t > 1e-12 * t_end.max(1.0) {
             let remaining = t_end - t;
             // Land exactly on the frame time without a sliver step at the end: what is left
@@ -531,6 +533,16 @@ impl Simulation {
                     for i in 0..self.x.len() {
                         self.x1[i] += self.y[i];
                     }
+                    if let Some(cm) = self.contacts.as_mut().filter(|_| redo < 4) {
+                        let t0 = Stopwatch::start().0;
+                        let marked = cm.mark_new_penetrations(&self.x1, &self.pinned);
+                        timings.cloth_solid += t0.elapsed().as_secs_f64();
+                        if marked > 0 {
+                            redo += 1;
+                            stats.rejected_steps += 1;
+                            continue;
+                        }
+                    }
                     let worst = self
                         .stretch0
                         .iter()
@@ -580,6 +592,7 @@ impl Simulation {
             std::mem::swap(&mut self.x, &mut self.x1);
             self.pending_shift.fill(Vec3::zeros());
             evaluated = false;
+            redo = 0;
             if let Some(lim) = &s.strain_limit {
                 self.x1.copy_from_slice(&self.x);
                 self.edges.project(&mut self.x, &self.inv_mass, lim);

@@ -35,7 +35,7 @@ impl Timings {
 }
 
 /// Measures the time since the last call and adds it to one phase.
-pub(crate) struct Stopwatch(Instant);
+pub(crate) struct Stopwatch(pub(crate) Instant);
 
 impl Stopwatch {
     pub(crate) fn start() -> Self {
@@ -59,7 +59,9 @@ pub struct FrameStats {
     pub time: f64,
     /// Accepted steps.
     pub steps: usize,
-    /// Rejected (and redone) steps.
+    /// Rejected (and redone) step attempts: stretch changed too much, the matrix was not
+    /// positive definite (both halve h), or a free vertex ended inside a solid (redone with
+    /// that vertex in contact, same h).
     pub rejected_steps: usize,
     /// Smallest accepted step (s).
     pub h_min: f64,
