@@ -79,7 +79,11 @@ pub fn fit_power_law(points: &[(f64, f64)]) -> Option<PowerFit> {
     Some(PowerFit {
         exponent: p,
         prefactor: a.exp(),
-        r_squared: if ss_tot > 0.0 { 1.0 - ss_res / ss_tot } else { 1.0 },
+        r_squared: if ss_tot > 0.0 {
+            1.0 - ss_res / ss_tot
+        } else {
+            1.0
+        },
         points: points.len(),
     })
 }
@@ -94,17 +98,20 @@ pub fn spread_ratio(values: &[f64]) -> Option<f64> {
     Some(max / min)
 }
 
-/// Smallest `k` in `lo_unstable + 1 ..= hi_stable` for which `stable(k)` holds, by bisection,
-/// assuming stability is monotone in `k` and `stable(hi_stable)` holds. Returns it with the
-/// probes made, `(k, stable)`, in order.
+/// Smallest stable `k` in `lo_unstable + 1 ..= hi_stable` by bisection, assuming stability
+/// is monotone in `k` and `stable(hi_stable)` holds, to a relative resolution: it stops once
+/// `hi - lo <= resolution * hi` (or they are adjacent), so the returned stable `k` is at most
+/// a fraction `resolution` above the threshold. Returns it with the probes made,
+/// `(k, stable)`, in order.
 pub fn bisect_min_stable(
     lo_unstable: usize,
     hi_stable: usize,
+    resolution: f64,
     mut stable: impl FnMut(usize) -> bool,
 ) -> (usize, Vec<(usize, bool)>) {
     let (mut lo, mut hi) = (lo_unstable, hi_stable);
     let mut probes = Vec::new();
-    while hi > lo + 1 {
+    while hi > lo + 1 && (hi - lo) as f64 > resolution * hi as f64 {
         let mid = lo + (hi - lo) / 2;
         let ok = stable(mid);
         probes.push((mid, ok));
@@ -188,12 +195,27 @@ mod tests {
     #[test]
     fn bisection_finds_threshold_with_log_probes() {
         for threshold in 2..=64 {
-            let (k, probes) = bisect_min_stable(1, 64, |k| k >= threshold);
+            let (k, probes) = bisect_min_stable(1, 64, 0.0, |k| k >= threshold);
             assert_eq!(k, threshold);
             assert!(probes.len() <= 6, "{threshold}: {probes:?}");
             assert!(probes.iter().all(|&(k, ok)| ok == (k >= threshold)));
         }
         // Already adjacent: no probe.
-        assert_eq!(bisect_min_stable(3, 4, |_| unreachable!()), (4, vec![]));
+        assert_eq!(
+            bisect_min_stable(3, 4, 0.0, |_| unreachable!()),
+            (4, vec![])
+        );
+    }
+
+    #[test]
+    fn bisection_stops_at_relative_resolution() {
+        for threshold in 321..=640 {
+            let (k, probes) = bisect_min_stable(320, 640, 0.05, |k| k >= threshold);
+            assert!(
+                k >= threshold && k as f64 <= threshold as f64 * 1.06,
+                "{threshold} -> {k}"
+            );
+            assert!(probes.len() <= 5, "{threshold}: {probes:?}");
+        }
     }
 }

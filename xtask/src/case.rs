@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 /// Which integrator a case forces onto its scene (`None` keeps the scene's).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum IntegratorOverride {
     /// Explicit Verlet with the scene-file defaults of `[solver]` for Verlet (soft springs,
@@ -104,7 +104,13 @@ pub struct PhaseTimes {
 
 /// Largest value, NaN if any value is NaN (0 for none).
 fn max_or_nan(values: impl Iterator<Item = f64>) -> f64 {
-    values.fold(0.0, |m, x| if x.is_nan() || m.is_nan() { f64::NAN } else { m.max(x) })
+    values.fold(0.0, |m, x| {
+        if x.is_nan() || m.is_nan() {
+            f64::NAN
+        } else {
+            m.max(x)
+        }
+    })
 }
 
 /// What a case measured. Times are wall-clock seconds.
@@ -116,9 +122,12 @@ pub struct CaseResult {
     pub cloth_vertices: usize,
     /// Cloth triangles.
     pub cloth_triangles: usize,
-    /// Vertices of the tessellated colliders (`None`: not reported by the simulation).
+    /// Number of colliders with contact enabled.
+    pub colliders: usize,
+    /// Vertices of the mesh colliders (analytic shapes are exact and count 0; `None`: no
+    /// contact handling in this run).
     pub solid_vertices: Option<usize>,
-    /// Triangles of the tessellated colliders (`None`: not reported by the simulation).
+    /// Triangles of the mesh colliders (analytic shapes count 0; `None`: no contact handling).
     pub solid_triangles: Option<usize>,
     /// Integrator actually used (`implicit` / `verlet`).
     pub integrator: String,
@@ -140,11 +149,16 @@ pub struct CaseResult {
     pub cg_iterations: usize,
     /// Linear solves that hit the iteration cap.
     pub cg_not_converged: usize,
-    /// Mean CG iterations per accepted step.
+    /// Mean CG iterations per linear solve (accepted and rejected steps; 0 for Verlet and
+    /// the direct solver).
     pub cg_per_step: f64,
     /// Wall time of the frame loop divided by completed frames, s (the median over the
     /// repeats once the parent has combined them).
     pub seconds_per_frame: f64,
+    /// Process CPU time (user + system, all threads) of the frame loop per frame, s; less
+    /// sensitive than wall time to other load on the machine, but it counts worker threads
+    /// spinning while they wait (10 ms resolution over the run).
+    pub cpu_seconds_per_frame: Option<f64>,
     /// `seconds_per_frame` of every repeat, in run order (filled by the parent).
     pub repeats: Vec<f64>,
     /// Time to load the scene and build the simulation, s.
@@ -205,14 +219,20 @@ impl CaseResult {
 
 /// Loads the case's scene and applies its overrides.
 pub fn prepare_scene(spec: &CaseSpec) -> Result<Scene, String> {
-    let mut scene = Scene::load(&spec.scene).map_err(|e| format!("{}: {e}", spec.scene.display()))?;
+    let mut scene =
+        Scene::load(&spec.scene).map_err(|e| format!("{}: {e}", spec.scene.display()))?;
     if let Some(n) = spec.grid {
         match &mut scene.cloth.mesh {
             MeshSpec::Grid { nx, ny, .. } => {
                 *nx = n;
                 *ny = n;
             }
-            _ => return Err(format!("{}: cloth.mesh is not a grid", spec.scene.display())),
+            _ => {
+                return Err(format!(
+                    "{}: cloth.mesh is not a grid",
+                    spec.scene.display()
+                ));
+            }
         }
     }
     if let Some(f) = spec.frames {
@@ -254,6 +274,21 @@ pub fn verlet_step(fps: f64, k: usize) -> Result<f64, String> {
     })
 }
 
+/// CPU time (user + system, all threads) used by this process so far, s, from
+/// `/proc/self/stat` (clock ticks of 1/100 s, the Linux `USER_HZ` on all mainstream
+/// architectures). `None` when unreadable.
+pub fn process_cpu_seconds() -> Option<f64> {
+    parse_cpu_ticks(&std::fs::read_to_string("/proc/self/stat").ok()?).map(|t| t as f64 / 100.0)
+}
+
+/// utime + stime (fields 14 and 15) of a `/proc/<pid>/stat` line, in clock ticks.
+pub fn parse_cpu_ticks(stat: &str) -> Option<u64> {
+    // The command name (field 2) is in parentheses and may contain spaces.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+}
+
 /// Peak resident set size of this process in bytes (VmHWM of `/proc/self/status`).
 pub fn peak_memory_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -269,6 +304,11 @@ pub fn run_child(spec: &CaseSpec) -> Result<CaseResult, String> {
         .num_threads(spec.threads.max(1))
         .build_global()
         .map_err(|e| format!("cannot start {} threads: {e}", spec.threads))?;
+    measure(spec)
+}
+
+/// Runs one case on the current rayon pool and measures it.
+pub(crate) fn measure(spec: &CaseSpec) -> Result<CaseResult, String> {
     let t0 = Instant::now();
     let scene = prepare_scene(spec)?;
     let mut sim = build_simulation(&scene).map_err(|e| format!("{}: {e}", spec.name))?;
@@ -290,11 +330,16 @@ pub fn run_child(spec: &CaseSpec) -> Result<CaseResult, String> {
     let energy_bound = 2.0 * mass * scene.run.gravity.norm() * diagonal;
     let cloth_vertices = system.num_vertices();
     let cloth_triangles = system.mesh.num_triangles();
+    let solids = sim.colliders();
+    let colliders = solids.map_or(0, |c| c.len());
+    let solid_vertices = solids.map(|c| c.vertex_count());
+    let solid_triangles = solids.map(|c| c.triangle_count());
 
     let frames_requested = scene.run.frames;
     let mut stats: Vec<FrameStats> = Vec::with_capacity(frames_requested);
     let mut series = Vec::with_capacity(frames_requested);
     let mut error = None;
+    let cpu0 = process_cpu_seconds();
     let start = Instant::now();
     for _ in 0..frames_requested {
         let f0 = Instant::now();
@@ -319,13 +364,20 @@ pub fn run_child(spec: &CaseSpec) -> Result<CaseResult, String> {
         }
     }
     let wall_seconds = start.elapsed().as_secs_f64();
+    let cpu_seconds = cpu0.zip(process_cpu_seconds()).map(|(a, b)| b - a);
     let finite = sim
         .positions()
         .iter()
         .all(|p| p.iter().all(|c| c.is_finite()));
     let totals = cloth::sim::Totals::from_frames(&stats, wall_seconds);
     let t = totals.timings;
-    let pct = |x: f64| if wall_seconds > 0.0 { 100.0 * x / wall_seconds } else { 0.0 };
+    let pct = |x: f64| {
+        if wall_seconds > 0.0 {
+            100.0 * x / wall_seconds
+        } else {
+            0.0
+        }
+    };
     let phases = [t.eval, t.cg, t.cloth_cloth, t.cloth_solid];
     let percent = [
         pct(phases[0]),
@@ -350,8 +402,9 @@ pub fn run_child(spec: &CaseSpec) -> Result<CaseResult, String> {
         spec: spec.clone(),
         cloth_vertices,
         cloth_triangles,
-        solid_vertices: None,
-        solid_triangles: None,
+        colliders,
+        solid_vertices,
+        solid_triangles,
         integrator: integrator.into(),
         solver: solver.into(),
         frames_requested,
@@ -362,16 +415,18 @@ pub fn run_child(spec: &CaseSpec) -> Result<CaseResult, String> {
         h_max: totals.h_max,
         cg_iterations: totals.cg_iterations,
         cg_not_converged: stats.iter().map(|s| s.cg_not_converged).sum(),
-        cg_per_step: if totals.steps > 0 {
-            totals.cg_iterations as f64 / totals.steps as f64
-        } else {
-            0.0
+        cg_per_step: match totals.steps + totals.rejected_steps {
+            0 => 0.0,
+            solves => totals.cg_iterations as f64 / solves as f64,
         },
         seconds_per_frame: if frames > 0 {
             wall_seconds / frames as f64
         } else {
             f64::NAN
         },
+        cpu_seconds_per_frame: cpu_seconds
+            .filter(|_| frames > 0)
+            .map(|c| c / frames as f64),
         repeats: Vec::new(),
         setup_seconds,
         wall_seconds,
@@ -392,4 +447,110 @@ pub fn run_child(spec: &CaseSpec) -> Result<CaseResult, String> {
         error,
         series,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::workspace_root;
+
+    fn sheet(name: &str) -> CaseSpec {
+        let path = workspace_root().join("scenes/fixed_sheet.toml");
+        CaseSpec::new(name, "test", path, 1)
+    }
+
+    #[test]
+    fn cpu_ticks_parse_after_the_command_name() {
+        let line = "4242 (a (weird) name) R 1 2 3 4 5 6 7 8 9 10 150 25 0 0 20 0 3";
+        assert_eq!(parse_cpu_ticks(line), Some(175));
+        assert_eq!(parse_cpu_ticks("1 (x) R 1 2"), None);
+        let own = process_cpu_seconds().unwrap();
+        assert!(own.is_finite() && own >= 0.0);
+    }
+
+    #[test]
+    fn verlet_step_splits_a_frame_into_exactly_k_steps() {
+        for fps in [24.0, 30.0, 60.0] {
+            for k in 1..3000 {
+                let h = verlet_step(fps, k).unwrap();
+                assert!(h <= 1.0 / fps);
+                assert_eq!(((1.0 / fps) / h).ceil() as usize, k, "fps {fps} k {k}");
+            }
+        }
+        assert!(verlet_step(30.0, 0).is_err());
+    }
+
+    #[test]
+    fn overrides_change_exactly_what_they_name() {
+        let base = prepare_scene(&sheet("base")).unwrap();
+        let mut spec = sheet("over");
+        spec.grid = Some(7);
+        spec.frames = Some(3);
+        spec.bend_scale = 10.0;
+        spec.stretch_scale = 0.5;
+        spec.solver = Some(SolverChoice::Direct);
+        let s = prepare_scene(&spec).unwrap();
+        assert_eq!(s.cloth.mesh.vertex_count(), Some(49));
+        assert_eq!(s.run.frames, 3);
+        assert_eq!(s.cloth.material.bend, 10.0 * base.cloth.material.bend);
+        assert_eq!(
+            s.cloth.material.stretch[1],
+            0.5 * base.cloth.material.stretch[1]
+        );
+        assert_eq!(s.cloth.material.shear, base.cloth.material.shear);
+        assert_eq!(s.solver.preconditioner, SolverChoice::Direct);
+        assert_eq!(s.solver.integrator, IntegratorKind::Implicit);
+
+        spec.integrator = Some(IntegratorOverride::Verlet {
+            steps_per_frame: 40,
+            spring_stiffness: Some(123.0),
+        });
+        let v = prepare_scene(&spec).unwrap();
+        assert_eq!(v.solver.integrator, IntegratorKind::Verlet);
+        assert_eq!(v.solver.spring_stiffness, 123.0);
+        assert!(v.solver.strain_limit.is_some());
+        assert_eq!((v.frame_time() / v.solver.verlet_h).ceil(), 40.0);
+    }
+
+    #[test]
+    fn a_small_case_measures_finite_consistent_figures() {
+        let mut spec = sheet("small");
+        spec.grid = Some(8);
+        spec.frames = Some(3);
+        let r = measure(&spec).unwrap();
+        assert_eq!((r.cloth_vertices, r.cloth_triangles), (64, 2 * 7 * 7));
+        assert_eq!((r.frames, r.frames_requested, r.series.len()), (3, 3, 3));
+        assert!(r.error.is_none() && r.finite && r.is_stable());
+        assert!(r.figures().iter().all(|x| x.is_finite()));
+        assert_eq!(r.steps, r.series.iter().map(|p| p.steps).sum::<usize>());
+        assert!(r.h_min > 0.0 && r.h_min <= r.h_max && r.h_max <= 1.0 / 30.0 + 1e-12);
+        // The phases are parts of the loop's wall time.
+        let phases: f64 = r.percent[..4].iter().sum();
+        assert!(phases <= 100.0 + 1e-9 && r.percent.iter().all(|p| *p >= 0.0));
+        assert!((r.seconds_per_frame * 3.0 - r.wall_seconds).abs() < 1e-12);
+        // The sheet swings down from rest: it gains kinetic energy below the bound.
+        assert!(r.max_kinetic_energy > 0.0 && r.max_kinetic_energy < r.energy_bound);
+        assert!(r.peak_memory_bytes.is_some_and(|b| b > 0));
+    }
+
+    #[test]
+    fn stability_needs_all_frames_bounded_energy_and_stretch() {
+        let mut spec = sheet("stab");
+        spec.grid = Some(6);
+        spec.frames = Some(2);
+        let good = measure(&spec).unwrap();
+        assert!(good.is_stable());
+        let mut r = good.clone();
+        r.max_kinetic_energy = 2.0 * r.energy_bound;
+        assert!(!r.is_stable());
+        let mut r = good.clone();
+        r.max_stretch = f64::NAN;
+        assert!(!r.is_stable());
+        let mut r = good.clone();
+        r.frames = 1;
+        assert!(!r.is_stable());
+        let mut r = good;
+        r.error = Some("non-finite".into());
+        assert!(!r.is_stable());
+    }
 }

@@ -1,14 +1,154 @@
 //! Developer tasks for the cloth workspace, run as `cargo xtask <task>`.
+//!
+//! `cargo xtask bench` runs the benchmark suite of issue 6 in a release build: the paper's
+//! scenes (Baraff & Witkin 1998, Figures 1 and 2, and a garment when `scenes/garment.toml`
+//! exists), the scaling series (484 to 50,176 vertices), bending and stretch stiffness
+//! sweeps, implicit against explicit Verlet at the largest stable explicit step, and the
+//! linear solver variants. Each case runs in its own child process (the hidden task
+//! `bench-case <json>`) so that its peak memory and thread pool are its own. Results go to
+//! `bench-results/` (Markdown, JSON, SVG); `--docs` also writes `docs/benchmarks.md`.
 
-fn main() {
-    let task = std::env::args().nth(1).unwrap_or_default();
-    match task.as_str() {
-        "" | "help" | "--help" => {
-            println!("usage: cargo xtask <task>\n\ntasks:\n  help    this text");
+mod analysis;
+mod case;
+mod machine;
+mod plot;
+mod report;
+mod suite;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+const HELP: &str = "usage: cargo xtask <task> [options]
+
+tasks:
+  help                 this text
+  bench [options]      run the benchmark suite (release build) and write bench-results/
+
+bench options:
+  --quick              reduced set, under two minutes on 2 cores (used by .ci/run)
+  --filter NAME        only cases whose name contains NAME (e.g. scaling, bend, fig1)
+  --threads N          worker threads per case (default: all cores)
+  --repeat K           run each case K times and report the median time (default 1)
+  --out DIR            output directory (default: <workspace>/bench-results)
+  --docs               also write docs/benchmarks.md (the headline tables and the machine)
+
+The exit status is non-zero when a case fails, stops early or reports a non-finite figure.";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let task = args.first().map(String::as_str).unwrap_or("");
+    match task {
+        "" | "help" | "--help" | "-h" => {
+            println!("{HELP}");
+            ExitCode::SUCCESS
         }
+        "bench" => match bench(&args[1..]) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("xtask bench: {e}");
+                ExitCode::from(2)
+            }
+        },
+        "bench-case" => bench_case(args.get(1).map(String::as_str).unwrap_or("")),
         other => {
             eprintln!("xtask: unknown task `{other}` (try `cargo xtask help`)");
-            std::process::exit(2);
+            ExitCode::from(2)
         }
+    }
+}
+
+/// The child side: runs one case given as JSON and prints its result as one JSON line.
+fn bench_case(json: &str) -> ExitCode {
+    let spec: case::CaseSpec = match serde_json::from_str(json) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("bench-case: bad case description: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match case::run_child(&spec).and_then(|r| serde_json::to_string(&r).map_err(|e| e.to_string()))
+    {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("bench-case {}: {e}", spec.name);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn bench(args: &[String]) -> Result<ExitCode, String> {
+    let o = suite::parse_options(args)?;
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "warning: this is a debug build; use `cargo xtask bench` (release) for real figures"
+        );
+    }
+    let command = format!("cargo xtask bench {}", args.join(" "))
+        .trim_end()
+        .to_string();
+    let mut m = machine::Machine::collect(o.threads, command);
+    eprintln!(
+        "bench: {} set, {} threads, {} repeat(s), commit {}, {}",
+        if o.quick { "quick" } else { "full" },
+        o.threads,
+        o.repeat,
+        m.commit,
+        m.cpu
+    );
+    let results = suite::run_suite(&o);
+    let problems = suite::problems(&results);
+    m.load_after = machine::load_average();
+
+    std::fs::create_dir_all(&o.out)
+        .map_err(|e| format!("cannot create {}: {e}", o.out.display()))?;
+    let md = report::markdown(&m, &o, &results, &problems);
+    write(&o.out.join("report.md"), &md)?;
+    let json = report::JsonReport {
+        machine: &m,
+        quick: o.quick,
+        filter: o.filter.as_deref(),
+        repeat: o.repeat,
+        results: &results,
+        paper: &report::PAPER_ROWS,
+        paper_scaling: &report::PAPER_SCALING,
+        bars: &report::BARS,
+        problems: &problems,
+    };
+    let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
+    write(&o.out.join("results.json"), &text)?;
+    write(&o.out.join("scaling.svg"), &plot::scaling_svg(&results)?)?;
+    let runs: Vec<&case::CaseResult> = ["fig1_drape", "fig2_fixed_sheet"]
+        .iter()
+        .filter_map(|n| results.outcomes.iter().find(|c| c.name() == *n))
+        .filter_map(suite::Outcome::result)
+        .collect();
+    write(&o.out.join("run_series.svg"), &plot::series_svg(&runs)?)?;
+    if o.docs {
+        let docs = suite::workspace_root().join("docs");
+        std::fs::create_dir_all(&docs)
+            .map_err(|e| format!("cannot create {}: {e}", docs.display()))?;
+        write(&docs.join("benchmarks.md"), &md)?;
+    }
+    eprintln!("bench: wrote {}", o.out.display());
+    if let Some(f) = results.scaling_fit {
+        eprintln!(
+            "bench: scaling exponent {:.3} over {} sizes",
+            f.exponent, f.points
+        );
+    }
+    if problems.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        for p in &problems {
+            eprintln!("bench: problem: {p}");
+        }
+        Ok(ExitCode::FAILURE)
     }
 }

@@ -146,7 +146,14 @@ pub struct VerletSearch {
     pub h: Option<f64>,
     /// Whether even the largest step tried (one per frame) was stable.
     pub stable_at_frame_step: bool,
+    /// Whether the full run was unstable at the searched step, so the steps per frame were
+    /// raised by 25% (repeatedly) until it was stable.
+    pub retried: bool,
 }
+
+/// Relative resolution of the explicit step search (5%: the largest stable step found is
+/// within about 5% of the threshold between the probes).
+pub const SEARCH_RESOLUTION: f64 = 0.05;
 
 /// One probe of the explicit step search.
 #[derive(Clone, Debug, Serialize)]
@@ -165,6 +172,91 @@ pub struct Probe {
     pub error: Option<String>,
 }
 
+/// Max / min ratios over the cases of a sweep (`None` with fewer than two cases that ran).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Spread {
+    /// Wall time per frame.
+    pub wall: Option<f64>,
+    /// Process CPU time per frame.
+    pub cpu: Option<f64>,
+    /// CG iterations over the run (deterministic: free of timing noise).
+    pub cg_iterations: Option<f64>,
+    /// Linear solves (accepted plus rejected steps) over the run (deterministic).
+    pub solves: Option<f64>,
+}
+
+impl Spread {
+    /// Spreads over `cases` (all must have run without error).
+    pub fn of(cases: &[&CaseResult]) -> Spread {
+        if cases.len() < 2 {
+            return Spread::default();
+        }
+        let r = |f: &dyn Fn(&CaseResult) -> Option<f64>| -> Option<f64> {
+            let v: Option<Vec<f64>> = cases.iter().map(|c| f(c)).collect();
+            analysis::spread_ratio(&v?)
+        };
+        Spread {
+            wall: r(&|c| Some(c.seconds_per_frame)),
+            cpu: r(&|c| c.cpu_seconds_per_frame),
+            cg_iterations: r(&|c| Some(c.cg_iterations as f64)),
+            solves: r(&|c| Some((c.steps + c.rejected_steps) as f64)),
+        }
+    }
+}
+
+/// Cases that ran the same configuration (same scene, overrides, integrator and solver, and
+/// the same deterministic step and CG counts) under different names: their time spread is
+/// measurement noise.
+#[derive(Clone, Debug, Serialize)]
+pub struct DuplicateGroup {
+    /// Case names.
+    pub cases: Vec<String>,
+    /// Their times per frame, s, in the same order.
+    pub seconds_per_frame: Vec<f64>,
+    /// max / min of the times.
+    pub ratio: f64,
+}
+
+/// Identical configurations among `cases` (groups of two or more).
+pub fn duplicate_groups(cases: &[&CaseResult]) -> Vec<DuplicateGroup> {
+    let key = |r: &CaseResult| {
+        format!(
+            "{}|{:?}|{}|{}|{}|{}|{}|{:?}|{}|{}|{}",
+            r.spec.scene.display(),
+            r.spec.grid,
+            r.frames_requested,
+            r.spec.bend_scale,
+            r.spec.stretch_scale,
+            r.integrator,
+            r.solver,
+            r.spec.integrator,
+            r.steps,
+            r.rejected_steps,
+            r.cg_iterations
+        )
+    };
+    let mut groups: Vec<(String, Vec<&CaseResult>)> = Vec::new();
+    for r in cases {
+        let k = key(r);
+        match groups.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, v)) => v.push(r),
+            None => groups.push((k, vec![r])),
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, v)| v.len() >= 2)
+        .filter_map(|(_, v)| {
+            let t: Vec<f64> = v.iter().map(|r| r.seconds_per_frame).collect();
+            Some(DuplicateGroup {
+                cases: v.iter().map(|r| r.spec.name.clone()).collect(),
+                ratio: analysis::spread_ratio(&t)?,
+                seconds_per_frame: t,
+            })
+        })
+        .collect()
+}
+
 /// Everything the suite measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct SuiteResults {
@@ -174,10 +266,14 @@ pub struct SuiteResults {
     pub searches: Vec<VerletSearch>,
     /// Power-law fit of time per frame against cloth vertices over the scaling series.
     pub scaling_fit: Option<PowerFit>,
-    /// Bend sweep: max / min time per frame.
-    pub bend_ratio: Option<f64>,
-    /// Stretch sweep: max / min time per frame.
-    pub stretch_ratio: Option<f64>,
+    /// Bend sweep: max / min spreads.
+    pub bend_spread: Spread,
+    /// Stretch sweep: max / min spreads.
+    pub stretch_spread: Spread,
+    /// Identical configurations run under different names (a noise estimate).
+    pub duplicates: Vec<DuplicateGroup>,
+    /// Median over cases of max / min of the repeats' times (`None` without repeats).
+    pub repeat_spread_median: Option<f64>,
     /// Notes (skipped scenes, frame caps).
     pub notes: Vec<String>,
 }
@@ -195,7 +291,7 @@ pub fn scaling_frames(o: &BenchOptions) -> usize {
 /// Grid sizes of the scaling series for these options.
 pub fn scaling_grids(o: &BenchOptions) -> &'static [usize] {
     if o.quick {
-        &SCALING_GRIDS[..3]
+        &SCALING_GRIDS[..4]
     } else {
         &SCALING_GRIDS
     }
@@ -255,7 +351,11 @@ pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
         c.frames = frames(o, 5, None);
         cases.push(c);
     }
-    cases.retain(|c| o.filter.as_ref().is_none_or(|f| c.name.contains(f.as_str())));
+    cases.retain(|c| {
+        o.filter
+            .as_ref()
+            .is_none_or(|f| c.name.contains(f.as_str()))
+    });
     (cases, notes)
 }
 
@@ -346,7 +446,12 @@ fn explicit_case(
     };
     let mut probes: Vec<Probe> = Vec::new();
     let mut probe = |k: usize| -> bool {
-        let spec = spec_for(k, Some(probe_frames), &format!("{name}_probe_k{k}"), "verlet_probe");
+        let spec = spec_for(
+            k,
+            Some(probe_frames),
+            &format!("{name}_probe_k{k}"),
+            "verlet_probe",
+        );
         let (stable, energy_ratio, max_stretch, error) = match run_in_child(&spec) {
             Ok(r) => (
                 r.is_stable(),
@@ -400,7 +505,7 @@ fn explicit_case(
             bad = k;
         }
     }
-    let found = good.map(|g| analysis::bisect_min_stable(bad, g, &mut probe).0);
+    let found = good.map(|g| analysis::bisect_min_stable(bad, g, SEARCH_RESOLUTION, &mut probe).0);
     let stable_at_frame_step = found == Some(1);
     let mut search = VerletSearch {
         case: name.to_string(),
@@ -410,6 +515,7 @@ fn explicit_case(
         steps_per_frame: found,
         h: found.and_then(|k| crate::case::verlet_step(fps, k).ok()),
         stable_at_frame_step,
+        retried: false,
     };
     let Some(mut k) = found else {
         return (
@@ -426,8 +532,9 @@ fn explicit_case(
         let outcome = run_repeated(&spec, o.repeat);
         let unstable = outcome.result().is_some_and(|r| !r.is_stable());
         if unstable && k < max_k {
-            eprintln!("      {name}: unstable over the full run at {k} steps/frame, doubling");
-            k *= 2;
+            eprintln!("      {name}: unstable over the full run at {k} steps/frame, +25%");
+            k = k + k.div_ceil(4);
+            search.retried = true;
             search.steps_per_frame = Some(k);
             search.h = crate::case::verlet_step(fps, k).ok();
             continue;
@@ -480,10 +587,20 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
         .map(|r| (r.cloth_vertices as f64, r.seconds_per_frame))
         .collect();
     let scaling_fit = analysis::fit_power_law(&points);
-    let times = |g: &str| ran(g).iter().map(|r| r.seconds_per_frame).collect::<Vec<_>>();
-    let bend_ratio = analysis::spread_ratio(&times("bend")).filter(|_| ran("bend").len() >= 2);
-    let stretch_ratio =
-        analysis::spread_ratio(&times("stretch")).filter(|_| ran("stretch").len() >= 2);
+    let all: Vec<&CaseResult> = outcomes
+        .iter()
+        .filter_map(Outcome::result)
+        .filter(|r| r.error.is_none())
+        .collect();
+    let duplicates = duplicate_groups(&all);
+    let spreads: Vec<f64> = all
+        .iter()
+        .filter(|r| r.repeats.len() >= 2)
+        .filter_map(|r| analysis::spread_ratio(&r.repeats))
+        .collect();
+    let repeat_spread_median = analysis::median(&spreads);
+    let bend_spread = Spread::of(&ran("bend"));
+    let stretch_spread = Spread::of(&ran("stretch"));
     notes.push(format!(
         "scaling series: {} frames per size (the same window for every size)",
         scaling_frames(o)
@@ -492,8 +609,10 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
         outcomes,
         searches,
         scaling_fit,
-        bend_ratio,
-        stretch_ratio,
+        bend_spread,
+        stretch_spread,
+        duplicates,
+        repeat_spread_median,
         notes,
     }
 }
@@ -508,17 +627,25 @@ pub fn problems(s: &SuiteResults) -> Vec<String> {
             Outcome::Ran(r) => {
                 ran += 1;
                 if let Some(e) = &r.error {
-                    p.push(format!("{}: stopped after {} frames: {e}", r.spec.name, r.frames));
+                    p.push(format!(
+                        "{}: stopped after {} frames: {e}",
+                        r.spec.name, r.frames
+                    ));
                 } else if r.frames != r.frames_requested || r.frames == 0 {
-                    p.push(format!("{}: ran {} of {} frames", r.spec.name, r.frames, r.frames_requested));
+                    p.push(format!(
+                        "{}: ran {} of {} frames",
+                        r.spec.name, r.frames, r.frames_requested
+                    ));
                 } else if !r.figures().iter().all(|x| x.is_finite()) || !r.finite {
                     p.push(format!("{}: non-finite figures", r.spec.name));
                 }
             }
             Outcome::Failed { spec, message } => p.push(format!("{}: {message}", spec.name)),
-            Outcome::Skipped { group, name, reason } if group == "explicit" => {
-                p.push(format!("{name}: {reason}"))
-            }
+            Outcome::Skipped {
+                group,
+                name,
+                reason,
+            } if group == "explicit" => p.push(format!("{name}: {reason}")),
             Outcome::Skipped { .. } => {}
         }
     }
@@ -545,9 +672,32 @@ mod tests {
     }
 
     #[test]
+    fn identical_configurations_group_and_others_do_not() {
+        let spec = |name: &str, bend: f64| {
+            let mut c = CaseSpec::new(name, "t", scene_path("fixed_sheet.toml"), 1);
+            c.grid = Some(6);
+            c.frames = Some(2);
+            c.bend_scale = bend;
+            c
+        };
+        let a = crate::case::measure(&spec("a", 1.0)).unwrap();
+        let b = crate::case::measure(&spec("b", 1.0)).unwrap();
+        let c = crate::case::measure(&spec("c", 1000.0)).unwrap();
+        // Same configuration: same deterministic counts (the grouping key relies on it).
+        assert_eq!((a.steps, a.cg_iterations), (b.steps, b.cg_iterations));
+        let groups = duplicate_groups(&[&a, &c, &b]);
+        assert_eq!(groups.len(), 1);
+        assert_eq!(groups[0].cases, ["a", "b"]);
+        assert!(groups[0].ratio >= 1.0);
+        assert!(duplicate_groups(&[&a, &c]).is_empty());
+    }
+
+    #[test]
     fn options_parse_all_flags() {
-        let o = parse_options(&args("--quick --filter bend --threads 3 --repeat=5 --out /tmp/x"))
-            .unwrap();
+        let o = parse_options(&args(
+            "--quick --filter bend --threads 3 --repeat=5 --out /tmp/x",
+        ))
+        .unwrap();
         assert!(o.quick);
         assert_eq!(o.filter.as_deref(), Some("bend"));
         assert_eq!((o.threads, o.repeat), (3, 5));
@@ -562,7 +712,14 @@ mod tests {
         let full = parse_options(&[]).unwrap();
         let (cases, _) = plan(&full);
         let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
-        for n in ["fig1_drape", "fig2_fixed_sheet", "scaling_50176", "bend_x1000", "stretch_x0.1", "solver_direct"] {
+        for n in [
+            "fig1_drape",
+            "fig2_fixed_sheet",
+            "scaling_50176",
+            "bend_x1000",
+            "stretch_x0.1",
+            "solver_direct",
+        ] {
             assert!(names.contains(&n), "{n} missing from {names:?}");
         }
         let grids: Vec<usize> = cases.iter().filter_map(|c| c.grid).collect();
