@@ -325,6 +325,17 @@ impl ColliderSet {
             return;
         }
         let valid = |t: &[usize; 3]| t.iter().all(|&i| i < x.len());
+        // Most steps have no feature anywhere near the cloth: test every feature against the
+        // cloth's bounding box first and skip building the triangle hierarchy.
+        let cloth_box = Aabb::from_points(x.iter().filter(|p| p.iter().all(|c| c.is_finite())));
+        let any_near = self.prepared.iter().zip(&self.colliders).any(|(p, c)| {
+            let range = cloth_thickness + c.thickness + margin;
+            let grown = cloth_box.inflated(range);
+            p.features.iter().any(|(f, _, _)| grown.contains(f))
+        });
+        if !any_near {
+            return;
+        }
         let boxes: Vec<Aabb> = triangles
             .iter()
             .map(|t| {
