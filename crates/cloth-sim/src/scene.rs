@@ -23,6 +23,8 @@
 //! drag = 0.0                 # normal air drag, kg/(m^2 s) (default 0 = no air)
 //! wind = [0, 0, 0]           # m/s (default still air)
 //! self_collision = false     # cloth-cloth contact (default false)
+//! stretch_targets = [1, 1]   # [b_u, b_v]: rest stretch targets (default the material's, [1, 1])
+//! bend_uv = [1, 1]           # [k_u, k_v]: bending multipliers along u and v (default [1, 1])
 //!
 //! [[pin]]                    # any number of pin groups
 //! vertices = [0, 50]         # and/or region = { min = [...], max = [...] }
@@ -858,6 +860,8 @@ struct RawCloth {
     drag: Option<f64>,
     wind: Option<[f64; 3]>,
     self_collision: Option<bool>,
+    stretch_targets: Option<[f64; 2]>,
+    bend_uv: Option<[f64; 2]>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -1526,11 +1530,25 @@ impl<'a> Ctx<'a> {
     }
 
     fn cloth(&self, c: RawCloth) -> Result<ClothSettings, SceneError> {
+        let mut material = self.material(c.material)?;
+        // `[cloth]` may also carry the anisotropy keys; they override the material's.
+        if let Some(s) = c.stretch_targets {
+            material.stretch_targets = [
+                self.positive("cloth.stretch_targets[0]", s[0])?,
+                self.positive("cloth.stretch_targets[1]", s[1])?,
+            ];
+        }
+        if let Some(s) = c.bend_uv {
+            material.bend_uv = [
+                self.non_negative("cloth.bend_uv[0]", s[0])?,
+                self.non_negative("cloth.bend_uv[1]", s[1])?,
+            ];
+        }
         Ok(ClothSettings {
             mesh: self.mesh(c.mesh)?,
             position: self.opt_vec3("cloth.position", c.position)?,
             rotation: self.opt_vec3("cloth.rotation", c.rotation)?,
-            material: self.material(c.material)?,
+            material,
             thickness: self.non_negative("cloth.thickness", c.thickness.unwrap_or(0.005))?,
             drag: self.non_negative("cloth.drag", c.drag.unwrap_or(0.0))?,
             wind: self.opt_vec3("cloth.wind", c.wind)?,

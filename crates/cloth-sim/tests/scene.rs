@@ -844,3 +844,20 @@ proptest! {
         prop_assert!(((p - a).norm() - t * (b - a).norm()).abs() < 1e-9);
     }
 }
+
+#[test]
+fn cloth_level_anisotropy_keys_override_the_material() {
+    let text = r#"
+[cloth]
+mesh = { kind = "grid", nx = 3, ny = 3, width = 1.0, height = 1.0 }
+material = { preset = "silk", stretch_targets = [0.9, 0.9] }
+stretch_targets = [0.8, 1.0]
+bend_uv = [2.0, 0.5]
+"#;
+    let scene = Scene::from_toml_str(text, Path::new(".")).unwrap();
+    assert_eq!(scene.cloth.material.stretch_targets, [0.8, 1.0]);
+    assert_eq!(scene.cloth.material.bend_uv, [2.0, 0.5]);
+    let bad = text.replace("[0.8, 1.0]", "[0.8, -1.0]");
+    let err = Scene::from_toml_str(&bad, Path::new(".")).unwrap_err();
+    assert_eq!(err.key(), Some("cloth.stretch_targets[1]"), "{err}");
+}
