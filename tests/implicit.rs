@@ -15,6 +15,17 @@ fn sheet(n: usize, size: f64, material: &Material) -> ClothSystem {
     ClothSystem::new(mesh, model, External::default()).unwrap()
 }
 
+/// The implicit integrator with default settings at 30 frames per second.
+fn default_sim(sys: ClothSystem, pins: Vec<PinGroup>) -> Simulation {
+    Simulation::new(
+        sys,
+        Integrator::Implicit(ImplicitSettings::default()),
+        30.0,
+        pins,
+    )
+    .unwrap()
+}
+
 fn corner_pins(sys: &ClothSystem, n: usize) -> Vec<PinGroup> {
     vec![PinGroup::new(vec![0, n - 1], &sys.x0, vec![])]
 }
@@ -82,13 +93,7 @@ fn hanging_sheet_pins_hold_the_weight_and_come_to_rest() {
     let pins = corner_pins(&sys, n);
     let pinned = pins[0].vertices.clone();
     let targets = pins[0].initial.clone();
-    let mut sim = Simulation::new(
-        sys,
-        Integrator::Implicit(ImplicitSettings::default()),
-        30.0,
-        pins,
-    )
-    .unwrap();
+    let mut sim = default_sim(sys, pins);
     let mut peak: f64 = 0.0;
     let mut last = None;
     for _ in 0..240 {
@@ -145,13 +150,7 @@ fn animated_pins_land_exactly_on_their_targets() {
     ];
     let pins = vec![PinGroup::new(vec![0, n - 1], &sys.x0, kf)];
     let group = pins[0].clone();
-    let mut sim = Simulation::new(
-        sys,
-        Integrator::Implicit(ImplicitSettings::default()),
-        30.0,
-        pins,
-    )
-    .unwrap();
+    let mut sim = default_sim(sys, pins);
     let mut targets = Vec::new();
     for _ in 0..20 {
         sim.step_frame().unwrap();
@@ -170,13 +169,7 @@ fn animated_pins_land_exactly_on_their_targets() {
 fn directional_constraint_blocks_motion_along_its_normal() {
     let material = Material::default();
     let sys = sheet(7, 0.3, &material);
-    let mut sim = Simulation::new(
-        sys,
-        Integrator::Implicit(ImplicitSettings::default()),
-        30.0,
-        vec![],
-    )
-    .unwrap();
+    let mut sim = default_sim(sys, vec![]);
     // Vertex 3 may slide in the horizontal plane but not fall.
     let c = Constraint::plane(Vec3::new(0.0, 1.0, 0.0)).unwrap();
     sim.add_directional_constraint(DirectionalConstraint {
@@ -202,13 +195,7 @@ fn position_alteration_moves_the_vertex_and_warns_its_neighbours_in_the_same_ste
         let sys = sheet(n, 0.4, &material);
         let mut sys = sys;
         sys.external.gravity = Vec3::zeros();
-        let mut sim = Simulation::new(
-            sys,
-            Integrator::Implicit(ImplicitSettings::default()),
-            30.0,
-            vec![],
-        )
-        .unwrap();
+        let mut sim = default_sim(sys, vec![]);
         let centre = (n / 2) * n + n / 2;
         if let Some(s) = shift {
             sim.shift_vertex(centre, s);
@@ -274,13 +261,7 @@ fn bending_stiffness_over_four_decades_runs_stable() {
         let n = 11;
         let sys = sheet(n, 0.5, &material);
         let pins = corner_pins(&sys, n);
-        let mut sim = Simulation::new(
-            sys,
-            Integrator::Implicit(ImplicitSettings::default()),
-            30.0,
-            pins,
-        )
-        .unwrap();
+        let mut sim = default_sim(sys, pins);
         for _ in 0..30 {
             let st = sim
                 .step_frame()
@@ -306,13 +287,7 @@ fn results_are_bit_identical_for_one_and_two_threads() {
             let n = 21;
             let sys = sheet(n, 0.5, &material);
             let pins = corner_pins(&sys, n);
-            let mut sim = Simulation::new(
-                sys,
-                Integrator::Implicit(ImplicitSettings::default()),
-                30.0,
-                pins,
-            )
-            .unwrap();
+            let mut sim = default_sim(sys, pins);
             for _ in 0..5 {
                 sim.step_frame().unwrap();
             }
