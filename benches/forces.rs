@@ -2,7 +2,7 @@
 //! draping mesh (51 x 51 = 2601 vertices, 5000 triangles).
 
 use cloth::forces::{ClothModel, Definiteness, Evaluation, Material};
-use cloth::mesh::{GridPattern, Vec3, grid};
+use cloth::mesh::{GridPattern, Par, Vec3, grid};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
@@ -38,7 +38,7 @@ fn bench(c: &mut Criterion) {
         let mut eval = Evaluation::default();
         c.bench_function(&format!("forces_and_jacobians_2601_{name}"), |b| {
             b.iter(|| {
-                model.evaluate(black_box(&x), black_box(&v), &mut eval);
+                model.evaluate(black_box(&x), black_box(&v), &mut eval, Par::default());
                 black_box(eval.forces[0]);
             })
         });

@@ -4,7 +4,7 @@
 //! each preconditioner (iterations are printed), and the faer direct solve, in one run.
 
 use cloth::forces::{ClothModel, Definiteness, Evaluation, Material};
-use cloth::mesh::{GridPattern, Vec3, grid};
+use cloth::mesh::{GridPattern, Par, Vec3, grid};
 use cloth::solver::{
     BlockMatrix, Constraint, PcgParams, PcgWorkspace, Preconditioner, solve_direct, solve_mpcg,
 };
@@ -31,7 +31,7 @@ fn problem() -> Problem {
         .collect();
     let v = vec![Vec3::new(0.0, -0.5, 0.0); x.len()];
     let mut eval = Evaluation::default();
-    model.evaluate(&x, &v, &mut eval);
+    model.evaluate(&x, &v, &mut eval, Par::default());
     let h = 1.0 / 30.0;
     let masses = mesh.vertex_masses(material.density).unwrap();
     let mut a = BlockMatrix::new(x.len(), mesh.vertex_pairs()).unwrap();
@@ -84,14 +84,34 @@ fn bench(c: &mut Criterion) {
         };
         let mut ws = PcgWorkspace::default();
         let mut dv = vec![Vec3::zeros(); n];
-        let info = solve_mpcg(&mut dv, &p.a, &p.b, &p.z, &p.constraints, &params, &mut ws).unwrap();
+        let info = solve_mpcg(
+            &mut dv,
+            &p.a,
+            &p.b,
+            &p.z,
+            &p.constraints,
+            &params,
+            Par::default(),
+            &mut ws,
+        )
+        .unwrap();
         println!(
             "mpcg {name}: {} iterations to relative residual {:.2e} (converged: {})",
             info.iterations, info.relative_residual, info.converged
         );
         g.bench_function(format!("mpcg_{name}_1e-3"), |bch| {
             bch.iter(|| {
-                solve_mpcg(&mut dv, &p.a, &p.b, &p.z, &p.constraints, &params, &mut ws).unwrap()
+                solve_mpcg(
+                    &mut dv,
+                    &p.a,
+                    &p.b,
+                    &p.z,
+                    &p.constraints,
+                    &params,
+                    Par::default(),
+                    &mut ws,
+                )
+                .unwrap()
             })
         });
     }

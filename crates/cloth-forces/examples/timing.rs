@@ -3,6 +3,7 @@
 //!
 //! `cargo run -p cloth-forces --release --example timing`
 
+use cloth_forces::Par;
 use std::time::Instant;
 
 use cloth_forces::{ClothModel, Definiteness, Evaluation, Material, Vec3};
@@ -40,10 +41,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             };
             let (t_eval, t_mul) = pool.install(|| {
                 let mut ev = Evaluation::default();
-                model.evaluate(&x, &v, &mut ev);
+                model.evaluate(&x, &v, &mut ev, Par::default());
                 let t = Instant::now();
                 for _ in 0..reps {
-                    model.evaluate(&x, &v, &mut ev);
+                    model.evaluate(&x, &v, &mut ev, Par::default());
                 }
                 let te = t.elapsed().as_secs_f64() / reps as f64;
                 let mut out = vec![Vec3::zeros(); n];

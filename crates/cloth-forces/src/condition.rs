@@ -1,10 +1,10 @@
 //! The generic condition machinery (Baraff & Witkin Knowls 3 and 5): any condition C of
 //! dimension M over S particles becomes an energy, forces, df/dx and df/dv blocks.
 
-use nalgebra::{DMatrix, Matrix3, SMatrix, Vector3};
+use nalgebra::{DMatrix, Matrix3, SMatrix};
 
 /// 3-vector of f64 (metres, m/s, newtons depending on context).
-pub type Vec3 = Vector3<f64>;
+pub use cloth_mesh::Vec3;
 
 /// S x S grid of 3x3 blocks: block `[a][b]` couples element-local particles a and b.
 pub type Blocks<const S: usize> = [[Matrix3<f64>; S]; S];

@@ -26,7 +26,7 @@
 //! under [`Definiteness::Clamped`]) force Jacobian, so `A = M - h dfdv - h^2 dfdx` is SPD.
 //!
 //! ```
-//! use cloth_forces::{ClothModel, Definiteness, Evaluation, External, Material};
+//! use cloth_forces::{ClothModel, Definiteness, Evaluation, External, Material, Par};
 //! use cloth_mesh::{grid, GridPattern, Vec3};
 //!
 //! let mesh = grid(11, 11, 1.0, 1.0, GridPattern::Alternating)?;
@@ -38,7 +38,7 @@
 //! assert!((model.energy(&x) - expected).abs() < 1e-9 * expected);
 //!
 //! let mut eval = Evaluation::default();
-//! model.evaluate(&x, &v, &mut eval);
+//! model.evaluate(&x, &v, &mut eval, Par::default());
 //! External::default().accumulate(&model, &x, &v, &mut eval);
 //! // Internal forces sum to zero, so the net force is the weight.
 //! let net: Vec3 = eval.forces.iter().sum();
@@ -61,6 +61,11 @@ mod model;
 mod tests;
 mod triangle;
 
+/// The mesh crate this one builds on, re-exported so that a dependent needs no other crate to
+/// make a mesh.
+pub use cloth_mesh as mesh;
+pub use cloth_mesh::{ClothMesh, Par, nalgebra};
+
 pub use bend::{HingeRest, bend_condition, dihedral_angle};
 pub use condition::{
     Blocks, Condition, Definiteness, ElementResponse, Vec3, blocks_to_dense, condition_response,
@@ -68,6 +73,9 @@ pub use condition::{
 };
 pub use error::ForceError;
 pub use external::{External, UserSpring};
-pub use material::Material;
+pub use material::{
+    DEFAULT_BEND_DAMPING, DEFAULT_SHEAR_DAMPING, DEFAULT_STRETCH_DAMPING, Material, PRESET_NAMES,
+    STANDARD_GRAVITY,
+};
 pub use model::{ClothModel, Evaluation};
 pub use triangle::{TriangleRest, shear_condition, stretch_condition};

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use cloth_mesh::ClothMesh;
+use cloth_mesh::{ClothMesh, Par};
 use nalgebra::Matrix3;
 use rayon::prelude::*;
 
@@ -507,9 +507,15 @@ impl ClothModel {
     /// Non-finite inputs give non-finite outputs: validate untrusted state with
     /// [`ClothModel::check_state`] (it names the offending vertex).
     ///
+    /// `par` chooses the threads ([`Par`]); the result does not depend on it.
+    ///
     /// # Panics
     /// If `x` or `v` is shorter than `num_vertices()` (check with [`ClothModel::check_state`]).
-    pub fn evaluate(&self, x: &[Vec3], v: &[Vec3], out: &mut Evaluation) {
+    pub fn evaluate(&self, x: &[Vec3], v: &[Vec3], out: &mut Evaluation, par: Par) {
+        par.install(|| self.evaluate_on_current_pool(x, v, out));
+    }
+
+    fn evaluate_on_current_pool(&self, x: &[Vec3], v: &[Vec3], out: &mut Evaluation) {
         let s = &self.structure;
         if !out.structure.as_ref().is_some_and(|o| Arc::ptr_eq(o, s)) {
             out.structure = Some(Arc::clone(s));

@@ -3,6 +3,7 @@
 
 mod common;
 
+use cloth_forces::Par;
 use cloth_forces::{
     ClothModel, Definiteness, Evaluation, External, ForceError, Material, UserSpring, Vec3,
 };
@@ -52,7 +53,7 @@ fn setup() -> (ClothModel, Vec<Vec3>, Vec<Vec3>, External) {
 
 fn total(model: &ClothModel, ext: &External, x: &[Vec3], v: &[Vec3]) -> Evaluation {
     let mut ev = Evaluation::default();
-    model.evaluate(x, v, &mut ev);
+    model.evaluate(x, v, &mut ev, Par::default());
     ext.accumulate(model, x, v, &mut ev);
     ev
 }

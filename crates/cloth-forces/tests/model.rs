@@ -3,6 +3,7 @@
 
 mod common;
 
+use cloth_forces::Par;
 use cloth_forces::{ClothModel, Definiteness, Evaluation, ForceError, Material, Vec3};
 use cloth_mesh::{ClothMesh, GridPattern, grid};
 use common::{Rng, dense, flat};
@@ -38,7 +39,7 @@ fn forces_are_minus_energy_gradient_and_dfdx_matches_fd() {
     let x = deformed(&mesh, 0.02, 7);
     let z = vec![Vec3::zeros(); n];
     let mut ev = Evaluation::default();
-    model.evaluate(&x, &z, &mut ev);
+    model.evaluate(&x, &z, &mut ev, Par::default());
     assert!((ev.energy - model.energy(&x)).abs() <= 1e-12 * ev.energy);
     let eps = 1e-7;
     let k = dense(&ev, n, false);
@@ -54,8 +55,8 @@ fn forces_are_minus_energy_gradient_and_dfdx_matches_fd() {
                     <= 1e-5 * ev.forces.iter().map(|f| f.amax()).fold(0.0, f64::max)
             );
             let (mut ep, mut em) = (Evaluation::default(), Evaluation::default());
-            model.evaluate(&xp, &z, &mut ep);
-            model.evaluate(&xm, &z, &mut em);
+            model.evaluate(&xp, &z, &mut ep, Par::default());
+            model.evaluate(&xm, &z, &mut em, Par::default());
             let col = (flat(&ep.forces) - flat(&em.forces)) / (2.0 * eps);
             fd_k.set_column(3 * i + c, &col);
         }
@@ -81,7 +82,7 @@ fn fast_path_equals_element_reference_and_dense_products() {
         let x = deformed(&mesh, 0.03, 11);
         let v = velocities(n, 5);
         let mut ev = Evaluation::default();
-        model.evaluate(&x, &v, &mut ev);
+        model.evaluate(&x, &v, &mut ev, Par::default());
         // Reference: scatter element responses serially into dense matrices.
         let mut kx = nalgebra::DMatrix::zeros(3 * n, 3 * n);
         let mut kv = kx.clone();
@@ -146,10 +147,20 @@ fn entries_are_fixed_and_storage_is_reused() {
     let n = mesh.num_vertices();
     let mut ev = Evaluation::default();
     assert!(ev.entries().is_empty());
-    model.evaluate(&deformed(&mesh, 0.01, 1), &velocities(n, 2), &mut ev);
+    model.evaluate(
+        &deformed(&mesh, 0.01, 1),
+        &velocities(n, 2),
+        &mut ev,
+        Par::default(),
+    );
     let e1 = ev.entries().to_vec();
     let p1 = ev.dfdx().as_ptr();
-    model.evaluate(&deformed(&mesh, 0.05, 3), &velocities(n, 4), &mut ev);
+    model.evaluate(
+        &deformed(&mesh, 0.05, 3),
+        &velocities(n, 4),
+        &mut ev,
+        Par::default(),
+    );
     assert_eq!(e1, ev.entries());
     assert_eq!(p1, ev.dfdx().as_ptr(), "buffers reallocated");
     assert_eq!(
@@ -182,7 +193,7 @@ fn evaluation_is_bitwise_identical_for_one_and_two_threads() {
             .unwrap();
         pool.install(|| {
             let mut ev = Evaluation::default();
-            model.evaluate(&x, &v, &mut ev);
+            model.evaluate(&x, &v, &mut ev, Par::default());
             let mut kw = vec![Vec3::zeros(); n];
             ev.mul_dfdx(&v, &mut kw);
             let mut st = Vec::new();
@@ -225,14 +236,14 @@ fn clamped_system_matrix_is_positive_definite_under_compression() {
     let v = velocities(n, 6);
     let mut ev = Evaluation::default();
     let exact = ClothModel::new(&mesh, &material(), Definiteness::Exact).unwrap();
-    exact.evaluate(&x, &v, &mut ev);
+    exact.evaluate(&x, &v, &mut ev, Par::default());
     let ke = -dense(&ev, n, false);
     assert!(
         ke.clone().symmetric_eigen().eigenvalues.min() < -1e-3 * ke.amax(),
         "test configuration not indefinite"
     );
     let clamped = ClothModel::new(&mesh, &material(), Definiteness::Clamped).unwrap();
-    clamped.evaluate(&x, &v, &mut ev);
+    clamped.evaluate(&x, &v, &mut ev, Par::default());
     let kc = -dense(&ev, n, false);
     assert!(kc.clone().symmetric_eigen().eigenvalues.min() >= -1e-10 * kc.amax());
     let dv = -dense(&ev, n, true);
@@ -277,7 +288,7 @@ fn rest_angles_from_a_prefolded_sheet_give_zero_bend_energy() {
     assert!(model.energy(mesh.positions()) > 1e-6);
     assert!(model.rest_angles().iter().any(|a| a.abs() > 0.01));
     let mut ev = Evaluation::default();
-    model.evaluate(&x, &vec![Vec3::zeros(); x.len()], &mut ev);
+    model.evaluate(&x, &vec![Vec3::zeros(); x.len()], &mut ev, Par::default());
     assert!(ev.forces.iter().all(|f| f.amax() < 1e-12));
     // Errors name the problem.
     assert!(matches!(
@@ -341,13 +352,13 @@ fn one_evaluation_can_serve_different_models() {
     let (vs, vl) = (velocities(xs.len(), 3), velocities(xl.len(), 4));
     let mut shared = Evaluation::default();
     let mut fresh = Evaluation::default();
-    ms.evaluate(&xs, &vs, &mut shared);
-    ml.evaluate(&xl, &vl, &mut shared);
-    ml.evaluate(&xl, &vl, &mut fresh);
+    ms.evaluate(&xs, &vs, &mut shared, Par::default());
+    ml.evaluate(&xl, &vl, &mut shared, Par::default());
+    ml.evaluate(&xl, &vl, &mut fresh, Par::default());
     assert_eq!(shared.entries(), fresh.entries());
     assert_eq!(shared.forces, fresh.forces);
     assert_eq!(shared.dfdx(), fresh.dfdx());
-    ms.evaluate(&xs, &vs, &mut shared);
+    ms.evaluate(&xs, &vs, &mut shared, Par::default());
     assert_eq!(shared.forces.len(), xs.len());
     assert_eq!(shared.dfdx().len(), shared.entries().len());
 }

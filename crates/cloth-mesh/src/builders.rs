@@ -12,6 +12,11 @@ use crate::{ClothMesh, MeshError, Vec2, Vec3};
 /// isotropic. The default is `Alternating`: it keeps the simple `nx x ny` vertex lattice
 /// and avoids the strong diagonal bias of `Uniform`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "lowercase")
+)]
 pub enum GridPattern {
     /// Every quad split along the same diagonal, from `(i, j)` to `(i + 1, j + 1)`.
     Uniform,

@@ -12,6 +12,11 @@
 //! [`ClothMesh::seam_groups`]); [`write_obj`] / [`write_obj_file_atomic`] save frames.
 //! All failures are [`MeshError`]s naming the offending vertex, triangle, edge or line.
 //!
+//! The crate is also the foundation of the workspace: the vector types ([`Vec2`], [`Vec3`]) and
+//! the one re-exported [`nalgebra`], the parallelism argument [`Par`], the one OBJ reader
+//! ([`parse_obj_data`], used for cloth, colliders and the viewer) and the one atomic file
+//! writer ([`write_atomic`]).
+//!
 //! ```
 //! use cloth_mesh::{grid, GridPattern, parse_obj, write_obj};
 //!
@@ -37,11 +42,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod atomic;
 mod builders;
 mod error;
 mod mesh;
 mod obj;
+mod par;
 
+/// The one `nalgebra` of the workspace: every crate re-exports it, so users never need a
+/// matching version of their own.
 pub use nalgebra;
 
 /// A 2D vector of f64: rest (u, v) coordinates in metres.
@@ -49,7 +58,12 @@ pub type Vec2 = nalgebra::Vector2<f64>;
 /// A 3D vector of f64: world positions in metres, normals, velocities.
 pub type Vec3 = nalgebra::Vector3<f64>;
 
+pub use atomic::{write_atomic, write_atomic_bytes};
 pub use builders::{GridPattern, disc, equilateral_height, grid};
 pub use error::MeshError;
 pub use mesh::{ClothMesh, DEGENERATE_RELATIVE_AREA, Edge, Hinge, NO_TRIANGLE};
-pub use obj::{parse_obj, read_obj, write_obj, write_obj_file_atomic};
+pub use obj::{
+    MAX_OBJ_BYTES, ObjData, parse_obj, parse_obj_data, read_obj, read_obj_data, write_obj,
+    write_obj_file_atomic,
+};
+pub use par::Par;

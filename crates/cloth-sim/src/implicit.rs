@@ -3,7 +3,7 @@
 
 use crate::system::ClothSystem;
 use cloth_forces::Evaluation;
-use cloth_mesh::Vec3;
+use cloth_mesh::{Par, Vec3};
 use cloth_solver::{
     AssemblyPlan, BlockMatrix, Constraint, DirectSolver, PcgInfo, PcgParams, PcgWorkspace,
     SolverError,
@@ -56,7 +56,7 @@ impl ImplicitWorkspace {
         let n = sys.num_vertices();
         let mut eval = Evaluation::default();
         sys.model
-            .evaluate(&sys.x0, &vec![Vec3::zeros(); n], &mut eval);
+            .evaluate(&sys.x0, &vec![Vec3::zeros(); n], &mut eval, Par::default());
         let pairs = sys.mesh.vertex_pairs().to_vec();
         let matrix = BlockMatrix::new(n, &pairs)?;
         let plan = matrix.plan(eval.entries())?;
@@ -80,7 +80,7 @@ impl ImplicitWorkspace {
     /// Evaluates the cloth's internal and external forces and their Jacobians at (x0, v0).
     /// A step that is rejected and retried with a smaller h from the same state reuses them.
     pub fn evaluate(&mut self, sys: &ClothSystem, x0: &[Vec3], v0: &[Vec3]) {
-        sys.model.evaluate(x0, v0, &mut self.eval);
+        sys.model.evaluate(x0, v0, &mut self.eval, Par::default());
         sys.external.accumulate(&sys.model, x0, v0, &mut self.eval);
     }
 
@@ -170,6 +170,7 @@ impl ImplicitWorkspace {
                 z,
                 constraints,
                 params,
+                Par::default(),
                 &mut self.pcg,
             )?,
             LinearSolver::Direct => {

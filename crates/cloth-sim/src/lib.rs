@@ -33,7 +33,6 @@
 mod contact;
 mod error;
 mod implicit;
-mod materials;
 mod output;
 mod pins;
 mod scene;
@@ -47,7 +46,6 @@ mod verlet;
 pub use contact::ContactSettings;
 pub use error::SimError;
 pub use implicit::LinearSolver;
-pub use materials::*;
 pub use output::{RunReport, Totals, frame_path, write_atomic};
 pub use pins::PinGroup;
 pub use scene::*;

@@ -54,9 +54,8 @@ use serde::{Deserialize, Serialize, Serializer};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use crate::materials::{
-    DEFAULT_BEND_DAMPING, DEFAULT_SHEAR_DAMPING, DEFAULT_STRETCH_DAMPING, MaterialSpec,
-    PRESET_NAMES, preset,
+use cloth_forces::{
+    DEFAULT_BEND_DAMPING, DEFAULT_SHEAR_DAMPING, DEFAULT_STRETCH_DAMPING, Material, PRESET_NAMES,
 };
 
 /// Largest number of cloth vertices a grid or disc mesh may have (protects against scene
@@ -337,7 +336,7 @@ pub struct ClothSettings {
     #[serde(serialize_with = "ser_vec3")]
     pub rotation: Vector3<f64>,
     /// Resolved material (key `material`, default preset `cotton`).
-    pub material: MaterialSpec,
+    pub material: Material,
     /// Collision thickness in m (distance kept from solids and from itself). Key
     /// `thickness`, default 0.005, >= 0.
     pub thickness: f64,
@@ -1436,10 +1435,10 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn material(&self, m: Option<RawMaterial>) -> Result<MaterialSpec, SceneError> {
+    fn material(&self, m: Option<RawMaterial>) -> Result<Material, SceneError> {
         let k = "cloth.material";
         let lookup = |key: &str, name: &str| {
-            preset(name).ok_or_else(|| {
+            Material::preset(name).ok_or_else(|| {
                 self.invalid(
                     key,
                     format!(
@@ -1476,7 +1475,7 @@ impl<'a> Ctx<'a> {
                 ));
             }
         };
-        let spec = MaterialSpec {
+        let spec = Material {
             density: self.positive("cloth.material.density", density)?,
             stretch: [
                 self.positive("cloth.material.stretch", stretch[0])?,

@@ -44,18 +44,7 @@ pub fn build_mesh(scene: &Scene) -> Result<ClothMesh, SimError> {
 
 /// The force-model material of a scene.
 pub fn build_material(scene: &Scene) -> Material {
-    let m = &scene.cloth.material;
-    Material {
-        density: m.density,
-        stretch: m.stretch,
-        shear: m.shear,
-        bend: m.bend,
-        bend_uv: m.bend_uv,
-        stretch_targets: m.stretch_targets,
-        stretch_damping: m.stretch_damping,
-        shear_damping: m.shear_damping,
-        bend_damping: m.bend_damping,
-    }
+    scene.cloth.material
 }
 
 /// The integrator and its settings, from `[solver]`.

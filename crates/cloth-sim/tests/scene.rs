@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use cloth_forces::{Material, PRESET_NAMES};
 use cloth_sim::{
-    ColliderShape, HessianDefiniteness, IntegratorKind, Keyframe, MaterialSpec, MeshSpec,
-    PRESET_NAMES, Pattern, PinSettings, Scene, SceneError, SolverChoice, interpolate_keyframes,
-    preset, rotation_from_degrees,
+    ColliderShape, HessianDefiniteness, IntegratorKind, Keyframe, MeshSpec, Pattern, PinSettings,
+    Scene, SceneError, SolverChoice, interpolate_keyframes, rotation_from_degrees,
 };
 use nalgebra::{Matrix3, Vector3};
 use proptest::prelude::*;
@@ -178,7 +178,7 @@ fn defaults_are_applied() {
     assert_eq!(s.run.fps, 30.0);
     assert_eq!(s.run.frames, 60);
     assert_eq!(s.run.gravity, Vector3::new(0.0, -9.81, 0.0));
-    assert_eq!(s.cloth.material, preset("cotton").unwrap());
+    assert_eq!(s.cloth.material, Material::preset("cotton").unwrap());
     assert_eq!(s.cloth.position, Vector3::zeros());
     assert_eq!(s.cloth.thickness, 0.005);
     assert_eq!(s.cloth.drag, 0.0);
@@ -245,9 +245,12 @@ fn vertex_counts_follow_the_mesh_layouts() {
 fn every_preset_name_resolves() {
     for name in PRESET_NAMES {
         let text = GRID.replace("[cloth]\n", &format!("[cloth]\nmaterial = \"{name}\"\n"));
-        assert_eq!(parse(&text).unwrap().cloth.material, preset(name).unwrap());
+        assert_eq!(
+            parse(&text).unwrap().cloth.material,
+            Material::preset(name).unwrap()
+        );
     }
-    assert!(preset("Cotton").is_none() && preset("kevlar").is_none());
+    assert!(Material::preset("Cotton").is_none() && Material::preset("kevlar").is_none());
 }
 
 #[test]
@@ -256,7 +259,7 @@ fn preset_with_overrides_keeps_the_rest() {
         "{GRID}material = {{ preset = \"denim\", bend = 1e-4, stretch = 500, bend_uv = [1.0, 0.5] }}\n"
     );
     let m = parse(&text).unwrap().cloth.material;
-    let denim = preset("denim").unwrap();
+    let denim = Material::preset("denim").unwrap();
     assert_eq!(m.bend, 1e-4);
     assert_eq!(
         m.stretch,
@@ -264,7 +267,7 @@ fn preset_with_overrides_keeps_the_rest() {
         "a scalar stretch applies to u and v"
     );
     assert_eq!(m.bend_uv, [1.0, 0.5]);
-    let expected = MaterialSpec {
+    let expected = Material {
         bend: 1e-4,
         stretch: [500.0, 500.0],
         bend_uv: [1.0, 0.5],
@@ -298,7 +301,7 @@ fn preset_bending_lengths_match_typical_fabrics() {
         ("polyester", 0.01, 0.03),
     ];
     for (name, lo, hi) in ranges {
-        let m = preset(name).unwrap();
+        let m = Material::preset(name).unwrap();
         let c = m.bending_length();
         assert!(
             c >= 0.95 * lo && c <= 1.05 * hi,

@@ -3,6 +3,7 @@
 //!
 //! `cargo bench -p cloth-solver --bench solver -- --quick` (set RAYON_NUM_THREADS=1 for one core).
 
+use cloth_solver::Par;
 use cloth_solver::{
     BlockMatrix, Constraint, DirectSolver, Matrix3, PcgParams, PcgWorkspace, Preconditioner,
     Vector3, solve_mpcg,
@@ -131,11 +132,17 @@ fn benches(c: &mut Criterion) {
             max_iterations: 2000,
             preconditioner: pre,
         };
-        let info = solve_mpcg(&mut dv, &a, &b, &z, &cons, &params, &mut ws).unwrap();
+        let info =
+            solve_mpcg(&mut dv, &a, &b, &z, &cons, &params, Par::default(), &mut ws).unwrap();
         eprintln!("{pre:?}: {info:?}");
         c.bench_function(
             &format!("solve_mpcg {pre:?} tol 1e-3, 2601 particles"),
-            |bch| bch.iter(|| solve_mpcg(&mut dv, &a, &b, &z, &cons, &params, &mut ws).unwrap()),
+            |bch| {
+                bch.iter(|| {
+                    solve_mpcg(&mut dv, &a, &b, &z, &cons, &params, Par::default(), &mut ws)
+                        .unwrap()
+                })
+            },
         );
     }
     let mut direct = DirectSolver::new(&a).unwrap();

@@ -3,6 +3,8 @@
 //! Baraff & Witkin (1998, section 5.3) and a direct reference solve.
 //!
 //! This crate knows nothing of meshes or cloth: block rows are "particles", blocks are 3x3.
+//! (It depends on `cloth-mesh` only for the workspace's foundation types: the parallelism
+//! argument [`Par`] and the one re-exported [`nalgebra`].)
 //! The matrix is typically `A = M - h df/dv - h^2 df/dx` (kg), `b` an impulse (N*s) and the
 //! unknown a velocity change `dv` (m/s), but any SPD block system works.
 //!
@@ -21,7 +23,7 @@
 //! # Example
 //! ```
 //! use cloth_solver::{
-//!     BlockMatrix, Constraint, Matrix3, PcgParams, PcgWorkspace, Vector3, solve_mpcg,
+//!     BlockMatrix, Constraint, Matrix3, Par, PcgParams, PcgWorkspace, Vector3, solve_mpcg,
 //! };
 //! // Two particles of 1 kg joined by a spring-like coupling of stiffness 10 (times h^2).
 //! let mut a = BlockMatrix::new(2, &[(0, 1)])?;
@@ -35,7 +37,7 @@
 //! let b = [Vector3::zeros(), Vector3::new(0.0, 0.0, -0.1)];
 //! let mut dv = [Vector3::zeros(); 2];
 //! let params = PcgParams { tolerance: 1e-10, ..Default::default() };
-//! let info = solve_mpcg(&mut dv, &a, &b, &z, &constraints, &params, &mut PcgWorkspace::new())?;
+//! let info = solve_mpcg(&mut dv, &a, &b, &z, &constraints, &params, Par::Seq, &mut PcgWorkspace::new())?;
 //! assert!(info.converged);
 //! assert_eq!(dv[0], z[0]); // the pinned particle moves exactly as prescribed
 //! // Free particle: 11 dv1 - 10 * 0.1 = -0.1  =>  dv1 = 0.9 / 11.
@@ -53,6 +55,7 @@ mod pcg;
 #[cfg(test)]
 mod pitfall_tests;
 
+pub use cloth_mesh::{Par, nalgebra};
 pub use constraint::Constraint;
 pub use direct::{DirectSolver, solve_direct};
 pub use error::SolverError;

@@ -25,6 +25,7 @@
 //!   the loop: `delta0 = r0^T M^-1 r0`, and stop when `r^T M^-1 r <= tolerance^2 * delta0`.
 //!   If `delta0 == 0` the system is already solved (0 iterations).
 
+use cloth_mesh::Par;
 use nalgebra::{Matrix3, Vector3};
 use rayon::prelude::*;
 
@@ -207,7 +208,7 @@ pub(crate) fn validate_inputs(
 /// Non-convergence within `params.max_iterations` is reported in [`PcgInfo::converged`],
 /// not as an error; `dv` then holds the last iterate (still satisfying the constraints).
 /// All parallel reductions use fixed chunks, so results are bit-identical for any number of
-/// rayon threads.
+/// rayon threads; `par` chooses the threads ([`Par`]) and never changes the result.
 ///
 /// # Errors
 /// * [`SolverError::DimensionMismatch`] if `dv`, `b`, `z` or `constraints` differ in length
@@ -219,6 +220,10 @@ pub(crate) fn validate_inputs(
 /// * [`SolverError::NotPositiveDefinite`] if a search direction has curvature `<= 0`.
 ///
 /// On error `dv` is left unchanged.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "faer's order: output, operator, inputs, parameters, parallelism, scratch"
+)]
 pub fn solve_mpcg(
     dv: &mut [Vector3<f64>],
     a: &BlockMatrix,
@@ -226,19 +231,22 @@ pub fn solve_mpcg(
     z: &[Vector3<f64>],
     constraints: &[Constraint],
     params: &PcgParams,
+    par: Par,
     ws: &mut PcgWorkspace,
 ) -> Result<PcgInfo, SolverError> {
-    solve_mpcg_impl(
-        dv,
-        a,
-        b,
-        z,
-        constraints,
-        params,
-        ws,
-        PrecondForm::Divide,
-        Reference::FilteredResidual,
-    )
+    par.install(|| {
+        solve_mpcg_impl(
+            dv,
+            a,
+            b,
+            z,
+            constraints,
+            params,
+            ws,
+            PrecondForm::Divide,
+            Reference::FilteredResidual,
+        )
+    })
 }
 
 /// Builds `pinv_i` such that the preconditioner applies `s_i = S_i pinv_i r_i`.

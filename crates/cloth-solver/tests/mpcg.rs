@@ -3,6 +3,7 @@
 
 mod common;
 
+use cloth_solver::Par;
 use cloth_solver::{
     BlockMatrix, Constraint, DirectSolver, Matrix3, PcgParams, PcgWorkspace, Preconditioner,
     SolverError, Vector3, constraint_forces, solve_direct, solve_mpcg,
@@ -60,7 +61,7 @@ proptest! {
         let mut dv = vec![Vector3::new(9.0, 9.0, 9.0); n];
         let mut ws = PcgWorkspace::new();
         let info = solve_mpcg(&mut dv, &sys.a, &sys.b, &sys.z, &sys.constraints,
-                              &tight(pre, n), &mut ws).unwrap();
+                              &tight(pre, n), Par::default(), &mut ws).unwrap();
         prop_assert!(info.converged, "{info:?}");
         prop_assert!(info.relative_residual <= 1e-12);
         prop_assert!(rel_diff(&dv, &direct) <= 1e-7, "rel diff {}", rel_diff(&dv, &direct));
@@ -106,7 +107,7 @@ proptest! {
         for pre in [Preconditioner::Diagonal, Preconditioner::BlockJacobi] {
             let mut dv = vec![Vector3::zeros(); n];
             let info = solve_mpcg(&mut dv, &sys.a, &sys.b, &zero, &sys.constraints,
-                                  &tight(pre, n), &mut PcgWorkspace::new()).unwrap();
+                                  &tight(pre, n), Par::default(), &mut PcgWorkspace::new()).unwrap();
             prop_assert!(info.converged);
             prop_assert!(rel_diff(&dv, &x) <= 1e-8);
         }
@@ -142,6 +143,7 @@ fn indefinite_matrix_reports_not_positive_definite() {
             &z,
             &free,
             &params,
+            Par::default(),
             &mut PcgWorkspace::new(),
         ) {
             Err(SolverError::NotPositiveDefinite {
@@ -182,6 +184,7 @@ fn indefinite_only_in_constrained_directions_still_solves() {
         &z,
         &cons,
         &params,
+        Par::default(),
         &mut PcgWorkspace::new(),
     )
     .unwrap();
@@ -210,6 +213,7 @@ fn non_convergence_is_reported_not_an_error() {
         &sys.z,
         &sys.constraints,
         &params,
+        Par::default(),
         &mut PcgWorkspace::new(),
     )
     .unwrap();
@@ -235,6 +239,7 @@ fn zero_rhs_with_zero_targets_is_solved_in_zero_iterations() {
         &zero,
         &sys.constraints,
         &PcgParams::default(),
+        Par::default(),
         &mut PcgWorkspace::new(),
     )
     .unwrap();
@@ -254,7 +259,17 @@ fn input_errors() {
     let short = vec![Vector3::zeros(); n - 1];
     let free = vec![Constraint::Free; n];
     assert_eq!(
-        solve_mpcg(&mut dv, &sys.a, &short, &sys.z, &free, &p, &mut ws).unwrap_err(),
+        solve_mpcg(
+            &mut dv,
+            &sys.a,
+            &short,
+            &sys.z,
+            &free,
+            &p,
+            Par::default(),
+            &mut ws
+        )
+        .unwrap_err(),
         SolverError::DimensionMismatch {
             what: "b",
             expected: n,
@@ -262,11 +277,29 @@ fn input_errors() {
         }
     );
     assert!(matches!(
-        solve_mpcg(&mut dv, &sys.a, &sys.b, &short, &free, &p, &mut ws),
+        solve_mpcg(
+            &mut dv,
+            &sys.a,
+            &sys.b,
+            &short,
+            &free,
+            &p,
+            Par::default(),
+            &mut ws
+        ),
         Err(SolverError::DimensionMismatch { what: "z", .. })
     ));
     assert!(matches!(
-        solve_mpcg(&mut dv, &sys.a, &sys.b, &sys.z, &free[1..], &p, &mut ws),
+        solve_mpcg(
+            &mut dv,
+            &sys.a,
+            &sys.b,
+            &sys.z,
+            &free[1..],
+            &p,
+            Par::default(),
+            &mut ws
+        ),
         Err(SolverError::DimensionMismatch {
             what: "constraints",
             ..
@@ -279,7 +312,17 @@ fn input_errors() {
     let mut bad_b = sys.b.clone();
     bad_b[3].y = f64::NAN;
     assert_eq!(
-        solve_mpcg(&mut dv, &sys.a, &bad_b, &sys.z, &free, &p, &mut ws).unwrap_err(),
+        solve_mpcg(
+            &mut dv,
+            &sys.a,
+            &bad_b,
+            &sys.z,
+            &free,
+            &p,
+            Par::default(),
+            &mut ws
+        )
+        .unwrap_err(),
         SolverError::NonFinite {
             what: "b",
             index: 3
@@ -299,7 +342,16 @@ fn input_errors() {
         p: Vector3::new(1.0, 1.0, 0.0),
     };
     assert!(matches!(
-        solve_mpcg(&mut dv, &sys.a, &sys.b, &sys.z, &cons, &p, &mut ws),
+        solve_mpcg(
+            &mut dv,
+            &sys.a,
+            &sys.b,
+            &sys.z,
+            &cons,
+            &p,
+            Par::default(),
+            &mut ws
+        ),
         Err(SolverError::InvalidConstraint { index: 4, .. })
     ));
     let neg = PcgParams {
@@ -307,7 +359,16 @@ fn input_errors() {
         ..p
     };
     assert!(matches!(
-        solve_mpcg(&mut dv, &sys.a, &sys.b, &sys.z, &free, &neg, &mut ws),
+        solve_mpcg(
+            &mut dv,
+            &sys.a,
+            &sys.b,
+            &sys.z,
+            &free,
+            &neg,
+            Par::default(),
+            &mut ws
+        ),
         Err(SolverError::InvalidParameter {
             name: "tolerance",
             ..
@@ -331,6 +392,7 @@ fn input_errors() {
                 &[Vector3::zeros(); 2],
                 &[Constraint::Free; 2],
                 &params,
+                Par::default(),
                 &mut ws
             ),
             Err(SolverError::DiagonalNotPositive { index: 1, .. })
@@ -348,7 +410,17 @@ fn workspace_reuse_gives_identical_results_across_sizes() {
     };
     let run = |sys: &common::System, ws: &mut PcgWorkspace| {
         let mut dv = vec![Vector3::zeros(); sys.n];
-        let info = solve_mpcg(&mut dv, &sys.a, &sys.b, &sys.z, &sys.constraints, &p, ws).unwrap();
+        let info = solve_mpcg(
+            &mut dv,
+            &sys.a,
+            &sys.b,
+            &sys.z,
+            &sys.constraints,
+            &p,
+            Par::default(),
+            ws,
+        )
+        .unwrap();
         (dv, info)
     };
     let mut ws = PcgWorkspace::new();
@@ -377,6 +449,7 @@ fn regression_negative_rounding_residual_norm_is_convergence() {
         &sys.z,
         &sys.constraints,
         &tight(Preconditioner::Diagonal, sys.n),
+        Par::default(),
         &mut PcgWorkspace::new(),
     )
     .unwrap();

@@ -2,6 +2,7 @@
 
 mod common;
 
+use cloth_solver::Par;
 use cloth_solver::{
     BlockMatrix, Matrix3, PcgInfo, PcgParams, PcgWorkspace, Preconditioner, Vector3,
     constraint_forces, solve_mpcg,
@@ -62,6 +63,7 @@ fn run_all(sys: &common::System, x: &[Vector3<f64>]) -> Outputs {
             &sys.z,
             &sys.constraints,
             &params,
+            Par::default(),
             &mut PcgWorkspace::new(),
         )
         .unwrap();
