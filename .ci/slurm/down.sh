@@ -11,7 +11,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=lib.sh
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$HERE/lib.sh"
 
 purge=0
@@ -40,15 +40,24 @@ stop_pids() {
   done
   for (( i = 0; i < limit * 10 && ${#pids[@]}; i++ )); do
     alive=0
-    for p in "${pids[@]}"; do [[ -d "/proc/$p" ]] && alive=1; done
+    for p in "${pids[@]}"; do running "$p" && alive=1; done
     (( alive )) || break
     sleep 0.1
   done
   for p in "${pids[@]}"; do
-    if [[ -d "/proc/$p" ]]; then
+    if running "$p"; then
       log "pid $p ignored SIGTERM for ${limit}s: SIGKILL"
       kill -KILL "$p" 2>/dev/null || true
     fi
+  done
+  # A daemon that exited stays a zombie until PID 1 reaps it (about a second
+  # here; never, under a PID 1 that does not reap). It is dead either way, but
+  # wait a little so that `ps` right after down.sh shows nothing.
+  for (( i = 0; i < 100 && ${#pids[@]}; i++ )); do
+    alive=0
+    for p in "${pids[@]}"; do [[ -d "/proc/$p" ]] && alive=1; done
+    (( alive )) || break
+    sleep 0.1
   done
   for spec in "$@"; do rm -f "${spec%%:*}"; done
 }

@@ -52,8 +52,21 @@ pid_alive() {
   [[ -s "$file" ]] || return 1
   pid="$(tr -dc '0-9' <"$file")"
   [[ -n "$pid" ]] || return 1
+  running "$pid" || return 1
   name="$(cat "/proc/$pid/comm" 2>/dev/null)" || return 1
   [[ "$name" == "$comm"* ]]
+}
+
+# running PID: the process exists and is not a zombie. Our daemons fork away
+# from us and are reparented to PID 1; in a container whose PID 1 is slow to
+# reap (or never reaps), a dead daemon lingers as a zombie that still has a
+# /proc entry and its old comm.
+running() {
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  # Field 3, after the parenthesised comm (which may itself contain spaces).
+  stat="${stat##*) }"
+  [[ "${stat%% *}" != [ZX] ]]
 }
 
 pid_of() { tr -dc '0-9' <"$1"; }

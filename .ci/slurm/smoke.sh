@@ -7,7 +7,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=lib.sh
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$HERE/lib.sh"
 
 T_ALL="$(now)"
@@ -36,6 +36,11 @@ on_exit() {
   exit "$rc"
 }
 trap on_exit EXIT
+# An untrapped SIGTERM/SIGINT kills bash without running the EXIT trap; turn
+# them into a normal exit so that a CI timeout or ^C still tears down.
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # ---------------------------------------------------------------- up
 T="$(now)"

@@ -18,11 +18,13 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=lib.sh
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$HERE/lib.sh"
 
 [[ "$(id -u)" == 0 ]] || die "must run as root (apt-get, and slurmd launches jobs as their submitter)"
 
+# slurm.conf has no quoting, so the private directory must be a plain path.
+[[ "$CLOTH_SLURM_DIR" != *[[:space:]]* ]] || die "CLOTH_SLURM_DIR must not contain whitespace"
 PORT="${CLOTH_SLURM_PORT:-6817}"
 WAIT="${CLOTH_SLURM_WAIT:-60}"
 PARTITION=ci
@@ -129,6 +131,8 @@ SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SwitchType=switch/none
+# (The daemons still try every MPI plugin at start-up and log "can not load
+# PMIx library"; harmless, since libpmix is only a Recommends we skip.)
 MpiDefault=none
 
 # No slurmdbd. sacct therefore does not work; instead every finished job and
@@ -165,12 +169,17 @@ NodeName=$NODE NodeHostname=$NODE NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$REAL
 PartitionName=$PARTITION Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
 EOF
 
-conf_changed=0
-if ! cmp -s "$conf_new" "$SLURM_CONF_FILE" 2>/dev/null; then
-  conf_changed=1
-  mv -f "$conf_new" "$SLURM_CONF_FILE"
-else
+if cmp -s "$conf_new" "$SLURM_CONF_FILE" 2>/dev/null; then
   rm -f "$conf_new"
+else
+  # A changed config (e.g. another port or core count) needs fresh daemons,
+  # not a reload: node definitions are only read at start-up. Stop them while
+  # the old file (old ports) is still in place, so down.sh can reach them.
+  if pid_alive "$PID_SLURMCTLD" slurmctld || pid_alive "$PID_SLURMD" slurmd; then
+    log "slurm.conf changed: restarting the slurm daemons"
+    CLOTH_SLURM_KEEP_MUNGE=1 bash "$HERE/down.sh"
+  fi
+  mv -f "$conf_new" "$SLURM_CONF_FILE"
 fi
 
 # ---------------------------------------------------------------- munge
@@ -198,12 +207,6 @@ if ! munge -n --socket="$MUNGE_SOCKET" | unmunge --socket="$MUNGE_SOCKET" >/dev/
 fi
 
 # ---------------------------------------------------------------- slurm daemons
-# A changed config (e.g. other core count) needs fresh daemons, not a reload:
-# node definitions are only read at start-up.
-if (( conf_changed )) && { pid_alive "$PID_SLURMCTLD" slurmctld || pid_alive "$PID_SLURMD" slurmd; }; then
-  log "slurm.conf changed: restarting the slurm daemons"
-  CLOTH_SLURM_KEEP_MUNGE=1 bash "$HERE/down.sh"
-fi
 
 # wait_for SECONDS DESCRIPTION COMMAND...: poll every 0.2 s.
 wait_for() {
@@ -220,15 +223,27 @@ wait_for() {
   done
 }
 
+fresh_ctld=0
 if ! pid_alive "$PID_SLURMCTLD" slurmctld; then
   rm -f "$PID_SLURMCTLD"
   # -i: ignore unreadable state files (e.g. after a machine was killed mid-
   # write) rather than refuse to start. State is otherwise kept across
   # down/up, so job ids keep increasing and never get reused.
   env "$OWNER_MARK" slurmctld -i || { show_logs; die "slurmctld failed to start"; }
+  fresh_ctld=1
 fi
 wait_for "$WAIT" "slurmctld to answer (scontrol ping)" \
   bash -c 'scontrol ping | grep -q "is UP"'
+if (( fresh_ctld )); then
+  # down.sh cancels every job, so jobs restored from the saved state can only
+  # be leftovers of a run that was never taken down (killed machine, crashed
+  # test). A freshly started cluster starts with an empty queue.
+  mapfile -t stale < <(squeue -h -o '%F' 2>/dev/null | sort -u)
+  if (( ${#stale[@]} )); then
+    log "cancelling ${#stale[@]} job(s) left in the saved state: ${stale[*]}"
+    scancel "${stale[@]}" 2>/dev/null || true
+  fi
+fi
 
 if ! pid_alive "$PID_SLURMD" slurmd; then
   rm -f "$PID_SLURMD"
