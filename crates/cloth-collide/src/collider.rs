@@ -1,9 +1,10 @@
 //! Collider description: shape, placement, motion, contact material; validation, pose and
 //! velocity at a time.
 
-use nalgebra::{Isometry3, Translation3, UnitQuaternion};
+use nalgebra::{Isometry3, Translation3};
 
 use crate::error::CollideError;
+use crate::motion::{Motion, RigidVelocity, euler_degrees};
 use crate::{Vec3, geometry};
 
 /// The geometry of a collider, in its local frame (metres).
@@ -46,80 +47,6 @@ pub enum Shape {
     },
 }
 
-/// A pose offset at a time, for [`Motion::Keyframes`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct Keyframe {
-    /// Time (s).
-    pub t: f64,
-    /// Offset of the collider origin from `Collider::position` (m, world axes).
-    pub translation: Vec3,
-    /// Extra rotation about the collider origin (degrees about world x, then y, then z),
-    /// applied after `Collider::rotation`.
-    pub rotation: Vec3,
-}
-
-/// How a collider moves. Every motion is relative to the collider's own `position` and
-/// `rotation` at t = 0:
-/// pose(t) = translate(position + d(t)) * rotate(r(t)) * rotate(rotation).
-#[derive(Clone, Debug, PartialEq, Default)]
-pub enum Motion {
-    /// Does not move.
-    #[default]
-    Static,
-    /// Offsets d(t) and Euler angles r(t) interpolated linearly between keyframes (sorted by
-    /// strictly increasing time); held at the first/last keyframe outside their range (the
-    /// solid is then at rest).
-    Keyframes(Vec<Keyframe>),
-    /// Constant velocity: d(t) = linear * t, r(t) = rotation by angle |angular| t about the
-    /// world axis `angular` through the collider origin.
-    Velocity {
-        /// Velocity of the collider origin (m/s).
-        linear: Vec3,
-        /// Angular velocity (deg/s) as a rotation vector in world axes, about the moving origin.
-        angular: Vec3,
-    },
-    /// Deforming mesh (shape must be [`Shape::Mesh`]): local vertex positions per frame
-    /// (frame k at time k / fps), interpolated linearly and held outside the range; vertex
-    /// velocities by frame differences. The collider's position and rotation still place it.
-    MeshSequence {
-        /// Local vertex positions (m) per frame; each frame has as many vertices as the mesh.
-        frames: Vec<Vec<Vec3>>,
-        /// Frames per second (> 0).
-        fps: f64,
-    },
-    /// A deforming mesh that also moves rigidly: the `deformation` (a [`Motion::MeshSequence`])
-    /// gives local vertex positions, the `rigid` motion (`Static`, `Keyframes` or `Velocity`)
-    /// places them. Material velocity = rigid velocity + rotated deformation velocity.
-    Composite {
-        /// Rigid part: `Static`, `Keyframes` or `Velocity`.
-        rigid: Box<Motion>,
-        /// Deforming part: a `MeshSequence`.
-        deformation: Box<Motion>,
-    },
-}
-
-const STATIC: Motion = Motion::Static;
-
-impl Motion {
-    /// The rigid part of the motion (`Static` for a pure mesh sequence).
-    fn rigid(&self) -> &Motion {
-        match self {
-            Motion::MeshSequence { .. } => &STATIC,
-            Motion::Composite { rigid, .. } => rigid.as_ref().rigid(),
-            m => m,
-        }
-    }
-
-    /// The mesh sequence part, if any: (frames, fps).
-    fn sequence(&self) -> Option<(&[Vec<Vec3>], f64)> {
-        match self {
-            Motion::MeshSequence { frames, fps } => Some((frames, *fps)),
-            Motion::Composite { deformation, .. } => deformation.sequence(),
-            _ => None,
-        }
-    }
-}
-
 /// A solid the cloth collides with.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Collider {
@@ -154,35 +81,8 @@ impl Default for Collider {
     }
 }
 
-/// Rotation from Euler angles in degrees: about x, then y, then z (R = Rz Ry Rx).
-pub fn euler_degrees(r: &Vec3) -> UnitQuaternion<f64> {
-    UnitQuaternion::from_euler_angles(r.x.to_radians(), r.y.to_radians(), r.z.to_radians())
-}
-
-/// World-frame angular velocity (rad/s) of R(t) = Rz(c) Ry(b) Rx(a) for angles `r` (rad) and
-/// rates `rdot` (rad/s): w = c' z + b' Rz y + a' Rz Ry x.
-fn euler_rate_to_omega(r: &Vec3, rdot: &Vec3) -> Vec3 {
-    let rz = UnitQuaternion::from_axis_angle(&Vec3::z_axis(), r.z);
-    let ry = UnitQuaternion::from_axis_angle(&Vec3::y_axis(), r.y);
-    Vec3::z() * rdot.z + (rz * Vec3::y()) * rdot.y + (rz * ry * Vec3::x()) * rdot.x
-}
-
 fn finite(v: &Vec3) -> bool {
     v.iter().all(|x| x.is_finite())
-}
-
-/// Rigid part of a motion at a time: world origin, its velocity (m/s), angular velocity (rad/s).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct RigidVelocity {
-    pub origin: Vec3,
-    pub linear: Vec3,
-    pub omega: Vec3,
-}
-
-impl RigidVelocity {
-    pub fn at(&self, p: &Vec3) -> Vec3 {
-        self.linear + self.omega.cross(&(p - self.origin))
-    }
 }
 
 impl Collider {
@@ -275,28 +175,11 @@ impl Collider {
         validate_motion(label, &self.motion, &self.shape, false)
     }
 
-    /// Rigid offset at time t: translation offset d(t) (m) and rotation about the origin.
-    fn motion_offset(&self, t: f64) -> (Vec3, UnitQuaternion<f64>) {
-        match self.motion.rigid() {
-            Motion::Static | Motion::MeshSequence { .. } | Motion::Composite { .. } => {
-                (Vec3::zeros(), UnitQuaternion::identity())
-            }
-            Motion::Velocity { linear, angular } => {
-                let rv = angular.map(f64::to_radians) * t;
-                (linear * t, UnitQuaternion::from_scaled_axis(rv))
-            }
-            Motion::Keyframes(keys) => {
-                let (d, r) = interpolate_keys(keys, t);
-                (d, euler_degrees(&r))
-            }
-        }
-    }
-
     /// World pose at time t (s): rotation then translation, as an isometry mapping local to
     /// world coordinates. Non-finite `t` is treated as 0.
     pub fn pose(&self, t: f64) -> Isometry3<f64> {
         let t = if t.is_finite() { t } else { 0.0 };
-        let (d, r) = self.motion_offset(t);
+        let (d, r) = self.motion.rigid().rigid_offset(t);
         Isometry3::from_parts(
             Translation3::from(self.position + d),
             r * euler_degrees(&self.rotation),
@@ -306,28 +189,9 @@ impl Collider {
     /// Rigid velocity of the collider at time t (zero for static and mesh sequences).
     pub(crate) fn rigid_velocity(&self, t: f64) -> RigidVelocity {
         let t = if t.is_finite() { t } else { 0.0 };
-        let origin = self.pose(t).translation.vector;
-        let (linear, omega) = match self.motion.rigid() {
-            Motion::Static | Motion::MeshSequence { .. } | Motion::Composite { .. } => {
-                (Vec3::zeros(), Vec3::zeros())
-            }
-            Motion::Velocity { linear, angular } => (*linear, angular.map(f64::to_radians)),
-            Motion::Keyframes(keys) => match key_segment(keys, t) {
-                None => (Vec3::zeros(), Vec3::zeros()),
-                Some((k, s)) => {
-                    let (a, b) = (&keys[k], &keys[k + 1]);
-                    let dt = b.t - a.t;
-                    let r = (a.rotation + (b.rotation - a.rotation) * s).map(f64::to_radians);
-                    let rdot = (b.rotation - a.rotation).map(f64::to_radians) / dt;
-                    (
-                        (b.translation - a.translation) / dt,
-                        euler_rate_to_omega(&r, &rdot),
-                    )
-                }
-            },
-        };
+        let (linear, omega) = self.motion.rigid().rigid_velocity(t);
         RigidVelocity {
-            origin,
+            origin: self.pose(t).translation.vector,
             linear,
             omega,
         }
@@ -478,36 +342,6 @@ fn validate_motion(
         }
     }
     Ok(())
-}
-
-/// Segment index k and fraction s in [0, 1) with keys[k].t <= t < keys[k+1].t; `None` outside.
-fn key_segment(keys: &[Keyframe], t: f64) -> Option<(usize, f64)> {
-    if keys.len() < 2 || t < keys[0].t || t >= keys[keys.len() - 1].t {
-        return None;
-    }
-    let k = keys
-        .partition_point(|key| key.t <= t)
-        .saturating_sub(1)
-        .min(keys.len() - 2);
-    let s = (t - keys[k].t) / (keys[k + 1].t - keys[k].t);
-    Some((k, s))
-}
-
-fn interpolate_keys(keys: &[Keyframe], t: f64) -> (Vec3, Vec3) {
-    let (Some(first), Some(last)) = (keys.first(), keys.last()) else {
-        return (Vec3::zeros(), Vec3::zeros());
-    };
-    match key_segment(keys, t) {
-        Some((k, s)) => {
-            let (a, b) = (&keys[k], &keys[k + 1]);
-            (
-                a.translation + (b.translation - a.translation) * s,
-                a.rotation + (b.rotation - a.rotation) * s,
-            )
-        }
-        None if t < first.t => (first.translation, first.rotation),
-        None => (last.translation, last.rotation),
-    }
 }
 
 /// Mesh checks: non-empty, indices in range, finite vertices, no degenerate triangle, every edge

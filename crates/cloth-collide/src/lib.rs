@@ -54,14 +54,16 @@ mod bvh;
 mod collider;
 mod error;
 mod geometry;
+mod motion;
 mod selfcol;
 mod set;
 mod shapes;
 mod tessellate;
 
 pub use cloth_mesh::Vec3;
-pub use collider::{Collider, Keyframe, Motion, Shape, euler_degrees};
+pub use collider::{Collider, Shape};
 pub use error::CollideError;
+pub use motion::{Keyframe, Motion, euler_degrees};
 pub use selfcol::{
     Proximity, ProximityKind, SelfCollision, count_intersections, count_self_intersections,
 };

@@ -8,9 +8,10 @@ use rayon::prelude::*;
 
 use crate::Vec3;
 use crate::bvh::{Aabb, Bvh};
-use crate::collider::{Collider, RigidVelocity, Shape};
+use crate::collider::{Collider, Shape};
 use crate::error::CollideError;
 use crate::geometry::{closest_on_triangle, triangle_normal};
+use crate::motion::RigidVelocity;
 use crate::shapes::{self, LocalProj};
 
 /// A cloth vertex near (or inside) a solid.

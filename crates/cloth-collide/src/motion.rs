@@ -1,0 +1,196 @@
+//! The workspace's one law of prescribed motion, shared by colliders and pinned vertices:
+//! keyframes (translation and Euler angles interpolated linearly), constant velocity, deforming
+//! mesh sequences, and the Euler-angle convention.
+
+use nalgebra::UnitQuaternion;
+
+use crate::Vec3;
+
+/// A pose offset at a time, for [`Motion::Keyframes`].
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(deny_unknown_fields)
+)]
+pub struct Keyframe {
+    /// Time (s), >= 0; strictly increasing along a list.
+    pub t: f64,
+    /// Offset of the moving thing's pivot (a collider's origin, a pin group's centroid) from
+    /// where it starts (m, world axes). Default zero.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub translation: Vec3,
+    /// Extra rotation about the pivot (degrees about world x, then y, then z, see
+    /// [`euler_degrees`]), applied after any initial orientation. Default zero.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub rotation: Vec3,
+}
+
+/// How a collider or a pin group moves. Every motion is an offset from the initial placement:
+/// a point `p0` (world, at t = 0) of a rigid motion with pivot `c` goes to
+/// `c + d(t) + R(t) (p0 - c)`; a collider's pose is
+/// `translate(position + d(t)) * rotate(R(t)) * rotate(rotation)`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum Motion {
+    /// Does not move.
+    #[default]
+    Static,
+    /// Offsets d(t) and Euler angles r(t) interpolated linearly between keyframes (sorted by
+    /// strictly increasing time); held at the first/last keyframe outside their range (then at
+    /// rest).
+    Keyframes(Vec<Keyframe>),
+    /// Constant velocity: d(t) = linear * t, R(t) = rotation by angle |angular| t about the
+    /// world axis `angular` through the pivot.
+    Velocity {
+        /// Velocity of the pivot (m/s).
+        linear: Vec3,
+        /// Angular velocity (deg/s) as a rotation vector in world axes, about the moving pivot.
+        angular: Vec3,
+    },
+    /// Deforming mesh (colliders whose shape is a mesh only): local vertex positions per frame
+    /// (frame k at time k / fps), interpolated linearly and held outside the range; vertex
+    /// velocities by frame differences. The collider's position and rotation still place it.
+    MeshSequence {
+        /// Local vertex positions (m) per frame; each frame has as many vertices as the mesh.
+        frames: Vec<Vec<Vec3>>,
+        /// Frames per second (> 0).
+        fps: f64,
+    },
+    /// A deforming mesh that also moves rigidly: the `deformation` (a [`Motion::MeshSequence`])
+    /// gives local vertex positions, the `rigid` motion (`Static`, `Keyframes` or `Velocity`)
+    /// places them. Material velocity = rigid velocity + rotated deformation velocity.
+    Composite {
+        /// Rigid part: `Static`, `Keyframes` or `Velocity`.
+        rigid: Box<Motion>,
+        /// Deforming part: a `MeshSequence`.
+        deformation: Box<Motion>,
+    },
+}
+
+const STATIC: Motion = Motion::Static;
+
+impl Motion {
+    /// The rigid part of the motion (`Static` for a pure mesh sequence).
+    pub fn rigid(&self) -> &Motion {
+        match self {
+            Motion::MeshSequence { .. } => &STATIC,
+            Motion::Composite { rigid, .. } => rigid.as_ref().rigid(),
+            m => m,
+        }
+    }
+
+    /// The mesh sequence part, if any: (frames, fps).
+    pub(crate) fn sequence(&self) -> Option<(&[Vec<Vec3>], f64)> {
+        match self {
+            Motion::MeshSequence { frames, fps } => Some((frames, *fps)),
+            Motion::Composite { deformation, .. } => deformation.sequence(),
+            _ => None,
+        }
+    }
+
+    /// The rigid offset at time t (s): translation d(t) (m) and rotation R(t) about the pivot.
+    /// Identity for static motions and pure mesh sequences.
+    pub fn rigid_offset(&self, t: f64) -> (Vec3, UnitQuaternion<f64>) {
+        match self.rigid() {
+            Motion::Static | Motion::MeshSequence { .. } | Motion::Composite { .. } => {
+                (Vec3::zeros(), UnitQuaternion::identity())
+            }
+            Motion::Velocity { linear, angular } => {
+                let rv = angular.map(f64::to_radians) * t;
+                (linear * t, UnitQuaternion::from_scaled_axis(rv))
+            }
+            Motion::Keyframes(keys) => {
+                let (d, r) = interpolate_keys(keys, t);
+                (d, euler_degrees(&r))
+            }
+        }
+    }
+
+    /// Where a point at `p0` (world, t = 0) of a rigid motion about `pivot` is at time t:
+    /// `pivot + d(t) + R(t) (p0 - pivot)`.
+    pub fn place(&self, p0: &Vec3, pivot: &Vec3, t: f64) -> Vec3 {
+        let (d, r) = self.rigid_offset(t);
+        pivot + d + r * (p0 - pivot)
+    }
+
+    /// Velocity of the rigid part at time t: the pivot's linear velocity (m/s) and the angular
+    /// velocity (rad/s, world axes). Zero outside keyframe ranges and for static motions.
+    pub fn rigid_velocity(&self, t: f64) -> (Vec3, Vec3) {
+        match self.rigid() {
+            Motion::Static | Motion::MeshSequence { .. } | Motion::Composite { .. } => {
+                (Vec3::zeros(), Vec3::zeros())
+            }
+            Motion::Velocity { linear, angular } => (*linear, angular.map(f64::to_radians)),
+            Motion::Keyframes(keys) => match key_segment(keys, t) {
+                None => (Vec3::zeros(), Vec3::zeros()),
+                Some((k, s)) => {
+                    let (a, b) = (&keys[k], &keys[k + 1]);
+                    let dt = b.t - a.t;
+                    let r = (a.rotation + (b.rotation - a.rotation) * s).map(f64::to_radians);
+                    let rdot = (b.rotation - a.rotation).map(f64::to_radians) / dt;
+                    (
+                        (b.translation - a.translation) / dt,
+                        euler_rate_to_omega(&r, &rdot),
+                    )
+                }
+            },
+        }
+    }
+}
+
+/// Rotation from Euler angles in degrees: about world x, then y, then z (R = Rz Ry Rx).
+pub fn euler_degrees(r: &Vec3) -> UnitQuaternion<f64> {
+    UnitQuaternion::from_euler_angles(r.x.to_radians(), r.y.to_radians(), r.z.to_radians())
+}
+
+/// World-frame angular velocity (rad/s) of R(t) = Rz(c) Ry(b) Rx(a) for angles `r` (rad) and
+/// rates `rdot` (rad/s): w = c' z + b' Rz y + a' Rz Ry x.
+fn euler_rate_to_omega(r: &Vec3, rdot: &Vec3) -> Vec3 {
+    let rz = UnitQuaternion::from_axis_angle(&Vec3::z_axis(), r.z);
+    let ry = UnitQuaternion::from_axis_angle(&Vec3::y_axis(), r.y);
+    Vec3::z() * rdot.z + (rz * Vec3::y()) * rdot.y + (rz * ry * Vec3::x()) * rdot.x
+}
+
+/// Rigid part of a motion at a time: world origin, its velocity (m/s), angular velocity (rad/s).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RigidVelocity {
+    pub origin: Vec3,
+    pub linear: Vec3,
+    pub omega: Vec3,
+}
+
+impl RigidVelocity {
+    pub fn at(&self, p: &Vec3) -> Vec3 {
+        self.linear + self.omega.cross(&(p - self.origin))
+    }
+}
+
+/// Segment index k and fraction s in [0, 1) with keys[k].t <= t < keys[k+1].t; `None` outside.
+pub(crate) fn key_segment(keys: &[Keyframe], t: f64) -> Option<(usize, f64)> {
+    if keys.len() < 2 || t < keys[0].t || t >= keys[keys.len() - 1].t {
+        return None;
+    }
+    let k = keys
+        .partition_point(|key| key.t <= t)
+        .saturating_sub(1)
+        .min(keys.len() - 2);
+    let s = (t - keys[k].t) / (keys[k + 1].t - keys[k].t);
+    Some((k, s))
+}
+
+fn interpolate_keys(keys: &[Keyframe], t: f64) -> (Vec3, Vec3) {
+    let (Some(first), Some(last)) = (keys.first(), keys.last()) else {
+        return (Vec3::zeros(), Vec3::zeros());
+    };
+    match key_segment(keys, t) {
+        Some((k, s)) => {
+            let (a, b) = (&keys[k], &keys[k + 1]);
+            (
+                a.translation + (b.translation - a.translation) * s,
+                a.rotation + (b.rotation - a.rotation) * s,
+            )
+        }
+        None if t < first.t => (first.translation, first.rotation),
+        None => (last.translation, last.rotation),
+    }
+}
