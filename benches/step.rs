@@ -3,7 +3,7 @@
 
 use cloth::forces::{ClothModel, Definiteness, External, Material};
 use cloth::mesh::{GridPattern, grid};
-use cloth::sim::{ClothSystem, ImplicitSettings, Integrator, PinGroup, Simulation};
+use cloth::sim::{ClothSystem, ImplicitSettings, Integrator, Motion, PinGroup, Simulation, World};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn fixed_sheet() -> Simulation {
@@ -12,12 +12,12 @@ fn fixed_sheet() -> Simulation {
     let material = Material::default();
     let model = ClothModel::new(&mesh, &material, Definiteness::default()).unwrap();
     let sys = ClothSystem::new(mesh, model, External::default()).unwrap();
-    let pins = vec![PinGroup::new(vec![0, n - 1], &sys.x0, vec![])];
+    let pins = vec![PinGroup::new(vec![0, n - 1], &sys.x0, Motion::Static)];
+    let world = World::new(sys, pins).unwrap();
     let mut sim = Simulation::new(
-        sys,
+        world,
         Integrator::Implicit(ImplicitSettings::default()),
         30.0,
-        pins,
     )
     .unwrap();
     for _ in 0..30 {

@@ -3,7 +3,8 @@
 use cloth::forces::{ClothModel, Definiteness, External, Material};
 use cloth::mesh::{GridPattern, Vec3, grid};
 use cloth::sim::{
-    ClothSystem, DirectionalConstraint, ImplicitSettings, Integrator, PinGroup, Simulation,
+    ClothSystem, DirectionalConstraint, ImplicitSettings, Integrator, Motion, PinGroup, Simulation,
+    World,
 };
 use cloth::solver::Constraint;
 
@@ -18,16 +19,15 @@ fn sheet(n: usize, size: f64, material: &Material) -> ClothSystem {
 /// The implicit integrator with default settings at 30 frames per second.
 fn default_sim(sys: ClothSystem, pins: Vec<PinGroup>) -> Simulation {
     Simulation::new(
-        sys,
+        World::new(sys, pins).unwrap(),
         Integrator::Implicit(ImplicitSettings::default()),
         30.0,
-        pins,
     )
     .unwrap()
 }
 
 fn corner_pins(sys: &ClothSystem, n: usize) -> Vec<PinGroup> {
-    vec![PinGroup::new(vec![0, n - 1], &sys.x0, vec![])]
+    vec![PinGroup::new(vec![0, n - 1], &sys.x0, Motion::Static)]
 }
 
 #[test]
@@ -36,7 +36,12 @@ fn free_fall_follows_backward_euler_parabola_and_keeps_shape() {
     let sys = sheet(11, 0.5, &material);
     let x0 = sys.x0.clone();
     let settings = ImplicitSettings::default();
-    let mut sim = Simulation::new(sys, Integrator::Implicit(settings), 30.0, vec![]).unwrap();
+    let mut sim = Simulation::new(
+        World::new(sys, vec![]).unwrap(),
+        Integrator::Implicit(settings),
+        30.0,
+    )
+    .unwrap();
     let c0: Vec3 = x0.iter().sum::<Vec3>() / x0.len() as f64;
     let mut steps = 0usize;
     for _ in 0..30 {
@@ -148,7 +153,11 @@ fn animated_pins_land_exactly_on_their_targets() {
             rotation: Vec3::new(0.0, 45.0, 0.0),
         },
     ];
-    let pins = vec![PinGroup::new(vec![0, n - 1], &sys.x0, kf)];
+    let pins = vec![PinGroup::new(
+        vec![0, n - 1],
+        &sys.x0,
+        Motion::Keyframes(kf),
+    )];
     let group = pins[0].clone();
     let mut sim = default_sim(sys, pins);
     let mut targets = Vec::new();
@@ -235,7 +244,12 @@ fn stiff_cloth_with_too_large_steps_rejects_and_recovers() {
         stretch_threshold: 0.01,
         ..ImplicitSettings::default()
     };
-    let mut sim = Simulation::new(sys, Integrator::Implicit(settings), 5.0, pins).unwrap();
+    let mut sim = Simulation::new(
+        World::new(sys, pins).unwrap(),
+        Integrator::Implicit(settings),
+        5.0,
+    )
+    .unwrap();
     let mut rejected = 0;
     let mut smallest = f64::INFINITY;
     for _ in 0..5 {
@@ -331,7 +345,12 @@ fn optional_strain_limit_after_implicit_steps_keeps_edges_in_range() {
         strain_limit: Some(limit),
         ..ImplicitSettings::default()
     };
-    let mut sim = Simulation::new(sys, Integrator::Implicit(settings), 30.0, pins).unwrap();
+    let mut sim = Simulation::new(
+        World::new(sys, pins).unwrap(),
+        Integrator::Implicit(settings),
+        30.0,
+    )
+    .unwrap();
     let mut worst: f64 = 0.0;
     for _ in 0..30 {
         sim.step_frame().unwrap();

@@ -3,7 +3,8 @@
 //! pool belong to that case alone.
 
 use cloth::sim::{
-    FrameStats, IntegratorKind, MeshSpec, Scene, SolverChoice, SolverSettings, build_simulation,
+    FrameStats, IntegratorKind, MeshSpec, Rejections, Scene, SolverChoice, SolverSettings, Timings,
+    build_simulation,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -64,42 +65,6 @@ impl CaseSpec {
             threads,
         }
     }
-}
-
-/// One frame of a run, for the plots.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct FramePoint {
-    /// Frame number (1 = first simulated frame).
-    pub frame: usize,
-    /// Simulated time at the end of the frame, s.
-    pub time: f64,
-    /// Accepted steps.
-    pub steps: usize,
-    /// Rejected steps.
-    pub rejected_steps: usize,
-    /// Smallest accepted step, s.
-    pub h_min: f64,
-    /// Largest accepted step, s.
-    pub h_max: f64,
-    /// CG iterations (accepted and rejected steps).
-    pub cg_iterations: usize,
-    /// Wall time of the frame, s.
-    pub seconds: f64,
-}
-
-/// Wall time per phase summed over a run, s (the simulation's `Timings`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct PhaseTimes {
-    /// Force evaluation and assembly, s.
-    pub eval: f64,
-    /// Linear solve, s.
-    pub cg: f64,
-    /// Cloth-cloth collision, s.
-    pub cloth_cloth: f64,
-    /// Cloth-solid collision, s.
-    pub cloth_solid: f64,
-    /// Everything else inside the steps, s.
-    pub other: f64,
 }
 
 /// Largest value, NaN if any value is NaN (0 for none).
@@ -166,7 +131,9 @@ pub struct CaseResult {
     /// Wall time of the frame loop, s.
     pub wall_seconds: f64,
     /// Phase times summed over the run, s.
-    pub timings: PhaseTimes,
+    pub timings: Timings,
+    /// Rejected steps over the run by reason.
+    pub rejections: Rejections,
     /// Phase shares of the frame-loop wall time in percent: EVAL, CG, C/C, C/S, other
     /// (other = everything not in the first four, including time outside the phases).
     pub percent: [f64; 5],
@@ -185,8 +152,8 @@ pub struct CaseResult {
     pub finite: bool,
     /// Error that ended the run early, if any.
     pub error: Option<String>,
-    /// Per-frame points.
-    pub series: Vec<FramePoint>,
+    /// Per-frame statistics (the simulator's own schema).
+    pub series: Vec<FrameStats>,
 }
 
 impl CaseResult {
@@ -337,26 +304,12 @@ pub(crate) fn measure(spec: &CaseSpec) -> Result<CaseResult, String> {
 
     let frames_requested = scene.run.frames;
     let mut stats: Vec<FrameStats> = Vec::with_capacity(frames_requested);
-    let mut series = Vec::with_capacity(frames_requested);
     let mut error = None;
     let cpu0 = process_cpu_seconds();
     let start = Instant::now();
     for _ in 0..frames_requested {
-        let f0 = Instant::now();
         match sim.step_frame() {
-            Ok(s) => {
-                series.push(FramePoint {
-                    frame: s.frame,
-                    time: s.time,
-                    steps: s.steps,
-                    rejected_steps: s.rejected_steps,
-                    h_min: s.h_min,
-                    h_max: s.h_max,
-                    cg_iterations: s.cg_iterations,
-                    seconds: f0.elapsed().as_secs_f64(),
-                });
-                stats.push(s);
-            }
+            Ok(s) => stats.push(s),
             Err(e) => {
                 error = Some(e.to_string());
                 break;
@@ -430,13 +383,8 @@ pub(crate) fn measure(spec: &CaseSpec) -> Result<CaseResult, String> {
         repeats: Vec::new(),
         setup_seconds,
         wall_seconds,
-        timings: PhaseTimes {
-            eval: t.eval,
-            cg: t.cg,
-            cloth_cloth: t.cloth_cloth,
-            cloth_solid: t.cloth_solid,
-            other: t.other,
-        },
+        timings: t,
+        rejections: totals.rejections,
         percent,
         peak_memory_bytes: peak_memory_bytes(),
         threads: rayon::current_num_threads(),
@@ -445,7 +393,7 @@ pub(crate) fn measure(spec: &CaseSpec) -> Result<CaseResult, String> {
         energy_bound,
         finite,
         error,
-        series,
+        series: stats,
     })
 }
 

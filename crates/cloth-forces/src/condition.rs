@@ -16,6 +16,11 @@ pub type Blocks<const S: usize> = [[Matrix3<f64>; S]; S];
 /// `mu_l = k_l C_l + kd_l Cdot_l` (the second part of mu is the symmetric damping approximation
 /// of Knowl 5); df/dx receives `-Kel`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "lowercase")
+)]
 pub enum Definiteness {
     /// `Kel` exactly as above (may be indefinite: compressed stretch, any shear, any bend).
     Exact,

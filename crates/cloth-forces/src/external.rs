@@ -27,7 +27,7 @@ pub struct UserSpring {
 /// * gravity: `f_i = m_i g` (masses from the model: density * lumped rest area);
 /// * drag: `f_i = -drag * A_i * (v_i - wind)`, A_i the vertex's lumped rest area (m^2), `drag`
 ///   in kg/(m^2 s) (a flat sheet then falls at `rho_A g / drag`; for a quadratic-drag terminal
-///   speed v_t of PHYSICS.md choose `drag = rho_A g / v_t`); df/dv diagonal, df/dx = 0;
+///   speed v_t of docs/physics.md choose `drag = rho_A g / v_t`); df/dv diagonal, df/dx = 0;
 /// * wind through normals: per triangle with rest area a and current unit normal n,
 ///   `f_tri = -wind_coefficient * a * ((v_avg - wind) . n) n`, split equally over its three
 ///   vertices; `df_a/dv_b = -wind_coefficient * a / 9 * n n^T`; df/dx (the normal's rotation)

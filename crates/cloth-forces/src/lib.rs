@@ -3,7 +3,7 @@
 //! condition damping, and external forces, each with analytic Jacobians for implicit
 //! integration, in SI units that do not change meaning when the mesh is refined.
 //!
-//! * Energies (resolution independent, PHYSICS.md): stretch `a k_u/2 (|w_u| - b_u)^2 +
+//! * Energies (resolution independent, docs/physics.md): stretch `a k_u/2 (|w_u| - b_u)^2 +
 //!   a k_v/2 (|w_v| - b_v)^2` (k in N/m), shear `a k_s/2 (w_u . w_v)^2` (N/m), bend
 //!   `k_e/2 (theta - theta0)^2` with `k_e = D |e|^2/(A1 + A2) * w_aniso` (rest |e|, A1, A2;
 //!   D in N*m). The constant is checked by wrapping sheets onto cylinders of radius R

@@ -1,5 +1,5 @@
 //! Per-triangle rest data and the stretch and shear conditions (Baraff & Witkin Knowl 4, scaled
-//! by sqrt(area) instead of area so stiffness is a material property; PHYSICS.md).
+//! by sqrt(area) instead of area so stiffness is a material property; docs/physics.md).
 
 use crate::condition::{Blocks, Condition, ElementSlots, Kernel, Vec3, add_outer, condition_of};
 use nalgebra::{Matrix2, Matrix3, Vector2};

@@ -7,7 +7,7 @@ use crate::{ClothMesh, MeshError, Vec2, Vec3};
 /// How [`grid`] triangulates the rectangle.
 ///
 /// Bending anisotropy (dihedral-angle bending with the discrete-shells weight, see
-/// `PHYSICS.md`): a `Uniform` right-triangle grid is about 3x too stiff when bent along its
+/// `docs/physics.md`): a `Uniform` right-triangle grid is about 3x too stiff when bent along its
 /// diagonals and 1x along its axes; `Alternating` about 1.5x; `Equilateral` is close to
 /// isotropic. The default is `Alternating`: it keeps the simple `nx x ny` vertex lattice
 /// and avoids the strong diagonal bias of `Uniform`.

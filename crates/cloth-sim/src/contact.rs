@@ -1,22 +1,25 @@
-//! Cloth-solid contact as constraints (Baraff & Witkin 1998, Section 6 and Knowls 6, 8):
-//! a vertex near a solid gets its normal velocity constrained to the solid's (ndof 2), is
-//! moved onto the surface plus thickness by position alteration within the same implicit
-//! step, is released when its constraint force turns attractive, and sticks (ndof 0) or slides
-//! (ndof 2 plus a dissipative tangential force) by Coulomb's law.
+//! Cloth-solid contact as constraints (Baraff & Witkin 1998, Section 6 and Knowls 6, 8): the
+//! memory of which vertices are in contact and how (static or sliding), carried from step to
+//! step. The queries themselves run in the step's detect stage; this module turns their
+//! results into constraints (ndof 2 along the normal, or 0 when sticking), position alterations
+//! and kinetic friction, and updates the contact modes from the constraint forces after a step.
 
-use cloth_collide::{ColliderSet, Contact, FeatureContact};
+use cloth_collide::{Contact, FeatureContact};
 use cloth_mesh::Vec3;
 use cloth_solver::Constraint;
 
-/// Settings of cloth-solid contact.
+/// Settings of cloth-solid and cloth-cloth contact.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ContactSettings {
-    /// Distance (m) the cloth keeps from every surface, added to each collider's own thickness.
+    /// Distance (m) the cloth keeps from every surface, added to each collider's own
+    /// thickness. Default 0.005 m.
     pub cloth_thickness: f64,
     /// Extra search distance (m) beyond the thickness, so contacts are seen a step ahead;
     /// each step widens it to twice the fastest vertex's travel when that is larger.
+    /// Default 0.02 m.
     pub margin: f64,
     /// Relative tangential speed (m/s) below which a sliding contact becomes static again.
+    /// Default 1e-3 m/s.
     pub stick_speed: f64,
     /// Stiffness (N/m) of the cloth-cloth penalty springs, per proximity: a pair closer than
     /// the cloth thickness is pushed apart with `self_stiffness * (thickness - distance)`.
@@ -59,50 +62,42 @@ struct State {
     friction: f64,
 }
 
-/// Contact bookkeeping across steps.
-pub(crate) struct ContactManager {
-    pub colliders: ColliderSet,
-    settings: ContactSettings,
-    friction: Vec<f64>,
-    thickness: Vec<f64>,
+/// Per-collider contact properties the constraints need.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Surface {
+    /// Coulomb coefficient.
+    pub friction: f64,
+    /// Collider thickness (m), added to the cloth's.
+    pub thickness: f64,
+}
+
+/// Outputs of the constrain stage the contacts write into.
+pub(crate) struct ConstraintSink<'a> {
+    pub kind: &'a mut [Constraint],
+    pub z: &'a mut [Vec3],
+    pub y: &'a mut [Vec3],
+    pub forces: &'a mut [Vec3],
+}
+
+/// Contact modes across steps.
+pub(crate) struct ContactMemory {
     state: Vec<Option<State>>,
-    /// Contacts found for the step being attempted, sorted by vertex.
+    /// Contacts engaged in the step being attempted, sorted by vertex.
     active: Vec<Contact>,
-    scratch: Vec<Contact>,
-    /// Cloth triangles, for solid features (box corners, rims, tips) poking into them.
-    triangles: Vec<[usize; 3]>,
-    features: Vec<FeatureContact>,
-    has_features: bool,
-    /// Vertices within contact range of some solid in the step being taken.
+    /// Vertices within contact range of some solid in the step being attempted.
     near: Vec<bool>,
     /// Vertices that a rejected attempt of this step moved into a solid's thickness layer:
     /// they are engaged in the next attempt whatever their velocity.
-    force: Vec<bool>,
+    forced: Vec<bool>,
 }
 
-impl ContactManager {
-    pub fn new(
-        colliders: ColliderSet,
-        friction: Vec<f64>,
-        thickness: Vec<f64>,
-        settings: ContactSettings,
-        triangles: Vec<[usize; 3]>,
-        n: usize,
-    ) -> Self {
-        let has_features = colliders.feature_count() > 0;
+impl ContactMemory {
+    pub fn new(n: usize) -> Self {
         Self {
-            triangles,
-            features: Vec::new(),
-            has_features,
-            near: vec![false; n],
-            force: vec![false; n],
-            colliders,
-            settings,
-            friction,
-            thickness,
             state: vec![None; n],
             active: Vec::new(),
-            scratch: Vec::new(),
+            near: vec![false; n],
+            forced: vec![false; n],
         }
     }
 
@@ -111,57 +106,27 @@ impl ContactManager {
         self.state.iter().filter(|s| s.is_some()).count()
     }
 
-    /// Finds contacts for a step from t to t + h (colliders placed at t + h) and writes their
+    /// Turns the step's vertex contacts (sorted by vertex, colliders placed at t + h) into
     /// constraints, targets z, alterations y and sliding-friction forces. Pinned vertices are
     /// overwritten later by the caller.
     #[allow(clippy::too_many_arguments)]
-    pub fn prepare(
+    pub fn constrain(
         &mut self,
-        x: &[Vec3],
+        contacts: &[Contact],
+        surfaces: &[Surface],
+        settings: &ContactSettings,
         v: &[Vec3],
         masses: &[f64],
-        t: f64,
         h: f64,
-        constraints: &mut [Constraint],
-        z: &mut [Vec3],
-        y: &mut [Vec3],
-        forces: &mut [Vec3],
+        out: &mut ConstraintSink<'_>,
     ) {
-        self.colliders.update(t + h);
-        // Search far enough that no vertex can cross the whole range within the step: the
-        // margin grows with the fastest vertex's travel (twice, for what the step adds).
-        let vmax = v.iter().map(|v| v.norm()).fold(0.0, f64::max);
-        let margin = self.settings.margin.max(2.0 * h * vmax);
-        self.colliders
-            .vertex_contacts(x, self.settings.cloth_thickness, margin, &mut self.scratch);
-        // Surface velocity averaged over the step for rigid motion: the material point that is
-        // at `surface_point` at t + h was at `pose(t) pose(t + h)^-1 surface_point` at t. A
-        // static contact then lands exactly where the surface goes, also across keyframes.
-        let back: Vec<Option<nalgebra::Isometry3<f64>>> = (0..self.colliders.len())
-            .map(|k| {
-                let c = &self.colliders.colliders()[k];
-                let deforming = matches!(
-                    c.motion,
-                    cloth_collide::Motion::MeshSequence { .. }
-                        | cloth_collide::Motion::Composite { .. }
-                );
-                let now = self.colliders.pose(k)?;
-                (!deforming).then(|| c.pose(t) * now.inverse())
-            })
-            .collect();
-        for c in &mut self.scratch {
-            if let Some(b) = &back[c.collider] {
-                let p0 = b * nalgebra::Point3::from(c.surface_point);
-                c.surface_velocity = (c.surface_point - p0.coords) / h;
-            }
-        }
         self.active.clear();
         self.near.fill(false);
-        for c in &self.scratch {
+        for c in contacts {
             self.near[c.vertex] = true;
         }
         let mut k = 0;
-        for c in self.scratch.drain(..) {
+        for c in contacts {
             let i = c.vertex;
             // Vertices that left the search range lose their contact state.
             while k < i {
@@ -169,14 +134,15 @@ impl ContactManager {
                 k += 1;
             }
             k = i + 1;
-            let thick = self.settings.cloth_thickness + self.thickness[c.collider];
+            let surface = surfaces[c.collider];
+            let thick = settings.cloth_thickness + surface.thickness;
             let n = c.normal;
             let rel = v[i] - c.surface_velocity;
             let rel_n = rel.dot(&n);
             // A new contact needs the vertex inside the thickness layer (beyond rounding of a
             // previous push-out), or approaching so that it would enter it within the step.
             let engaged = self.state[i].is_some()
-                || self.force[i]
+                || self.forced[i]
                 || c.distance < thick * (1.0 - 1e-3)
                 || (rel_n < 0.0 && c.distance + h * rel_n < thick);
             if !engaged {
@@ -195,51 +161,33 @@ impl ContactManager {
             // the vertex moves by h v_s.n along n; y adds what puts it exactly at the
             // thickness from the surface at t + h (distance `d` is measured there). This
             // removes penetration, and lands an approaching vertex on the surface instead of
-            // leaving it hovering where it was.
-            // It is never pulled towards the surface by more than its own approach would have
-            // brought it in this step, so a contact that lingers away from the surface does
-            // not snap the cloth onto it.
+            // leaving it hovering where it was. It is never pulled towards the surface by
+            // more than its own approach would have brought it in this step, so a contact that
+            // lingers away from the surface does not snap the cloth onto it.
             let to_layer = thick - c.distance - h * c.surface_velocity.dot(&n);
-            y[i] += n * to_layer.max(h * rel_n.min(0.0));
+            out.y[i] += n * to_layer.max(h * rel_n.min(0.0));
             match st.mode {
                 Mode::Static => {
-                    constraints[i] = Constraint::Fixed;
-                    z[i] = c.surface_velocity - v[i];
+                    out.kind[i] = Constraint::Fixed;
+                    out.z[i] = c.surface_velocity - v[i];
                 }
                 Mode::Sliding => {
-                    constraints[i] = Constraint::Plane { p: n };
-                    z[i] = n * (-rel_n);
-                    // Kinetic friction mu N against the slip (or, from rest, against the
-                    // drive that broke static friction), capped so it cannot reverse a slip
-                    // within one step.
-                    let rel_t = rel - n * rel_n;
-                    let speed = rel_t.norm();
-                    let mu = self.friction[c.collider];
-                    let full = mu * st.normal_force;
-                    let (dir, f) = if speed > self.settings.stick_speed {
-                        let cap = masses[i] * speed / h;
-                        st.stops = full >= cap;
-                        (-rel_t / speed, full.min(cap))
-                    } else {
-                        st.stops = false;
-                        let hn = st.hold.norm();
-                        if hn > 0.0 {
-                            (st.hold / hn, full.min(hn))
-                        } else {
-                            (Vec3::zeros(), 0.0)
-                        }
-                    };
-                    st.friction = f;
-                    forces[i] += dir * f;
+                    out.kind[i] = Constraint::Plane { p: n };
+                    out.z[i] = n * (-rel_n);
+                    out.forces[i] += kinetic_friction(
+                        st,
+                        rel - n * rel_n,
+                        surface.friction,
+                        masses[i],
+                        h,
+                        settings,
+                    );
                 }
             }
-            self.active.push(c);
+            self.active.push(*c);
         }
-        for s in &mut self.state[k.min(x.len())..] {
+        for s in &mut self.state[k.min(v.len())..] {
             *s = None;
-        }
-        if self.has_features {
-            self.push_off_features(x, v, constraints, z, y);
         }
     }
 
@@ -250,23 +198,16 @@ impl ContactManager {
     /// exactly `thick - d`), and vertices that are otherwise free may not approach the
     /// feature during the step (ndof 2 along the feature normal, approaching speed removed).
     /// Triangles with a vertex within contact range of a solid are left to the vertex contacts.
-    fn push_off_features(
-        &mut self,
-        x: &[Vec3],
+    pub fn push_off_features(
+        &self,
+        features: &[FeatureContact],
+        surfaces: &[Surface],
+        settings: &ContactSettings,
         v: &[Vec3],
-        constraints: &mut [Constraint],
-        z: &mut [Vec3],
-        y: &mut [Vec3],
+        out: &mut ConstraintSink<'_>,
     ) {
-        self.colliders.feature_contacts(
-            &self.triangles,
-            x,
-            self.settings.cloth_thickness,
-            self.settings.margin,
-            &mut self.features,
-        );
-        for f in &self.features {
-            let thick = self.settings.cloth_thickness + self.thickness[f.collider];
+        for f in features {
+            let thick = settings.cloth_thickness + surfaces[f.collider].thickness;
             let n = f.normal;
             let w2: f64 = f.weights.iter().map(|w| w * w).sum();
             // Where a vertex of the triangle is near a solid, vertex contacts hold the cloth;
@@ -279,30 +220,25 @@ impl ContactManager {
                     continue;
                 }
                 if f.distance < thick {
-                    y[i] += n * (w * (thick - f.distance) / w2);
+                    out.y[i] += n * (w * (thick - f.distance) / w2);
                 }
-                if matches!(constraints[i], Constraint::Free) {
+                if matches!(out.kind[i], Constraint::Free) {
                     let rel_n = (v[i] - f.surface_velocity).dot(&n);
-                    constraints[i] = Constraint::Plane { p: n };
-                    z[i] = n * (-rel_n).max(0.0);
+                    out.kind[i] = Constraint::Plane { p: n };
+                    out.z[i] = n * (-rel_n).max(0.0);
                 }
             }
         }
     }
 
-    /// Checks a candidate end-of-step state `x1` (colliders already at t + h): vertices that
-    /// are free of contact but ended up deep in a solid's thickness layer (pulled there by
-    /// their neighbours, not by their own velocity, which `prepare` looks at) are marked to be
-    /// engaged when the step is redone. Returns how many were marked.
-    pub fn mark_new_penetrations(&mut self, x1: &[Vec3], pinned: &[bool]) -> usize {
-        self.colliders
-            .vertex_contacts(x1, self.settings.cloth_thickness, 0.0, &mut self.scratch);
+    /// Marks free vertices (not in contact, not pinned, not yet marked) for engagement in the
+    /// next attempt of this step; returns how many were newly marked. `deep` lists the vertices
+    /// the detect stage found deep inside a solid's thickness layer at the candidate state.
+    pub fn force_engagement(&mut self, deep: &[usize], pinned: &[bool]) -> usize {
         let mut marked = 0;
-        for c in self.scratch.drain(..) {
-            let i = c.vertex;
-            let thick = self.settings.cloth_thickness + self.thickness[c.collider];
-            if self.state[i].is_none() && !pinned[i] && !self.force[i] && c.distance < thick * 0.5 {
-                self.force[i] = true;
+        for &i in deep {
+            if self.state[i].is_none() && !pinned[i] && !self.forced[i] {
+                self.forced[i] = true;
                 marked += 1;
             }
         }
@@ -310,9 +246,11 @@ impl ContactManager {
     }
 
     /// Updates contact states after an accepted step from the constraint forces `f` (N):
-    /// release on attraction, static/sliding transitions by Coulomb's law.
-    pub fn after_step(&mut self, f: &[Vec3], v: &[Vec3], masses: &[f64], h: f64, pinned: &[bool]) {
-        self.force.fill(false);
+    /// release on attraction, static/sliding transitions by Coulomb's law (Knowl 8).
+    pub fn after_step(&mut self, world: &crate::World, f: &[Vec3], v: &[Vec3], h: f64) {
+        let (masses, pinned) = (&world.cloth.masses, world.pinned());
+        let (surfaces, stick_speed) = (world.surfaces(), world.contact.stick_speed);
+        self.forced.fill(false);
         for c in &self.active {
             let i = c.vertex;
             let Some(st) = self.state[i].as_mut() else {
@@ -330,7 +268,7 @@ impl ContactManager {
                 continue;
             }
             st.normal_force = fn_;
-            let mu = self.friction[c.collider];
+            let mu = surfaces[c.collider].friction;
             match st.mode {
                 Mode::Static => {
                     let ft = f[i] - n * fn_;
@@ -344,9 +282,8 @@ impl ContactManager {
                     // step and what is left is less than one step of full friction removes.
                     let rel = v[i] - c.surface_velocity;
                     let slip = (rel - n * rel.dot(&n)).norm();
-                    let m = masses[i];
-                    if (st.stops && slip * m <= mu * fn_ * h)
-                        || slip < self.settings.stick_speed && st.friction == 0.0
+                    if (st.stops && slip * masses[i] <= mu * fn_ * h)
+                        || slip < stick_speed && st.friction == 0.0
                     {
                         st.mode = Mode::Static;
                     }
@@ -354,4 +291,33 @@ impl ContactManager {
             }
         }
     }
+}
+
+/// Kinetic friction mu N against the tangential slip `rel_t` (or, from rest, against the drive
+/// that broke static friction), capped so it cannot reverse a slip within one step.
+fn kinetic_friction(
+    st: &mut State,
+    rel_t: Vec3,
+    mu: f64,
+    mass: f64,
+    h: f64,
+    settings: &ContactSettings,
+) -> Vec3 {
+    let speed = rel_t.norm();
+    let full = mu * st.normal_force;
+    let (dir, f) = if speed > settings.stick_speed {
+        let cap = mass * speed / h;
+        st.stops = full >= cap;
+        (-rel_t / speed, full.min(cap))
+    } else {
+        st.stops = false;
+        let hn = st.hold.norm();
+        if hn > 0.0 {
+            (st.hold / hn, full.min(hn))
+        } else {
+            (Vec3::zeros(), 0.0)
+        }
+    };
+    st.friction = f;
+    dir * f
 }

@@ -1,6 +1,70 @@
-//! The simulation crate's error type.
+//! The simulation crate's error type, and why a step can be rejected.
 
 use std::path::PathBuf;
+
+/// Why an attempted implicit step was rejected (and redone). Each variant is counted per frame
+/// in the statistics ([`crate::Rejections`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reject {
+    /// A triangle's stretch `|w_u|` or `|w_v|` changed by more than the threshold in one step
+    /// (Knowl 9): the linearized step is not trustworthy; h is halved.
+    StretchChange {
+        /// The triangle with the largest change.
+        triangle: usize,
+        /// Its change (dimensionless strain; infinite when not finite).
+        change: f64,
+        /// The threshold it broke.
+        threshold: f64,
+    },
+    /// The conjugate gradient met a direction of non-positive curvature: the system matrix is
+    /// not positive definite at this step size; h is halved.
+    NotPositiveDefinite {
+        /// The CG iteration at which it was detected.
+        iteration: usize,
+    },
+    /// The direct solver could not factorise the system matrix; h is halved.
+    Factorization {
+        /// What the factorisation reported.
+        detail: String,
+    },
+    /// Free vertices ended the step deep inside a solid's thickness layer (pulled there by
+    /// their neighbours): the step is redone with the same h and those vertices in contact.
+    Penetration {
+        /// How many vertices were newly put in contact.
+        vertices: usize,
+    },
+}
+
+impl Reject {
+    /// Whether the step controller halves h for this rejection (all but penetration, which is
+    /// redone at the same h with more contacts).
+    pub fn halves_step(&self) -> bool {
+        !matches!(self, Reject::Penetration { .. })
+    }
+}
+
+impl std::fmt::Display for Reject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reject::StretchChange {
+                triangle,
+                change,
+                threshold,
+            } => write!(
+                f,
+                "stretch of triangle {triangle} changed by {change:.3} in one step (threshold {threshold})"
+            ),
+            Reject::NotPositiveDefinite { iteration } => write!(
+                f,
+                "system matrix not positive definite at CG iteration {iteration}"
+            ),
+            Reject::Factorization { detail } => write!(f, "direct factorisation failed: {detail}"),
+            Reject::Penetration { vertices } => {
+                write!(f, "{vertices} free vertices ended inside a solid")
+            }
+        }
+    }
+}
 
 /// Everything that can go wrong while building or running a simulation.
 #[derive(Debug, thiserror::Error)]
@@ -33,7 +97,7 @@ pub enum SimError {
         /// The configured minimum step (s).
         h_min: f64,
         /// Why the last attempt was rejected.
-        reason: String,
+        reason: Reject,
     },
     /// A vertex position or velocity became NaN or infinite.
     #[error("frame {frame}: vertex {vertex} became non-finite")]
@@ -51,12 +115,43 @@ pub enum SimError {
         /// What is wrong with it.
         message: String,
     },
-    /// Writing an output file failed.
-    #[error("cannot write {path}: {source}")]
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}", path = .path.display())]
     Io {
-        /// The file being written.
+        /// The file.
         path: PathBuf,
         /// The underlying error.
         source: std::io::Error,
     },
+    /// A JSON file of the run (`stats.json`, `colliders.json`) could not be read as its schema.
+    #[error("{path}:{line}: {message}", path = .path.display())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the problem.
+        line: usize,
+        /// What the JSON reader reported.
+        message: String,
+    },
+    /// The output directory is in use by another run.
+    #[error(
+        "output directory {dir} is in use by another run (process {pid}); \
+         wait for it or choose another --out"
+    )]
+    Locked {
+        /// The output directory.
+        dir: PathBuf,
+        /// The process holding the lock.
+        pid: u32,
+    },
+}
+
+impl SimError {
+    /// An I/O error on `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        SimError::Io {
+            path: path.into(),
+            source,
+        }
+    }
 }

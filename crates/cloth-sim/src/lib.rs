@@ -1,58 +1,87 @@
 //! Cloth simulation: the time-stepping layer of the workspace.
 //!
-//! It is the only crate that knows about time, steps and frames. It assembles the forces of
-//! `cloth-forces` into the block matrix of `cloth-solver` and advances the cloth with either
+//! It is the only crate that knows about time, steps and frames. It advances a [`State`]
+//! (positions, velocities, time — owned by the caller) of a [`World`] (the cloth, its pins,
+//! rails, colliders and self-contact) with either
 //!
-//! * the **implicit** integrator of Baraff & Witkin, "Large Steps in Cloth Simulation" (1998):
-//!   linearized backward Euler (Knowl 2) with position alteration (Knowl 6), per-vertex
-//!   constraints enforced exactly by the modified PCG (Knowls 1, 7), constraint forces
-//!   (Knowl 8) and stretch-driven adaptive steps (Knowl 9); or
-//! * the **explicit** Verlet integrator on a mass-spring network with bending springs and the
-//!   iterated maximum-stretch pass ("maximum stretch and bending springs").
+//! * the **implicit** integrator of Baraff & Witkin, "Large Steps in Cloth Simulation" (1998),
+//!   [`Implicit`]: linearized backward Euler (Knowl 2) with position alteration (Knowl 6),
+//!   per-vertex constraints enforced exactly by the modified PCG (Knowls 1, 7), constraint
+//!   forces (Knowl 8); one call of [`Implicit::step`] runs the stages detect -> constrain ->
+//!   assemble -> solve -> accept/reject -> update (see the `step` module); or
+//! * the **explicit** [`Verlet`] integrator on a mass-spring network with bending springs and
+//!   the iterated maximum-stretch pass ("maximum stretch and bending springs").
 //!
-//! It also reads scene files (TOML), and writes OBJ frames and `stats.json` atomically.
+//! The frame driver [`Simulation`] sits on top, with the stretch-driven step-size controller
+//! (Knowl 9, [`StepController`]). Scene files (TOML) are read by [`Scene`] and built into a
+//! simulation by [`build_simulation`]; [`RunReport`] is the one statistics schema
+//! (`stats.json`).
+//!
+//! The crates below are re-exported, so that a dependent needs only this one:
+//! [`mesh`], [`forces`], [`solver`], [`collide`], and the one [`nalgebra`].
 //!
 //! ```
-//! use cloth_sim::{ClothSystem, Integrator, ImplicitSettings, PinGroup, Simulation};
-//! use cloth_forces::{ClothModel, Definiteness, External, Material};
+//! use cloth_sim::forces::{ClothModel, Definiteness, External, Material};
+//! use cloth_sim::mesh::{GridPattern, grid};
+//! use cloth_sim::{ClothSystem, ImplicitSettings, Integrator, Motion, PinGroup, Simulation, World};
 //!
 //! // A 0.5 m sheet of 11 x 11 vertices pinned at two corners.
-//! let mesh = cloth_mesh::grid(11, 11, 0.5, 0.5, cloth_mesh::GridPattern::Alternating).unwrap();
-//! let material = Material::default();
-//! let model = ClothModel::new(&mesh, &material, Definiteness::default()).unwrap();
+//! let mesh = grid(11, 11, 0.5, 0.5, GridPattern::Alternating)?;
+//! let model = ClothModel::new(&mesh, &Material::default(), Definiteness::default())?;
 //! let x0 = mesh.positions().to_vec();
-//! let system = ClothSystem::new(mesh, model, External::default()).unwrap();
-//! let pins = vec![PinGroup::new(vec![0, 10], &x0, vec![])];
-//! let mut sim = Simulation::new(system, Integrator::Implicit(ImplicitSettings::default()), 30.0, pins).unwrap();
-//! let stats = sim.step_frame().unwrap();
+//! let system = ClothSystem::new(mesh, model, External::default())?;
+//! let pins = vec![PinGroup::new(vec![0, 10], &x0, Motion::Static)];
+//! let world = World::new(system, pins)?;
+//! let mut sim = Simulation::new(world, Integrator::Implicit(ImplicitSettings::default()), 30.0)?;
+//! let stats = sim.step_frame()?;
 //! assert!(stats.steps >= 1);
 //! assert_eq!(sim.positions()[0], x0[0]); // pinned
-//! assert!(sim.positions()[60].y < 0.0);  // falling
+//! assert!(sim.positions()[60].y < 0.0); // falling
+//! # Ok::<(), cloth_sim::SimError>(())
 //! ```
 
 mod contact;
+mod controller;
 mod error;
-mod implicit;
 mod output;
 mod pins;
 mod scene;
-mod setup;
 mod simulation;
+mod state;
 mod stats;
+mod step;
 mod strain;
 mod system;
+mod tracks;
 mod verlet;
+mod world;
 
+pub use cloth_collide as collide;
+pub use cloth_forces as forces;
+pub use cloth_mesh as mesh;
+pub use cloth_mesh::{Par, Vec3, nalgebra};
+pub use cloth_solver as solver;
+
+pub use cloth_collide::{Keyframe, Motion};
 pub use contact::ContactSettings;
-pub use error::SimError;
-pub use implicit::LinearSolver;
-pub use output::{RunReport, Totals, frame_path, write_atomic};
+pub use controller::StepController;
+pub use error::{Reject, SimError};
+pub use output::{
+    COLLIDERS_FILE, LOCK_FILE, OutputDir, PREVIEW_FILE, RUN_FILES, STATS_FILE, USD_FILE,
+    frame_number, frame_path,
+};
 pub use pins::PinGroup;
-pub use scene::*;
-pub use setup::build_simulation;
-pub use simulation::{DirectionalConstraint, ImplicitSettings, Integrator, Simulation};
-pub use stats::{FrameStats, Timings};
+pub use scene::{
+    ClothSettings, ColliderSettings, ColliderShape, IntegratorKind, MAX_MESH_VERTICES, MeshSpec,
+    PinSettings, Region, RunSettings, Scene, SceneError, SolverChoice, SolverSettings,
+    build_collider, build_integrator, build_mesh, build_simulation,
+};
+pub use simulation::{Integrator, Simulation};
+pub use state::State;
+pub use stats::{DEFAULT_FPS, FrameStats, Rejections, RunReport, Timings, Totals};
+pub use step::{Implicit, ImplicitSettings, LinearSolver, Step, StepInfo};
 pub use strain::{EdgeSet, StrainLimit};
-
 pub use system::ClothSystem;
-pub use verlet::VerletSettings;
+pub use tracks::{ColliderFrame, ColliderTrack, CollidersFile};
+pub use verlet::{Verlet, VerletSettings};
+pub use world::{DirectionalConstraint, World};

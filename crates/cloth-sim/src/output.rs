@@ -1,127 +1,190 @@
-//! Output files: OBJ frames and `stats.json`, each written atomically (temporary file in the
-//! same directory, then rename), so an interrupted run leaves only complete files.
+//! A run's output directory: one writer at a time (a lock file), no files of an earlier run
+//! left behind, every file written atomically.
+//!
+//! Layout: `frame_0000.obj`, `frame_0001.obj`, ... (frame k at time k / fps; the vertex count
+//! and order of every frame are the mesh's), `stats.json` ([`crate::RunReport`]),
+//! `colliders.json`, and optionally `animation.usda` and `preview.gif`.
+//!
+//! Decision: a run into a directory that holds an earlier run's files **removes exactly those
+//! files** (the names above, and temporary files of interrupted writes) before writing
+//! anything, and leaves every other file alone; a second run into a directory that is being
+//! written (its lock file names a live process) is refused with [`SimError::Locked`].
 
 use crate::SimError;
-use crate::stats::{FrameStats, Timings};
-use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Writes `bytes` to `path` atomically: a temporary file beside it is written, flushed and
-/// renamed over `path`.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SimError> {
-    let io = |source| SimError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(io)
-}
+/// Name of the lock file a run keeps in its output directory while it runs.
+pub const LOCK_FILE: &str = ".cloth-run.lock";
 
-/// Path of frame `k` in `dir`: `dir/frame_0000.obj`.
+/// The run's statistics ([`crate::RunReport`]).
+pub const STATS_FILE: &str = "stats.json";
+/// Collider surfaces and poses per frame ([`crate::CollidersFile`]).
+pub const COLLIDERS_FILE: &str = "colliders.json";
+/// The USD export of the run.
+pub const USD_FILE: &str = "animation.usda";
+/// The preview animation.
+pub const PREVIEW_FILE: &str = "preview.gif";
+
+/// Files a run writes besides its frames.
+pub const RUN_FILES: [&str; 4] = [STATS_FILE, COLLIDERS_FILE, USD_FILE, PREVIEW_FILE];
+
+/// Path of frame `k` in `dir`: `dir/frame_0000.obj` (at least four digits).
 pub fn frame_path(dir: &Path, k: usize) -> PathBuf {
     dir.join(format!("frame_{k:04}.obj"))
 }
 
-/// Totals over a run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Totals {
-    /// Frames computed.
-    pub frames: usize,
-    /// Accepted steps.
-    pub steps: usize,
-    /// Rejected steps.
-    pub rejected_steps: usize,
-    /// CG iterations.
-    pub cg_iterations: usize,
-    /// Smallest accepted step (s).
-    pub h_min: f64,
-    /// Largest accepted step (s).
-    pub h_max: f64,
-    /// Largest stretch over all frames.
-    pub max_stretch: f64,
-    /// Wall time split (s).
-    pub timings: Timings,
-    /// Wall time per frame (s), including output.
-    pub seconds_per_frame: f64,
+/// The frame number `k` of a file name exactly as [`frame_path`] writes it (`frame_0007.obj`
+/// is 7; `frame_7.obj` and `frame_00007.obj` are no frame names).
+pub fn frame_number(name: &str) -> Option<usize> {
+    let digits = name.strip_prefix("frame_")?.strip_suffix(".obj")?;
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let k: usize = digits.parse().ok()?;
+    (format!("{k:04}") == digits).then_some(k)
 }
 
-impl Totals {
-    /// Sums the per-frame statistics.
-    pub fn from_frames(frames: &[FrameStats], wall: f64) -> Self {
-        let mut t = Totals {
-            frames: frames.len(),
-            h_min: f64::INFINITY,
-            ..Default::default()
+/// Whether `name` is a file a run writes (frames, [`RUN_FILES`]) or a temporary file of one.
+fn is_run_file(name: &str) -> bool {
+    let base = name
+        .strip_prefix('.')
+        .and_then(|n| n.strip_suffix(".tmp"))
+        .and_then(|n| n.rsplit_once('.').map(|(b, _pid)| b))
+        .unwrap_or(name);
+    frame_number(base).is_some() || RUN_FILES.contains(&base)
+}
+
+/// An output directory held by this process for one run. The lock is released when it is
+/// dropped.
+#[derive(Debug)]
+pub struct OutputDir {
+    dir: PathBuf,
+    lock: PathBuf,
+}
+
+impl OutputDir {
+    /// Creates `dir` if needed, takes its lock, and removes the files of an earlier run.
+    ///
+    /// A lock file whose process no longer exists (a run killed without cleaning up) is taken
+    /// over.
+    pub fn create(dir: &Path) -> Result<OutputDir, SimError> {
+        std::fs::create_dir_all(dir).map_err(|e| SimError::io(dir, e))?;
+        let lock = dir.join(LOCK_FILE);
+        take_lock(dir, &lock)?;
+        let out = OutputDir {
+            dir: dir.to_path_buf(),
+            lock,
         };
-        for f in frames {
-            t.steps += f.steps;
-            t.rejected_steps += f.rejected_steps;
-            t.cg_iterations += f.cg_iterations;
-            if f.steps > 0 {
-                t.h_min = t.h_min.min(f.h_min);
+        out.clear_earlier_run()?;
+        Ok(out)
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Removes the files an earlier run wrote (see the module docs), and nothing else.
+    fn clear_earlier_run(&self) -> Result<(), SimError> {
+        let entries = std::fs::read_dir(&self.dir).map_err(|e| SimError::io(&self.dir, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| SimError::io(&self.dir, e))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if is_run_file(name) && entry.file_type().is_ok_and(|t| t.is_file()) {
+                std::fs::remove_file(entry.path()).map_err(|e| SimError::io(entry.path(), e))?;
             }
-            t.h_max = t.h_max.max(f.h_max);
-            t.max_stretch = t.max_stretch.max(f.max_stretch);
-            t.timings.add(&f.timings);
         }
-        if !t.h_min.is_finite() {
-            t.h_min = 0.0;
-        }
-        t.seconds_per_frame = if frames.is_empty() {
-            0.0
-        } else {
-            wall / frames.len() as f64
-        };
-        t
+        Ok(())
     }
 }
 
-/// The contents of `stats.json`.
-#[derive(Clone, Debug, Serialize)]
-pub struct RunReport<'a, S: Serialize> {
-    /// The exact settings used.
-    pub settings: &'a S,
-    /// Cloth vertices.
-    pub vertices: usize,
-    /// Cloth triangles.
-    pub triangles: usize,
-    /// Worker threads.
-    pub threads: usize,
-    /// Per-frame records.
-    pub frames: &'a [FrameStats],
-    /// Totals.
-    pub totals: Totals,
-    /// Whether the run finished all requested frames.
-    pub complete: bool,
-    /// The error that ended the run early, if any.
-    pub error: Option<String>,
+impl Drop for OutputDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.lock);
+    }
 }
 
-impl<S: Serialize> RunReport<'_, S> {
-    /// Writes the report as pretty JSON, atomically.
-    pub fn write(&self, path: &Path) -> Result<(), SimError> {
-        let text = serde_json::to_string_pretty(self).map_err(|e| SimError::Io {
-            path: path.to_path_buf(),
-            source: std::io::Error::other(e),
-        })?;
-        write_atomic(path, text.as_bytes())
+/// Creates the lock file exclusively; a stale lock (dead process) is replaced once.
+fn take_lock(dir: &Path, lock: &Path) -> Result<(), SimError> {
+    for _ in 0..2 {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(lock)
+        {
+            Ok(mut f) => {
+                writeln!(f, "{}", std::process::id()).map_err(|e| SimError::io(lock, e))?;
+                return Ok(());
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let holder = std::fs::read_to_string(lock)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u32>().ok());
+                match holder {
+                    Some(pid) if process_alive(pid) => {
+                        return Err(SimError::Locked {
+                            dir: dir.to_path_buf(),
+                            pid,
+                        });
+                    }
+                    // Dead or unreadable holder: the lock is stale.
+                    _ => std::fs::remove_file(lock).map_err(|e| SimError::io(lock, e))?,
+                }
+            }
+            Err(e) => return Err(SimError::io(lock, e)),
+        }
+    }
+    Err(SimError::io(
+        lock,
+        std::io::Error::other("lock file keeps reappearing"),
+    ))
+}
+
+/// Whether a process with this id exists (Linux: /proc; elsewhere assume it does).
+fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    let proc = Path::new("/proc");
+    if proc.is_dir() {
+        proc.join(pid.to_string()).exists()
+    } else {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_files_are_recognised_and_others_are_not() {
+        for n in [
+            "frame_0000.obj",
+            "frame_12345.obj",
+            "stats.json",
+            ".frame_0003.obj.4242.tmp",
+            ".stats.json.17.tmp",
+        ] {
+            assert!(is_run_file(n), "{n}");
+        }
+        for n in [
+            "frame_1.obj",
+            "notes.txt",
+            "frame_0001.objx",
+            "scene.toml",
+            ".cloth-run.lock",
+        ] {
+            assert!(!is_run_file(n), "{n}");
+        }
+        assert_eq!(frame_number("frame_0042.obj"), Some(42));
+        assert_eq!(frame_number("frame_12345.obj"), Some(12345));
+        assert_eq!(frame_number("frame_00042.obj"), None);
+        for k in [0, 7, 9999, 10000, 123456] {
+            let p = frame_path(Path::new(""), k);
+            assert_eq!(frame_number(p.to_str().unwrap()), Some(k));
+        }
     }
 }

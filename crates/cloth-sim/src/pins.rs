@@ -1,15 +1,14 @@
-//! Pinned vertices and their keyframed motion.
+//! Pinned vertices and their prescribed motion.
 
-use crate::scene::{Keyframe, interpolate_keyframes, rotation_from_degrees};
+use cloth_collide::Motion;
 use cloth_mesh::Vec3;
-use nalgebra::Matrix3;
 
 /// A group of vertices held exactly on targets (ndof 0, Knowl 7).
 ///
-/// Without keyframes the vertices stay where they were at t = 0. With keyframes, the target of a
-/// vertex at time t is `R(t) (p0 - c) + c + T(t)`, where `p0` is its initial position, `c` the
-/// centroid of the group's initial positions, and `R`, `T` the keyframes' rotation and
-/// translation from [`interpolate_keyframes`] (the same convention as the scene's `[[pin]]`).
+/// A pinned vertex with initial position `p0` is at `c + d(t) + R(t) (p0 - c)` at time t, where
+/// `c` is the centroid of the group's initial positions and `d`, `R` come from the group's
+/// [`Motion`] (the same law as colliders: [`Motion::place`]). A static motion keeps the vertices
+/// where they started.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PinGroup {
     /// Pinned vertex indices, sorted, unique.
@@ -18,13 +17,13 @@ pub struct PinGroup {
     pub initial: Vec<Vec3>,
     /// Rotation centre: centroid of `initial` (m).
     pub centre: Vec3,
-    /// Keyframes sorted by time; empty for a static pin.
-    pub keyframes: Vec<Keyframe>,
+    /// How the group moves (rigid motions only: static, keyframes, velocity).
+    pub motion: Motion,
 }
 
 impl PinGroup {
-    /// A pin group over `vertices` at their positions in `x`.
-    pub fn new(mut vertices: Vec<usize>, x: &[Vec3], mut keyframes: Vec<Keyframe>) -> Self {
+    /// A pin group over `vertices` at their positions in `x`, moving by `motion`.
+    pub fn new(mut vertices: Vec<usize>, x: &[Vec3], motion: Motion) -> Self {
         vertices.sort_unstable();
         vertices.dedup();
         let initial: Vec<Vec3> = vertices.iter().map(|&i| x[i]).collect();
@@ -33,29 +32,21 @@ impl PinGroup {
         } else {
             initial.iter().sum::<Vec3>() / initial.len() as f64
         };
-        keyframes.sort_by(|a, b| a.t.total_cmp(&b.t));
         Self {
             vertices,
             initial,
             centre,
-            keyframes,
+            motion,
         }
-    }
-
-    /// Interpolated (rotation, translation) at time t (s).
-    pub fn motion(&self, t: f64) -> (Matrix3<f64>, Vec3) {
-        let k = interpolate_keyframes(&self.keyframes, t);
-        (rotation_from_degrees(&k.rotation), k.translation)
     }
 
     /// Target positions of the group's vertices at time t, in the order of `vertices`.
     pub fn targets(&self, t: f64, out: &mut Vec<Vec3>) {
-        let (r, tr) = self.motion(t);
         out.clear();
         out.extend(
             self.initial
                 .iter()
-                .map(|p0| r * (p0 - self.centre) + self.centre + tr),
+                .map(|p0| self.motion.place(p0, &self.centre, t)),
         );
     }
 }
@@ -63,11 +54,12 @@ impl PinGroup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cloth_collide::Keyframe;
 
     #[test]
     fn static_pin_targets_are_initial_positions() {
         let x = vec![Vec3::new(1.0, 2.0, 3.0), Vec3::new(-1.0, 0.5, 0.0)];
-        let g = PinGroup::new(vec![1, 0, 1], &x, vec![]);
+        let g = PinGroup::new(vec![1, 0, 1], &x, Motion::Static);
         assert_eq!(g.vertices, vec![0, 1]);
         let mut t = Vec::new();
         g.targets(5.0, &mut t);
@@ -89,7 +81,7 @@ mod tests {
                 rotation: Vec3::new(0.0, 90.0, 0.0),
             },
         ];
-        let g = PinGroup::new(vec![0, 1], &x, kf);
+        let g = PinGroup::new(vec![0, 1], &x, Motion::Keyframes(kf));
         let mut t = Vec::new();
         g.targets(0.0, &mut t);
         assert!((t[0] - x[0]).norm() < 1e-15);

@@ -1,10 +1,15 @@
-//! Per-frame statistics, with the wall-time split of the paper's table (Knowl 10).
+//! The one statistics schema of the workspace: what `stats.json` holds, written by the
+//! simulator ([`RunReport::write`]) and read back by the viewer, the plots and the benchmark
+//! suite ([`RunReport::read`]). Wall times are split as in the paper's table (Knowl 10).
 
-use serde::Serialize;
-use std::time::{Duration, Instant};
+use crate::{Reject, SimError};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::time::Instant;
 
 /// Wall time spent per phase (s), split as in the paper's table.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Timings {
     /// Evaluating forces and assembling the linear system (s).
     pub eval: f64,
@@ -35,7 +40,7 @@ impl Timings {
 }
 
 /// Measures the time since the last call and adds it to one phase.
-pub(crate) struct Stopwatch(pub(crate) Instant);
+pub(crate) struct Stopwatch(Instant);
 
 impl Stopwatch {
     pub(crate) fn start() -> Self {
@@ -44,14 +49,54 @@ impl Stopwatch {
     /// Seconds since the last lap (or start), restarting the watch.
     pub(crate) fn lap(&mut self) -> f64 {
         let now = Instant::now();
-        let d: Duration = now - self.0;
+        let d = now - self.0;
         self.0 = now;
         d.as_secs_f64()
     }
 }
 
+/// Rejected step attempts counted by reason ([`Reject`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Rejections {
+    /// [`Reject::StretchChange`]: stretch changed by more than the threshold.
+    pub stretch_change: usize,
+    /// [`Reject::NotPositiveDefinite`]: the system matrix lost definiteness.
+    pub not_positive_definite: usize,
+    /// [`Reject::Factorization`]: the direct solver could not factorise.
+    pub factorization: usize,
+    /// [`Reject::Penetration`]: free vertices ended inside a solid.
+    pub penetration: usize,
+}
+
+impl Rejections {
+    /// Counts one rejection.
+    pub fn count(&mut self, r: &Reject) {
+        match r {
+            Reject::StretchChange { .. } => self.stretch_change += 1,
+            Reject::NotPositiveDefinite { .. } => self.not_positive_definite += 1,
+            Reject::Factorization { .. } => self.factorization += 1,
+            Reject::Penetration { .. } => self.penetration += 1,
+        }
+    }
+
+    /// All rejections.
+    pub fn total(&self) -> usize {
+        self.stretch_change + self.not_positive_definite + self.factorization + self.penetration
+    }
+
+    /// Adds another set of counts to this one.
+    pub fn add(&mut self, o: &Rejections) {
+        self.stretch_change += o.stretch_change;
+        self.not_positive_definite += o.not_positive_definite;
+        self.factorization += o.factorization;
+        self.penetration += o.penetration;
+    }
+}
+
 /// What happened while computing one frame.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct FrameStats {
     /// Frame number (1 is the first simulated frame; frame 0 is the initial state).
     pub frame: usize,
@@ -59,11 +104,11 @@ pub struct FrameStats {
     pub time: f64,
     /// Accepted steps.
     pub steps: usize,
-    /// Rejected (and redone) step attempts: stretch changed too much, the matrix was not
-    /// positive definite (both halve h), or a free vertex ended inside a solid (redone with
-    /// that vertex in contact, same h).
+    /// Rejected (and redone) step attempts, all reasons: `rejections.total()`.
     pub rejected_steps: usize,
-    /// Smallest accepted step (s).
+    /// Rejected step attempts by reason.
+    pub rejections: Rejections,
+    /// Smallest accepted step (s; 0 when the frame took no step).
     pub h_min: f64,
     /// Largest accepted step (s).
     pub h_max: f64,
@@ -85,4 +130,153 @@ pub struct FrameStats {
     pub self_intersections: usize,
     /// Wall time split (s).
     pub timings: Timings,
+    /// Wall time of the whole frame as the frame driver measured it, including statistics
+    /// (s; output writing is not included).
+    pub wall: f64,
+}
+
+impl FrameStats {
+    /// Counts a rejected attempt.
+    pub fn reject(&mut self, r: &Reject) {
+        self.rejections.count(r);
+        self.rejected_steps = self.rejections.total();
+    }
+}
+
+/// Totals over a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Totals {
+    /// Frames computed.
+    pub frames: usize,
+    /// Accepted steps.
+    pub steps: usize,
+    /// Rejected steps.
+    pub rejected_steps: usize,
+    /// Rejected steps by reason.
+    pub rejections: Rejections,
+    /// CG iterations.
+    pub cg_iterations: usize,
+    /// Smallest accepted step (s).
+    pub h_min: f64,
+    /// Largest accepted step (s).
+    pub h_max: f64,
+    /// Largest stretch over all frames.
+    pub max_stretch: f64,
+    /// Wall time split (s).
+    pub timings: Timings,
+    /// Wall time per frame (s), including output.
+    pub seconds_per_frame: f64,
+}
+
+impl Totals {
+    /// Sums the per-frame statistics; `wall` is the run's wall time (s).
+    pub fn from_frames(frames: &[FrameStats], wall: f64) -> Self {
+        let mut t = Totals {
+            frames: frames.len(),
+            h_min: f64::INFINITY,
+            ..Default::default()
+        };
+        for f in frames {
+            t.steps += f.steps;
+            t.rejected_steps += f.rejected_steps;
+            t.rejections.add(&f.rejections);
+            t.cg_iterations += f.cg_iterations;
+            if f.steps > 0 {
+                t.h_min = t.h_min.min(f.h_min);
+            }
+            t.h_max = t.h_max.max(f.h_max);
+            t.max_stretch = t.max_stretch.max(f.max_stretch);
+            t.timings.add(&f.timings);
+        }
+        if !t.h_min.is_finite() {
+            t.h_min = 0.0;
+        }
+        t.seconds_per_frame = if frames.is_empty() {
+            0.0
+        } else {
+            wall / frames.len() as f64
+        };
+        t
+    }
+}
+
+/// The contents of `stats.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    /// The exact settings used: the resolved scene, with the scene file's keys.
+    #[serde(default)]
+    pub settings: serde_json::Value,
+    /// Output frames per second (1/s).
+    #[serde(default = "default_fps")]
+    pub fps: f64,
+    /// Cloth vertices.
+    #[serde(default)]
+    pub vertices: usize,
+    /// Cloth triangles.
+    #[serde(default)]
+    pub triangles: usize,
+    /// Worker threads.
+    #[serde(default)]
+    pub threads: usize,
+    /// Per-frame records, frame 1 first (frame 0 is the initial state and has none).
+    #[serde(default)]
+    pub frames: Vec<FrameStats>,
+    /// Totals.
+    #[serde(default)]
+    pub totals: Totals,
+    /// Whether the run finished all requested frames.
+    #[serde(default)]
+    pub complete: bool,
+    /// The error that ended the run early, if any.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// Frames per second of a scene that does not say (`run.fps`), and of a report without `fps`.
+pub const DEFAULT_FPS: f64 = 30.0;
+
+fn default_fps() -> f64 {
+    DEFAULT_FPS
+}
+
+/// Reads a JSON file of one of the run's schemas; syntax and schema errors keep their line.
+pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SimError> {
+    let text = std::fs::read_to_string(path).map_err(|e| SimError::io(path, e))?;
+    serde_json::from_str(&text).map_err(|e| SimError::Json {
+        path: path.to_path_buf(),
+        line: e.line(),
+        message: e.to_string(),
+    })
+}
+
+impl Default for RunReport {
+    fn default() -> Self {
+        RunReport {
+            settings: serde_json::Value::Null,
+            fps: DEFAULT_FPS,
+            vertices: 0,
+            triangles: 0,
+            threads: 0,
+            frames: Vec::new(),
+            totals: Totals::default(),
+            complete: false,
+            error: None,
+        }
+    }
+}
+
+impl RunReport {
+    /// Writes the report as pretty JSON, atomically.
+    pub fn write(&self, path: &Path) -> Result<(), SimError> {
+        let text = serde_json::to_string_pretty(self)
+            .map_err(|e| SimError::io(path, std::io::Error::other(e)))?;
+        cloth_mesh::write_atomic_bytes(path, text.as_bytes()).map_err(|e| SimError::io(path, e))
+    }
+
+    /// Reads a report written by [`RunReport::write`]. Missing fields take their defaults
+    /// (fps [`DEFAULT_FPS`]), so reports of interrupted runs read back.
+    pub fn read(path: &Path) -> Result<RunReport, SimError> {
+        read_json(path)
+    }
 }

@@ -2,8 +2,10 @@
 //! position Verlet on a mass-spring network built from the same mesh, followed by the iterated
 //! maximum-stretch pass.
 
+use crate::step::check_range;
 use crate::strain::{EdgeSet, StrainLimit};
-use cloth_mesh::{ClothMesh, Vec3};
+use crate::{SimError, State, World};
+use cloth_mesh::{Par, Vec3};
 use rayon::prelude::*;
 
 /// Settings of the explicit Verlet integrator.
@@ -22,6 +24,8 @@ pub struct VerletSettings {
     pub damping: f64,
     /// The maximum-stretch pass applied after every step.
     pub strain_limit: StrainLimit,
+    /// Threads (default: the current rayon pool); results do not depend on it.
+    pub par: Par,
 }
 
 impl Default for VerletSettings {
@@ -32,6 +36,7 @@ impl Default for VerletSettings {
             bend_stiffness: 5.0,
             damping: 0.5,
             strain_limit: StrainLimit::default(),
+            par: Par::default(),
         }
     }
 }
@@ -45,27 +50,29 @@ struct Spring {
     k: f64,
 }
 
-/// State of the Verlet integrator: springs, previous positions, scratch.
-pub(crate) struct Verlet {
+/// The explicit integrator: its settings, spring network and scratch. The state belongs to the
+/// caller; the velocity of a vertex is its last step's displacement divided by that step
+/// (position Verlet in velocity form, so a step of any size can follow any other).
+pub struct Verlet {
+    /// Settings; may be changed between steps.
+    pub settings: VerletSettings,
     springs: Vec<Spring>,
     /// Springs incident to each vertex, as (spring index, sign), CSR: deterministic gather.
     incident_start: Vec<usize>,
     incident: Vec<(usize, f64)>,
-    pub edges: EdgeSet,
-    pub x_prev: Vec<Vec3>,
+    edges: EdgeSet,
+    inv_mass: Vec<f64>,
     spring_force: Vec<Vec3>,
     accel: Vec<Vec3>,
+    x_old: Vec<Vec3>,
+    targets: Vec<Vec3>,
 }
 
 impl Verlet {
-    /// Builds the spring network of `mesh` (rest lengths from the (u, v) rest plane).
-    pub fn new(
-        mesh: &ClothMesh,
-        settings: &VerletSettings,
-        x: &[Vec3],
-        v: &[Vec3],
-        h: f64,
-    ) -> Self {
+    /// Builds the spring network of `world`'s cloth (rest lengths from the (u, v) rest plane).
+    pub fn new(world: &World, settings: VerletSettings) -> Result<Self, SimError> {
+        check_range("solver.verlet_h", settings.h, 0.0, f64::INFINITY)?;
+        let mesh = &world.cloth.mesh;
         let uv = mesh.rest();
         let mut springs: Vec<Spring> = mesh
             .edges()
@@ -83,7 +90,7 @@ impl Verlet {
             rest: (uv[hg.v[3]] - uv[hg.v[2]]).norm(),
             k: settings.bend_stiffness,
         }));
-        let n = x.len();
+        let n = mesh.num_vertices();
         let mut count = vec![0usize; n + 1];
         for s in &springs {
             count[s.i + 1] += 1;
@@ -100,33 +107,32 @@ impl Verlet {
             incident[fill[s.j]] = (k, -1.0);
             fill[s.j] += 1;
         }
-        // Start with x_prev = x - h v so the first step sees the initial velocity.
-        let x_prev = x.iter().zip(v).map(|(x, v)| x - v * h).collect();
-        Self {
+        Ok(Self {
+            settings,
             springs,
             incident_start: count,
             incident,
             edges: EdgeSet::from_mesh(mesh),
-            x_prev,
+            inv_mass: world.inverse_masses(),
             spring_force: Vec::new(),
             accel: vec![Vec3::zeros(); n],
-        }
+            x_old: Vec::new(),
+            targets: Vec::new(),
+        })
     }
 
-    /// One Verlet step of size h. `inv_mass[i] == 0` marks pinned vertices; `pinned` gives
-    /// their positions at the end of the step. `gravity` in m/s^2.
-    #[allow(clippy::too_many_arguments)]
-    pub fn step(
-        &mut self,
-        x: &mut [Vec3],
-        pinned: &[(usize, Vec3)],
-        masses: &[f64],
-        inv_mass: &[f64],
-        gravity: &Vec3,
-        settings: &VerletSettings,
-        h: f64,
-        h_prev: f64,
-    ) {
+    /// One Verlet step of size `h` (s): spring and gravity accelerations, the damped position
+    /// update `x + (1 - d h) h v + a h^2`, pins moved to their targets at `t + h`, the
+    /// maximum-stretch pass, and `v = (x_new - x) / h`. Colliders are ignored.
+    pub fn step(&mut self, world: &World, state: &mut State, h: f64) -> Result<(), SimError> {
+        check_range("h", h, 0.0, f64::INFINITY)?;
+        let par = self.settings.par;
+        par.install(|| self.advance(world, state, h));
+        Ok(())
+    }
+
+    fn advance(&mut self, world: &World, state: &mut State, h: f64) {
+        let x = &state.x;
         // Spring forces (parallel over springs), gathered per vertex in a fixed order.
         self.spring_force.resize(self.springs.len(), Vec3::zeros());
         self.spring_force
@@ -142,6 +148,8 @@ impl Verlet {
                 };
             });
         let (start, inc, sf) = (&self.incident_start, &self.incident, &self.spring_force);
+        let masses = &world.cloth.masses;
+        let gravity = world.cloth.external.gravity;
         self.accel.par_iter_mut().enumerate().for_each(|(i, a)| {
             let mut f = Vec3::zeros();
             for &(k, sign) in &inc[start[i]..start[i + 1]] {
@@ -149,23 +157,37 @@ impl Verlet {
             }
             *a = f / masses[i] + gravity;
         });
-        // Position Verlet with a variable step (time-corrected): the previous displacement is
-        // scaled by h / h_prev.
-        let keep = (1.0 - settings.damping * h).max(0.0) * (h / h_prev);
+        // Position Verlet with a variable step: the last displacement is `h_prev v`, scaled
+        // to this step's length and damped.
+        let keep = (1.0 - self.settings.damping * h).max(0.0) * h;
         let h2 = h * h;
-        x.par_iter_mut()
-            .zip(self.x_prev.par_iter_mut())
-            .zip(self.accel.par_iter().zip(inv_mass.par_iter()))
-            .for_each(|((x, xp), (a, &w))| {
-                let old = *x;
+        self.x_old.clone_from(&state.x);
+        state
+            .x
+            .par_iter_mut()
+            .zip(state.v.par_iter())
+            .zip(self.accel.par_iter().zip(self.inv_mass.par_iter()))
+            .for_each(|((x, v), (a, &w))| {
                 if w > 0.0 {
-                    *x += (old - *xp) * keep + a * h2;
+                    *x += v * keep + a * h2;
                 }
-                *xp = old;
             });
-        for &(i, p) in pinned {
-            x[i] = p;
+        for pin in &world.pins {
+            pin.targets(state.t + h, &mut self.targets);
+            for (&i, p) in pin.vertices.iter().zip(&self.targets) {
+                state.x[i] = *p;
+            }
         }
-        self.edges.project(x, inv_mass, &settings.strain_limit);
+        self.edges
+            .project(&mut state.x, &self.inv_mass, &self.settings.strain_limit);
+        for ((v, x), x0) in state.v.iter_mut().zip(&state.x).zip(&self.x_old) {
+            *v = (x - x0) / h;
+        }
+        state.t += h;
+    }
+
+    /// Largest edge stretch and compression at `x` (dimensionless).
+    pub fn edge_extremes(&self, x: &[Vec3]) -> (f64, f64) {
+        self.edges.extremes(x)
     }
 }

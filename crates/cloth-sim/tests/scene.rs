@@ -3,12 +3,15 @@
 
 use std::path::{Path, PathBuf};
 
+use cloth_forces::Definiteness;
 use cloth_forces::{Material, PRESET_NAMES};
+use cloth_mesh::GridPattern;
+use cloth_sim::collide::euler_degrees;
 use cloth_sim::{
-    ColliderShape, HessianDefiniteness, IntegratorKind, Keyframe, MeshSpec, Pattern, PinSettings,
-    Scene, SceneError, SolverChoice, interpolate_keyframes, rotation_from_degrees,
+    ColliderSettings, ColliderShape, IntegratorKind, Keyframe, MeshSpec, Motion, PinSettings,
+    Scene, SceneError, SolverChoice, build_collider,
 };
-use nalgebra::{Matrix3, Vector3};
+use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 use proptest::prelude::*;
 
 const GRID: &str =
@@ -164,7 +167,7 @@ fn drape_cylinder_lies_horizontally_below_the_sheet() {
         panic!("cylinder expected")
     };
     assert_eq!(radius, 0.15);
-    let (_, r) = bar.pose_at(0.0);
+    let (_, r) = pose_at(&s, 0, 0.0);
     let axis = r * Vector3::y();
     assert!(axis.y.abs() < 1e-12, "axis must be horizontal: {axis}");
     assert!(s.cloth.position.y > bar.position.y + radius + s.cloth.thickness);
@@ -185,7 +188,7 @@ fn defaults_are_applied() {
     assert!(matches!(
         s.cloth.mesh,
         MeshSpec::Grid {
-            pattern: Pattern::Alternating,
+            pattern: GridPattern::Alternating,
             ..
         }
     ));
@@ -194,7 +197,7 @@ fn defaults_are_applied() {
     assert_eq!(s.solver.h_max, 1.0 / 30.0);
     assert_eq!(s.solver.h_min, 1e-5);
     assert_eq!(s.solver.preconditioner, SolverChoice::BlockJacobi);
-    assert_eq!(s.solver.definiteness, HessianDefiniteness::Clamped);
+    assert_eq!(s.solver.definiteness, Definiteness::Clamped);
     assert_eq!(
         s.solver.strain_limit, None,
         "implicit: no strain limit by default"
@@ -292,7 +295,7 @@ fn material_table_without_preset_needs_the_basics() {
 
 #[test]
 fn preset_bending_lengths_match_typical_fabrics() {
-    // Bending length c = (D / (rho g))^(1/3) against typical ranges (PHYSICS.md), +-5 %.
+    // Bending length c = (D / (rho g))^(1/3) against typical ranges (docs/physics.md), +-5 %.
     let ranges = [
         ("silk", 0.005, 0.015),
         ("cotton", 0.015, 0.025),
@@ -652,6 +655,33 @@ fn unreadable_scene_file_names_the_path() {
 
 // ------------------------------------------------------------------ motion helpers
 
+/// The shared motion law (cloth-collide's `Motion`) of keyframes: offset and rotation at t.
+fn offset(keys: &[Keyframe], t: f64) -> (Vector3<f64>, UnitQuaternion<f64>) {
+    Motion::Keyframes(keys.to_vec()).rigid_offset(t)
+}
+
+/// Euler rotation matrix, as the simulator applies it (`R = Rz Ry Rx`).
+fn rotation_from_degrees(a: &Vector3<f64>) -> Matrix3<f64> {
+    euler_degrees(a).to_rotation_matrix().into_inner()
+}
+
+/// Where a pin group's vertex at `x0` goes at time t about the group's centroid `c`, by the
+/// motion law the simulator's pins use.
+fn pin_target(pin: &PinSettings, x0: &Vector3<f64>, c: &Vector3<f64>, t: f64) -> Vector3<f64> {
+    Motion::Keyframes(pin.keyframes.clone()).place(x0, c, t)
+}
+
+/// The world pose (origin, rotation matrix) of collider `k` of a scene at time t, as the
+/// simulator builds it.
+fn pose_at(s: &Scene, k: usize, t: f64) -> (Vector3<f64>, Matrix3<f64>) {
+    let c: &ColliderSettings = &s.colliders[k];
+    let iso = build_collider(s, k, c).unwrap().pose(t);
+    (
+        iso.translation.vector,
+        iso.rotation.to_rotation_matrix().into_inner(),
+    )
+}
+
 fn key(t: f64, tr: [f64; 3], rot: [f64; 3]) -> Keyframe {
     Keyframe {
         t,
@@ -666,27 +696,23 @@ fn keyframes_interpolate_linearly_and_hold_at_the_ends() {
         key(0.5, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]),
         key(1.5, [1.0, 2.0, 0.0], [0.0, 90.0, 0.0]),
     ];
-    let at = |t| interpolate_keyframes(&keys, t);
-    assert_eq!(at(0.0).translation, Vector3::zeros());
-    assert_eq!(at(1.0).translation, Vector3::new(0.5, 1.0, 0.0));
-    assert_eq!(at(1.0).rotation, Vector3::new(0.0, 45.0, 0.0));
-    assert_eq!(at(9.0).translation, Vector3::new(1.0, 2.0, 0.0));
-    assert_eq!(
-        interpolate_keyframes(&[], 3.0).translation,
-        Vector3::zeros()
+    let at = |t| offset(&keys, t);
+    assert_eq!(at(0.0).0, Vector3::zeros());
+    assert_eq!(at(1.0).0, Vector3::new(0.5, 1.0, 0.0));
+    assert!(
+        at(1.0)
+            .1
+            .angle_to(&euler_degrees(&Vector3::new(0.0, 45.0, 0.0)))
+            < 1e-12
     );
+    assert_eq!(at(9.0).0, Vector3::new(1.0, 2.0, 0.0));
+    assert_eq!(offset(&[], 3.0).0, Vector3::zeros());
     // One key holds everywhere; a hand-built unsorted list and NaN times do not panic.
-    assert_eq!(
-        interpolate_keyframes(&keys[1..], 0.0).translation,
-        keys[1].translation
-    );
-    assert_eq!(
-        interpolate_keyframes(&keys[1..], f64::NAN).translation,
-        keys[1].translation
-    );
+    assert_eq!(offset(&keys[1..], 0.0).0, keys[1].translation);
+    assert_eq!(offset(&keys[1..], f64::NAN).0, keys[1].translation);
     let unsorted = [keys[1].clone(), keys[0].clone(), keys[1].clone()];
     for t in [0.0, 0.7, 1.0, 2.0, f64::NAN] {
-        let _ = interpolate_keyframes(&unsorted, t);
+        let _ = offset(&unsorted, t);
     }
 }
 
@@ -712,13 +738,10 @@ fn pin_rotation_turns_the_group_about_its_centroid() {
     };
     let (a, b) = (Vector3::new(-1.0, 2.0, 0.0), Vector3::new(3.0, 2.0, 0.0));
     let c = (a + b) / 2.0;
-    let (a1, b1) = (
-        pin.target_position(&a, &c, 1.0),
-        pin.target_position(&b, &c, 1.0),
-    );
+    let (a1, b1) = (pin_target(&pin, &a, &c, 1.0), pin_target(&pin, &b, &c, 1.0));
     assert!((a1 - (b + Vector3::y())).norm() < 1e-12, "{a1}");
     assert!((b1 - (a + Vector3::y())).norm() < 1e-12, "{b1}");
-    assert_eq!(pin.target_position(&a, &c, 0.0), a);
+    assert_eq!(pin_target(&pin, &a, &c, 0.0), a);
 }
 
 #[test]
@@ -726,12 +749,12 @@ fn collider_spin_returns_after_one_turn() {
     let text = format!(
         "{GRID}[[collider]]\nshape = \"box\"\nsize = [1, 1, 1]\nposition = [1, 0, 0]\nrotation = [10, 20, 30]\nvelocity = [0, 0, 2]\nangular_velocity = [0, 90, 0]\n"
     );
-    let c = &parse(&text).unwrap().colliders[0];
-    let (p0, r0) = c.pose_at(0.0);
-    let (p4, r4) = c.pose_at(4.0);
+    let s = parse(&text).unwrap();
+    let (p0, r0) = pose_at(&s, 0, 0.0);
+    let (p4, r4) = pose_at(&s, 0, 4.0);
     assert!((r4 - r0).norm() < 1e-12, "a full turn after 360/90 s");
     assert!((p4 - p0 - Vector3::new(0.0, 0.0, 8.0)).norm() < 1e-12);
-    let (_, r1) = c.pose_at(1.0);
+    let (_, r1) = pose_at(&s, 0, 1.0);
     let quarter = rotation_from_degrees(&Vector3::new(0.0, 90.0, 0.0));
     assert!((r1 - quarter * r0).norm() < 1e-12);
 }
@@ -827,11 +850,11 @@ proptest! {
         };
         let (x, y) = (Vector3::from(x), Vector3::from(y));
         let c = (x + y) / 2.0;
-        let (xt, yt) = (pin.target_position(&x, &c, t), pin.target_position(&y, &c, t));
+        let (xt, yt) = (pin_target(&pin, &x, &c, t), pin_target(&pin, &y, &c, t));
         prop_assert!(((xt - yt).norm() - (x - y).norm()).abs() < 1e-12);
         // The centroid moves by the interpolated translation only.
-        let k = interpolate_keyframes(&pin.keyframes, t);
-        prop_assert!(((xt + yt) / 2.0 - c - k.translation).norm() < 1e-12);
+        let (d, _) = offset(&pin.keyframes, t);
+        prop_assert!(((xt + yt) / 2.0 - c - d).norm() < 1e-12);
     }
 
     /// Interpolated translations lie on the segment between neighbouring keys.
@@ -841,7 +864,7 @@ proptest! {
         t in 0.0..1.0f64,
     ) {
         let keys = [key(0.0, a, [0.0; 3]), key(1.0, b, [0.0; 3])];
-        let p = interpolate_keyframes(&keys, t).translation;
+        let p = offset(&keys, t).0;
         let (a, b) = (Vector3::from(a), Vector3::from(b));
         prop_assert!(((p - a).norm() + (b - p).norm() - (b - a).norm()).abs() < 1e-9);
         prop_assert!(((p - a).norm() - t * (b - a).norm()).abs() < 1e-9);

@@ -1,5 +1,7 @@
-//! The error type of the `view` module.
+//! The crate's error type.
 
+use cloth_mesh::MeshError;
+use cloth_sim::SimError;
 use std::path::PathBuf;
 
 /// Everything that can go wrong while reading a run's output directory or writing previews.
@@ -7,21 +9,38 @@ use std::path::PathBuf;
 /// Messages name the offending file, line, frame, triangle or collider.
 #[derive(Debug, thiserror::Error)]
 pub enum ViewError {
-    /// The directory holds no `frame_NNNN.obj` file.
-    #[error("no frame_NNNN.obj files in {}", dir.display())]
+    /// The directory holds no `frame_NNNN.obj` file and no `animation.usda`.
+    #[error("no frame_NNNN.obj files and no animation.usda in {}", dir.display())]
     NoFrames {
         /// The directory that was searched.
         dir: PathBuf,
     },
-    /// Two files map to the same frame number (e.g. `frame_1.obj` and `frame_0001.obj`).
-    #[error("frame {frame} appears twice: {} and {}", first.display(), second.display())]
-    DuplicateFrame {
-        /// The frame number.
-        frame: usize,
-        /// The first file found for it.
-        first: PathBuf,
-        /// The second file found for it.
-        second: PathBuf,
+    /// An OBJ frame could not be parsed (cloth-mesh's reader; the message names the line).
+    #[error("{}: {source}", path.display())]
+    Obj {
+        /// The frame file.
+        path: PathBuf,
+        /// The reader's error.
+        #[source]
+        source: MeshError,
+    },
+    /// `stats.json` could not be read as a [`cloth_sim::RunReport`] (the message names the
+    /// file and, for malformed JSON, the line).
+    #[error("run statistics: {source}")]
+    Stats {
+        /// The statistics file.
+        path: PathBuf,
+        /// The reader's error.
+        #[source]
+        source: SimError,
+    },
+    /// The frame rate of a run is not a positive finite number.
+    #[error("{}: fps {fps} is not a positive finite number", path.display())]
+    BadFps {
+        /// The file that gave it.
+        path: PathBuf,
+        /// The value found (frames per second).
+        fps: f64,
     },
     /// A frame has a different number of vertices than the first frame.
     #[error("frame {frame} has {found} vertices, but the first frame has {expected}")]
@@ -57,7 +76,7 @@ pub enum ViewError {
         /// Its vertices in this frame (0-based).
         found: [usize; 3],
     },
-    /// A text file (OBJ or JSON) could not be parsed.
+    /// A text file (`.usda` or `colliders.json`) could not be parsed.
     #[error("{}:{line}: {message}", path.display())]
     Parse {
         /// The file.
@@ -123,6 +142,17 @@ pub enum ViewError {
         /// Which value (`matrix` or `vertex N`).
         what: String,
     },
+    /// The render output is neither a `.gif` file nor a directory for PNG images.
+    #[error(
+        "cannot render to {}: unknown extension `.{extension}`; expected a .gif file, or a directory (a path without extension) for PNG images",
+        path.display()
+    )]
+    UnknownOutput {
+        /// The output path given.
+        path: PathBuf,
+        /// Its extension.
+        extension: String,
+    },
     /// Encoding an image or plot failed.
     #[error("{}: {message}", path.display())]
     Encode {
@@ -139,6 +169,18 @@ impl ViewError {
         ViewError::Io {
             path: path.into(),
             source,
+        }
+    }
+
+    /// Wraps an OBJ reader error with the frame file it concerns (I/O errors become
+    /// [`ViewError::Io`]).
+    pub(crate) fn obj(path: impl Into<PathBuf>, source: MeshError) -> Self {
+        match source {
+            MeshError::Io { path, source } => ViewError::Io { path, source },
+            source => ViewError::Obj {
+                path: path.into(),
+                source,
+            },
         }
     }
 

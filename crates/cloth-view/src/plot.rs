@@ -1,101 +1,22 @@
-//! SVG plots of a run's `stats.json` (plotters, SVG backend).
+//! SVG plots of a run's `stats.json` (plotters, SVG backend), read as cloth-sim's
+//! [`RunReport`].
 
-use super::frames::{DEFAULT_FPS, parse_json};
-use super::{ViewError, write_atomic};
+use crate::ViewError;
+use cloth_sim::STATS_FILE;
+use cloth_sim::{FrameStats, RunReport};
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use serde_json::Value;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// File names written by [`plot`], in order.
-pub const PLOT_FILES: [&str; 5] = [
+pub const PLOT_FILES: [&str; 6] = [
     "step_size.svg",
     "cg_iterations.svg",
     "kinetic_energy.svg",
     "stretch.svg",
+    "rejections.svg",
     "time_split.svg",
 ];
-
-/// Per-frame statistics read from `stats.json`; absent or non-numeric fields are `None`.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct FrameStats {
-    /// Frame number (`frame`, else the position in the list).
-    pub frame: usize,
-    /// Time at the end of the frame (seconds; `time`, else frame / fps).
-    pub time: f64,
-    /// Accepted time steps in the frame.
-    pub steps: Option<f64>,
-    /// Rejected (halved) steps in the frame.
-    pub rejected_steps: Option<f64>,
-    /// Smallest step size used (seconds).
-    pub h_min: Option<f64>,
-    /// Largest step size used (seconds).
-    pub h_max: Option<f64>,
-    /// CG iterations summed over the frame's steps (accepted and rejected).
-    pub cg_iterations: Option<f64>,
-    /// Kinetic energy at the end of the frame (joules).
-    pub kinetic_energy: Option<f64>,
-    /// Largest edge stretch (length / rest - 1, dimensionless).
-    pub max_stretch: Option<f64>,
-    /// Largest edge compression (1 - length / rest, dimensionless).
-    pub max_compression: Option<f64>,
-    /// Wall-clock time split (seconds): force evaluation, CG, cloth-cloth collision,
-    /// cloth-solid collision, other; `None` if the frame has no `timings` object.
-    pub timings: Option<[f64; 5]>,
-}
-
-/// Reads `dir/stats.json`: frame rate (`settings.run.fps`, default 30) and per-frame
-/// statistics. Missing fields are tolerated; a missing or malformed file is an error.
-pub fn read_stats(dir: &Path) -> Result<(f64, Vec<FrameStats>), ViewError> {
-    let path = dir.join("stats.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| ViewError::io(&path, e))?;
-    let value = parse_json(&text, &path)?;
-    let fps = value
-        .pointer("/settings/run/fps")
-        .and_then(Value::as_f64)
-        .filter(|f| f.is_finite() && *f > 0.0)
-        .unwrap_or(DEFAULT_FPS);
-    let frames = value
-        .get("frames")
-        .and_then(Value::as_array)
-        .map(|a| a.as_slice())
-        .unwrap_or(&[]);
-    let stats = frames
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let get = |key: &str| f.get(key).and_then(Value::as_f64).filter(|x| x.is_finite());
-            let frame = f
-                .get("frame")
-                .and_then(Value::as_u64)
-                .and_then(|x| usize::try_from(x).ok())
-                .unwrap_or(i);
-            let timings = f.get("timings").filter(|t| t.is_object()).map(|t| {
-                ["eval", "cg", "cloth_cloth", "cloth_solid", "other"].map(|k| {
-                    t.get(k)
-                        .and_then(Value::as_f64)
-                        .filter(|x| x.is_finite() && *x >= 0.0)
-                        .unwrap_or(0.0)
-                })
-            });
-            FrameStats {
-                frame,
-                time: get("time").unwrap_or(frame as f64 / fps),
-                steps: get("steps"),
-                rejected_steps: get("rejected_steps"),
-                h_min: get("h_min"),
-                h_max: get("h_max"),
-                cg_iterations: get("cg_iterations"),
-                kinetic_energy: get("kinetic_energy"),
-                max_stretch: get("max_stretch"),
-                max_compression: get("max_compression"),
-                timings,
-            }
-        })
-        .collect();
-    Ok((fps, stats))
-}
 
 const SIZE: (u32, u32) = (800, 480);
 const COLORS: [RGBColor; 5] = [
@@ -109,12 +30,17 @@ const COLORS: [RGBColor; 5] = [
 type Series = (String, Vec<(f64, f64)>);
 
 /// Writes the SVG charts of `dir/stats.json` into `out_dir` (created if needed) and returns their
-/// paths ([`PLOT_FILES`]): step sizes h_min/h_max (milliseconds), CG iterations (per frame and per
-/// step), kinetic energy, max stretch/compression, and the stacked wall-time split
-/// EVAL / CG / C/C / C/S / other per frame. Frames lacking a field are left out of that curve.
-/// Each file is written atomically.
+/// paths ([`PLOT_FILES`]), one point per [`FrameStats`] record at its `time`: step sizes
+/// h_min/h_max (milliseconds), CG iterations (per frame and per accepted step), kinetic energy,
+/// max stretch/compression, rejected steps by reason ([`cloth_sim::Rejections`]), and the
+/// stacked wall-time split EVAL / CG / C/C / C/S / other. Frames that took no step are left out
+/// of the step-size and per-step curves. Each file is written atomically.
+///
+/// A missing or malformed `stats.json` is [`ViewError::Stats`].
 pub fn plot(dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, ViewError> {
-    let (_, stats) = read_stats(dir)?;
+    let path = dir.join(STATS_FILE);
+    let report = RunReport::read(&path).map_err(|source| ViewError::Stats { path, source })?;
+    let stats = &report.frames;
     std::fs::create_dir_all(out_dir).map_err(|e| ViewError::io(out_dir, e))?;
     let series = |name: &str, f: &dyn Fn(&FrameStats) -> Option<f64>| -> Series {
         (
@@ -125,38 +51,50 @@ pub fn plot(dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, ViewError> {
                 .collect(),
         )
     };
-    let ms = |x: Option<f64>| x.map(|h| 1e3 * h);
-    let charts: [(&str, &str, Vec<Series>); 4] = [
+    let stepped = |s: &FrameStats, y: f64| (s.steps > 0).then_some(y);
+    let count = |n: usize| Some(n as f64);
+    let charts: [(&str, &str, Vec<Series>); 5] = [
         (
             "Step size per frame",
             "h (ms)",
             vec![
-                series("h_min", &|s| ms(s.h_min)),
-                series("h_max", &|s| ms(s.h_max)),
+                series("h_min", &|s| stepped(s, 1e3 * s.h_min)),
+                series("h_max", &|s| stepped(s, 1e3 * s.h_max)),
             ],
         ),
         (
             "CG iterations",
             "iterations",
             vec![
-                series("per frame", &|s| s.cg_iterations),
-                series("per step (mean)", &|s| match (s.cg_iterations, s.steps) {
-                    (Some(c), Some(n)) if n > 0.0 => Some(c / n),
-                    _ => None,
+                series("per frame", &|s| count(s.cg_iterations)),
+                series("per step (mean)", &|s| {
+                    stepped(s, s.cg_iterations as f64 / s.steps as f64)
                 }),
             ],
         ),
         (
             "Kinetic energy",
             "energy (J)",
-            vec![series("kinetic energy", &|s| s.kinetic_energy)],
+            vec![series("kinetic energy", &|s| Some(s.kinetic_energy))],
         ),
         (
             "Largest strain per frame",
             "strain",
             vec![
-                series("max stretch", &|s| s.max_stretch),
-                series("max compression", &|s| s.max_compression),
+                series("max stretch", &|s| Some(s.max_stretch)),
+                series("max compression", &|s| Some(s.max_compression)),
+            ],
+        ),
+        (
+            "Rejected steps per frame",
+            "rejected steps",
+            vec![
+                series("stretch change", &|s| count(s.rejections.stretch_change)),
+                series("not positive definite", &|s| {
+                    count(s.rejections.not_positive_definite)
+                }),
+                series("factorization", &|s| count(s.rejections.factorization)),
+                series("penetration", &|s| count(s.rejections.penetration)),
             ],
         ),
     ];
@@ -164,12 +102,14 @@ pub fn plot(dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, ViewError> {
     for ((title, y_desc, lines), file) in charts.into_iter().zip(PLOT_FILES) {
         let path = out_dir.join(file);
         let svg = svg_string(&path, |root| line_chart(root, title, y_desc, &lines))?;
-        write_atomic(&path, |w| w.write_all(svg.as_bytes()))?;
+        cloth_mesh::write_atomic(&path, |w| w.write_all(svg.as_bytes()))
+            .map_err(|e| ViewError::io(&path, e))?;
         written.push(path);
     }
-    let path = out_dir.join(PLOT_FILES[4]);
-    let svg = svg_string(&path, |root| time_split_chart(root, &stats))?;
-    write_atomic(&path, |w| w.write_all(svg.as_bytes()))?;
+    let path = out_dir.join(PLOT_FILES[5]);
+    let svg = svg_string(&path, |root| time_split_chart(root, stats))?;
+    cloth_mesh::write_atomic(&path, |w| w.write_all(svg.as_bytes()))
+        .map_err(|e| ViewError::io(&path, e))?;
     written.push(path);
     Ok(written)
 }
@@ -258,7 +198,13 @@ fn time_split_chart(root: &DrawingArea<SVGBackend<'_>, Shift>, stats: &[FrameSta
     const NAMES: [&str; 5] = ["EVAL", "CG", "C/C", "C/S", "other"];
     let rows: Vec<(f64, [f64; 5])> = stats
         .iter()
-        .filter_map(|s| s.timings.map(|t| (s.time, t)))
+        .map(|s| {
+            let t = &s.timings;
+            (
+                s.time,
+                [t.eval, t.cg, t.cloth_cloth, t.cloth_solid, t.other],
+            )
+        })
         .collect();
     // Cumulative sums: band k lies between cum[k] and cum[k + 1].
     let cum: Vec<(f64, [f64; 6])> = rows

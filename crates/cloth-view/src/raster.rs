@@ -1,7 +1,7 @@
 //! Orthographic camera and z-buffered CPU rasteriser (triangles with two-sided diffuse shading,
 //! depth-tested lines).
 
-use super::ViewError;
+use crate::ViewError;
 
 /// Camera direction presets. The world is y up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,10 +1,10 @@
 //! Preview renders of a run: PNG sequences and animated GIFs.
 
-use super::frames::{Animation, load_animation};
-use super::raster::{Aabb, Camera, Canvas, Image, Material, View, add, cross};
-use super::{ViewError, write_atomic};
+use crate::ViewError;
+use crate::frames::{Animation, frame_file_number, load_animation};
+use crate::raster::{Aabb, Camera, Canvas, Image, Material, View, add, cross};
+use cloth_mesh::write_atomic;
 use rayon::prelude::*;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Options of [`render`].
@@ -36,7 +36,7 @@ impl Default for RenderOptions {
 pub struct RenderSummary {
     /// Number of images rendered.
     pub images: usize,
-    /// Frame numbers (from the OBJ file names) of the rendered images, in order.
+    /// Frame numbers of the rendered images, in order.
     pub frames: Vec<usize>,
     /// Files written: the GIF, or the PNGs in order.
     pub outputs: Vec<PathBuf>,
@@ -260,23 +260,51 @@ fn grid_bias_scale(grid: &[([f64; 3], [f64; 3])]) -> f64 {
 /// Maximum image side accepted (pixels).
 pub const MAX_SIDE: u32 = 16384;
 
-/// Renders the frames of the run in `dir`.
+/// Where [`render`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// An animated GIF file.
+    Gif,
+    /// A directory of PNG images.
+    Pngs,
+}
+
+/// What `out` asks for: an existing directory or a path without extension is a PNG directory,
+/// a `.gif` path (any case) a GIF; any other extension is refused.
+fn target(out: &Path) -> Result<Target, ViewError> {
+    if out.is_dir() {
+        return Ok(Target::Pngs);
+    }
+    match out.extension() {
+        None => Ok(Target::Pngs),
+        Some(e) if e.eq_ignore_ascii_case("gif") => Ok(Target::Gif),
+        Some(e) => Err(ViewError::UnknownOutput {
+            path: out.to_path_buf(),
+            extension: e.to_string_lossy().into_owned(),
+        }),
+    }
+}
+
+/// Renders the frames of the run in `dir` (see [`load_animation`]: OBJ frames, or the
+/// `animation.usda` of a run kept only as USD).
 ///
-/// If `out` ends with `.gif` (any case) an animated GIF is written there (and nothing else),
-/// with a fixed 6x7x6-level colour cube and ordered dithering (background and grid exact), looping forever, each image shown
-/// for `every / fps` seconds (rounded to 1/100 s so that the total duration stays exact, at least
-/// 2/100 s). Otherwise `out` is created as a directory and receives `frame_0000.png`,
-/// `frame_0001.png`, ... numbered consecutively (image i shows the i-th rendered frame, see
-/// [`RenderSummary::frames`]); `frame_NNNN.png` files of an earlier, longer render are removed.
-/// The camera is framed once on the whole animation. Images are
-/// rendered in parallel; the output does not depend on the thread count. Every file is written
-/// to a temporary name and renamed.
+/// `out` decides the format:
+/// - a `.gif` path (any case): an animated GIF is written there (and nothing else), with a fixed
+///   6x7x6-level colour cube and ordered dithering (background and grid exact), looping
+///   forever, each image shown for `every / fps` seconds (rounded to 1/100 s so that the total
+///   duration stays exact, at least 2/100 s);
+/// - an existing directory or a path without extension: the directory is created if needed and
+///   receives one PNG per rendered frame, named after its frame number as the frame files are
+///   ([`cloth_sim::frame_path`] with `.png`: frame 7 is `frame_0007.png`); `frame_NNNN.png`
+///   files of other frames (an earlier render) are removed, other files are left alone;
+/// - any other path (`x.mp4`) is [`ViewError::UnknownOutput`], before anything is read.
+///
+/// The camera is framed once on the whole animation. Images are rendered in parallel; the
+/// output does not depend on the thread count. Every file is written to a temporary name and
+/// renamed.
 pub fn render(dir: &Path, out: &Path, opts: &RenderOptions) -> Result<RenderSummary, ViewError> {
-    let gif = out
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("gif"));
-    check_options(opts, gif)?;
+    let target = target(out)?;
+    check_options(opts, target == Target::Gif)?;
     let anim = load_animation(dir)?;
     let bounds = animation_bounds(&anim);
     let camera = Camera::framing(opts.view, &bounds, opts.width, opts.height);
@@ -285,25 +313,28 @@ pub fn render(dir: &Path, out: &Path, opts: &RenderOptions) -> Result<RenderSumm
     let selected: Vec<usize> = (0..anim.len()).step_by(opts.every).collect();
     let frames: Vec<usize> = selected.iter().map(|&i| anim.frame_numbers[i]).collect();
     let frame_seconds = opts.every as f64 / anim.fps;
-    let outputs = if gif {
-        write_gif(&anim, &selected, &camera, &style, &grid, out, frame_seconds)?;
-        vec![out.to_path_buf()]
-    } else {
-        std::fs::create_dir_all(out).map_err(|e| ViewError::io(out, e))?;
-        let results: Vec<Result<PathBuf, ViewError>> = selected
-            .par_iter()
-            .enumerate()
-            .map(|(k, &i)| {
-                let image = render_frame(&anim, i, &camera, &style, &grid);
-                let path = out.join(format!("frame_{k:04}.png"));
-                let bytes = encode_png(&image).map_err(|e| ViewError::encode(&path, e))?;
-                write_atomic(&path, |w| w.write_all(&bytes))?;
-                Ok(path)
-            })
-            .collect();
-        let written = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-        remove_stale_pngs(out, written.len())?;
-        written
+    let outputs = match target {
+        Target::Gif => {
+            write_gif(&anim, &selected, &camera, &style, &grid, out, frame_seconds)?;
+            vec![out.to_path_buf()]
+        }
+        Target::Pngs => {
+            std::fs::create_dir_all(out).map_err(|e| ViewError::io(out, e))?;
+            let results: Vec<Result<PathBuf, ViewError>> = selected
+                .par_iter()
+                .map(|&i| {
+                    let image = render_frame(&anim, i, &camera, &style, &grid);
+                    let path = png_path(out, anim.frame_numbers[i]);
+                    let bytes = encode_png(&image).map_err(|e| ViewError::encode(&path, e))?;
+                    write_atomic(&path, |w| w.write_all(&bytes))
+                        .map_err(|e| ViewError::io(&path, e))?;
+                    Ok(path)
+                })
+                .collect();
+            let written = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+            remove_stale_pngs(out, &frames)?;
+            written
+        }
     };
     Ok(RenderSummary {
         images: selected.len(),
@@ -314,24 +345,22 @@ pub fn render(dir: &Path, out: &Path, opts: &RenderOptions) -> Result<RenderSumm
     })
 }
 
-/// Removes `frame_NNNN.png` files numbered `count` or higher (left by an earlier, longer render),
-/// so that the directory holds exactly this render's sequence.
-fn remove_stale_pngs(out: &Path, count: usize) -> Result<(), ViewError> {
+/// The PNG of frame `frame` in `out`: the frame file's name with `.png`.
+fn png_path(out: &Path, frame: usize) -> PathBuf {
+    cloth_sim::frame_path(out, frame).with_extension("png")
+}
+
+/// Removes the `frame_NNNN.png` files of `out` whose frame is not in `frames` (left by an
+/// earlier render), so that the directory holds exactly this render's sequence.
+fn remove_stale_pngs(out: &Path, frames: &[usize]) -> Result<(), ViewError> {
     let entries = std::fs::read_dir(out).map_err(|e| ViewError::io(out, e))?;
     for entry in entries {
         let entry = entry.map_err(|e| ViewError::io(out, e))?;
         let name = entry.file_name();
-        let Some(digits) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("frame_"))
-            .and_then(|n| n.strip_suffix(".png"))
-        else {
+        let Some(k) = name.to_str().and_then(|n| frame_file_number(n, "png")) else {
             continue;
         };
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        if digits.parse::<usize>().map_or(true, |k| k >= count) {
+        if frames.binary_search(&k).is_err() {
             let path = entry.path();
             std::fs::remove_file(&path).map_err(|e| ViewError::io(path, e))?;
         }
@@ -472,4 +501,5 @@ fn write_gif(
         }
         Ok(())
     })
+    .map_err(|e| ViewError::io(out, e))
 }

@@ -1,8 +1,8 @@
 //! ASCII USD (`.usda`) export of a run: time-sampled cloth points and colliders.
 
-use super::frames::{Animation, ColliderTrack, load_animation};
-use super::raster::Aabb;
-use super::{ViewError, write_atomic};
+use crate::ViewError;
+use crate::frames::{Animation, ColliderTrack, load_animation};
+use crate::raster::Aabb;
 use std::collections::HashSet;
 use std::io::{self, Write};
 use std::path::Path;
@@ -11,10 +11,11 @@ use std::path::Path;
 /// (temporary file + rename).
 ///
 /// The stage has `upAxis = "Y"`, `metersPerUnit = 1`, `timeCodesPerSecond = framesPerSecond =
-/// fps`, time code = frame number. See [`write_usd_stage`] for its content.
+/// fps`, time code = frame number. See [`write_usd_stage`] for its content; [`crate::read_usd`]
+/// reads it back.
 pub fn write_usd(dir: &Path, out: &Path) -> Result<(), ViewError> {
     let anim = load_animation(dir)?;
-    write_atomic(out, |w| write_usd_stage(&anim, w))
+    cloth_mesh::write_atomic(out, |w| write_usd_stage(&anim, w)).map_err(|e| ViewError::io(out, e))
 }
 
 /// Writes `anim` as a USD stage to `w`.
@@ -22,8 +23,8 @@ pub fn write_usd(dir: &Path, out: &Path) -> Result<(), ViewError> {
 /// - `/World` (`Xform`, the default prim).
 /// - `/World/cloth` (`Mesh`, double-sided, no subdivision): `faceVertexCounts`,
 ///   `faceVertexIndices`, `points.timeSamples` (one sample per frame, time code = frame number,
-///   values printed with full `f64` precision), `extent.timeSamples`, and when the OBJ has texture
-///   coordinates an indexed face-varying `texCoord2f[] primvars:st`.
+///   values printed with full `f64` precision), `extent.timeSamples`, and when the cloth has
+///   texture coordinates an indexed face-varying `texCoord2f[] primvars:st`.
 /// - one `Mesh` per collider (name made a valid, unique identifier) with its local `points` (or
 ///   `points.timeSamples` if it deforms) and `matrix4d xformOp:transform.timeSamples`. USD
 ///   multiplies row vectors (`p' = p * M`), so the sample is the transpose of the 3x4 matrix of

@@ -1,10 +1,13 @@
-//! Tests of `cloth::view`: rasteriser geometry, image encodings, USD round trip, plots and
-//! error reporting. Fixtures are generated into unique temporary directories.
+//! Tests of cloth-view: rasteriser geometry, image encodings, USD export and read-back, plots
+//! and error reporting. Fixtures are physics-free synthetic runs generated into unique
+//! temporary directories.
 
-use cloth::view::{
+use cloth_sim::{FrameStats, Rejections, RunReport, Timings};
+use cloth_view::{
     Aabb, Animation, Camera, Canvas, FRAME_FILL, Image, Material, PLOT_FILES, RenderOptions, Style,
-    View, ViewError, animation_bounds, gif_delays, gif_palette, ground_grid, load_animation,
-    parse_obj, plot, quantize, render, render_frame, write_usd,
+    View, ViewError, animation_bounds, gif_delays, gif_palette, ground_grid, list_frames,
+    load_animation, parse_usd, plot, quantize, read_fps, read_usd, render, render_frame, write_usd,
+    write_usd_stage,
 };
 use proptest::prelude::*;
 use std::fmt::Write as _;
@@ -103,30 +106,50 @@ fn obj_text(run: &Run, k: usize) -> String {
     s
 }
 
-fn stats_json(run: &Run) -> String {
-    let frames: Vec<String> = (0..run.positions.len())
+/// The run report of the fixture, in cloth-sim's schema: one record per simulated frame
+/// (frames 1, 2, ...; frame 0 is the initial state), with varied rejections.
+fn report(run: &Run) -> RunReport {
+    let frames: Vec<FrameStats> = (1..run.positions.len())
         .map(|k| {
-            format!(
-                r#"{{"frame": {k}, "time": {t}, "steps": 3, "rejected_steps": 0, "h_min": {hmin},
-                "h_max": 0.0333, "cg_iterations": {cg}, "cg_not_converged": 0, "max_stretch": 0.01,
-                "max_compression": 0.02, "kinetic_energy": {ke}, "contacts": 0, "self_intersections": 0,
-                "timings": {{"eval": 0.01, "cg": 0.02, "cloth_cloth": 0.003, "cloth_solid": 0.004, "other": 0.001}}}}"#,
-                t = k as f64 / run.fps,
-                hmin = 0.0333 / (1 + k % 3) as f64,
-                cg = 40 + 7 * k,
-                ke = 0.5 * (9.81 * k as f64 / run.fps).powi(2),
-            )
+            let rejections = Rejections {
+                stretch_change: k % 2,
+                penetration: usize::from(k % 3 == 0),
+                ..Rejections::default()
+            };
+            FrameStats {
+                frame: k,
+                time: k as f64 / run.fps,
+                steps: 3,
+                rejected_steps: rejections.total(),
+                rejections,
+                h_min: 0.0333 / (1 + k % 3) as f64,
+                h_max: 0.0333,
+                cg_iterations: 40 + 7 * k,
+                max_stretch: 0.01,
+                max_compression: 0.02,
+                kinetic_energy: 0.5 * (9.81 * k as f64 / run.fps).powi(2),
+                timings: Timings {
+                    eval: 0.01,
+                    cg: 0.02,
+                    cloth_cloth: 0.003,
+                    cloth_solid: 0.004,
+                    other: 0.001,
+                },
+                wall: 0.04,
+                ..FrameStats::default()
+            }
         })
         .collect();
-    format!(
-        r#"{{"settings": {{"run": {{"fps": {}, "frames": {}}}}}, "vertices": {}, "triangles": {},
-        "threads": 2, "frames": [{}], "totals": {{}}, "complete": true, "error": null}}"#,
-        run.fps,
-        run.positions.len(),
-        run.positions[0].len(),
-        run.triangles.len(),
-        frames.join(",\n")
-    )
+    RunReport {
+        settings: serde_json::json!({"run": {"fps": run.fps, "frames": run.positions.len() - 1}}),
+        fps: run.fps,
+        vertices: run.positions[0].len(),
+        triangles: run.triangles.len(),
+        threads: 2,
+        frames,
+        complete: true,
+        ..RunReport::default()
+    }
 }
 
 /// 3x4 matrix rows (column-vector convention) of a rotation about y by `a` plus translation.
@@ -209,7 +232,7 @@ fn write_run(dir: &Path, run: &Run, colliders: bool) {
     for k in 0..run.positions.len() {
         std::fs::write(dir.join(format!("frame_{k:04}.obj")), obj_text(run, k)).unwrap();
     }
-    std::fs::write(dir.join("stats.json"), stats_json(run)).unwrap();
+    report(run).write(&dir.join("stats.json")).unwrap();
     if colliders {
         std::fs::write(
             dir.join("colliders.json"),
@@ -675,6 +698,16 @@ fn gif_palette_colours_quantize_to_themselves_and_dithering_keeps_means() {
 
 // ---------------------------------------------------------------- end to end: render
 
+/// The sorted file names in `dir`.
+fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
 fn decode_png(path: &Path) -> (png::OutputInfo, Vec<u8>) {
     let file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
     let mut reader = png::Decoder::new(file).read_info().unwrap();
@@ -700,29 +733,23 @@ fn png_sequence_decodes_with_requested_size_and_count() {
     let all = render(tmp.path(), &out, &RenderOptions { every: 1, ..opts }).unwrap();
     assert_eq!(all.images, 7);
     std::fs::write(out.join("notes.txt"), "keep").unwrap();
+    std::fs::write(out.join("frame_12.png"), "not one of ours").unwrap();
     let summary = render(tmp.path(), &out, &opts).unwrap();
     assert_eq!(summary.images, 3); // frames 0, 3, 6
     assert_eq!(summary.frames, vec![0, 3, 6]);
     assert!((summary.frame_seconds - 3.0 / 24.0).abs() < 1e-15);
-    let mut names: Vec<String> = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    names.sort();
+    let mut names = file_names(&out);
     assert_eq!(
         names,
         [
             "frame_0000.png",
-            "frame_0001.png",
-            "frame_0002.png",
+            "frame_0003.png",
+            "frame_0006.png",
+            "frame_12.png",
             "notes.txt"
         ]
     );
-    names.pop();
-    assert_eq!(
-        names,
-        ["frame_0000.png", "frame_0001.png", "frame_0002.png"]
-    );
+    names.truncate(3);
     let style = Style::default();
     for (path, name) in summary.outputs.iter().zip(&names) {
         assert!(path.ends_with(name));
@@ -1146,7 +1173,7 @@ fn svg_texts(svg: &str) -> Vec<String> {
 #[test]
 fn plots_are_svgs_with_one_point_per_frame() {
     let tmp = TempDir::new("plot");
-    let run = sheet(3, 6, 30.0);
+    let run = sheet(3, 7, 30.0); // 6 simulated frames
     write_run(tmp.path(), &run, false);
     let out = tmp.path().join("plots");
     let files = plot(tmp.path(), &out).unwrap();
@@ -1158,17 +1185,8 @@ fn plots_are_svgs_with_one_point_per_frame() {
             svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
             "{name}"
         );
-        // Every curve has one vertex per frame.
-        let polylines: Vec<usize> = svg
-            .match_indices("<polyline")
-            .map(|(i, _)| {
-                let rest = &svg[i..];
-                let p = rest.find("points=\"").unwrap() + 8;
-                let end = rest[p..].find('"').unwrap();
-                rest[p..p + end].split_whitespace().count()
-            })
-            .filter(|&n| n > 2) // axis ticks are short polylines
-            .collect();
+        // Every curve has one vertex per simulated frame.
+        let polylines = curve_lengths(&svg);
         assert!(!polylines.is_empty(), "{name}: no curve");
         assert!(polylines.iter().all(|&n| n == 6), "{name}: {polylines:?}");
     }
@@ -1182,30 +1200,98 @@ fn plots_are_svgs_with_one_point_per_frame() {
     }
     let step = svg_texts(&std::fs::read_to_string(out.join("step_size.svg")).unwrap());
     assert!(step.iter().any(|t| t == "h_min") && step.iter().any(|t| t == "h_max"));
+    let rejections = svg_texts(&std::fs::read_to_string(out.join("rejections.svg")).unwrap());
+    for label in [
+        "stretch change",
+        "not positive definite",
+        "factorization",
+        "penetration",
+    ] {
+        assert!(
+            rejections.iter().any(|t| t == label),
+            "legend {label} in {rejections:?}"
+        );
+    }
+}
+
+/// Vertex counts of the curves of an SVG document (axis ticks are short polylines).
+fn curve_lengths(svg: &str) -> Vec<usize> {
+    svg.match_indices("<polyline")
+        .map(|(i, _)| {
+            let rest = &svg[i..];
+            let p = rest.find("points=\"").unwrap() + 8;
+            let end = rest[p..].find('"').unwrap();
+            rest[p..p + end].split_whitespace().count()
+        })
+        .filter(|&n| n > 2)
+        .collect()
 }
 
 #[test]
-fn plots_tolerate_missing_fields_and_reject_bad_json() {
+fn plots_read_the_run_report_schema_and_name_bad_json() {
     let tmp = TempDir::new("plot-missing");
+    // Missing fields take the schema's defaults; frames that took no step are left out of the
+    // step-size curves.
     std::fs::write(
         tmp.path().join("stats.json"),
-        r#"{"frames": [{"frame": 0, "kinetic_energy": 1.0}, {"frame": 1}, {"frame": 2, "kinetic_energy": 0.5, "h_min": 0.01}]}"#,
+        r#"{"frames": [{"frame": 1, "time": 0.1, "steps": 2, "h_min": 0.01, "h_max": 0.02},
+                       {"frame": 2, "time": 0.2},
+                       {"frame": 3, "time": 0.3, "steps": 1, "h_min": 0.01, "h_max": 0.01},
+                       {"frame": 4, "time": 0.4, "steps": 1, "h_min": 0.01, "h_max": 0.01}]}"#,
     )
     .unwrap();
     let files = plot(tmp.path(), &tmp.path().join("p")).unwrap();
-    assert_eq!(files.len(), 5);
+    assert_eq!(files.len(), PLOT_FILES.len());
+    let step = std::fs::read_to_string(&files[0]).unwrap();
+    assert_eq!(curve_lengths(&step), [3, 3]);
+    let energy = std::fs::read_to_string(&files[2]).unwrap();
+    assert_eq!(curve_lengths(&energy), [4]);
+
     std::fs::write(
         tmp.path().join("stats.json"),
         "{\n  \"frames\": [\n  oops\n]}",
     )
     .unwrap();
-    match plot(tmp.path(), &tmp.path().join("p")) {
-        Err(ViewError::Parse { line, path, .. }) => {
-            assert_eq!(line, 3);
-            assert!(path.ends_with("stats.json"));
-        }
-        other => panic!("expected a parse error, got {other:?}"),
-    }
+    let err = plot(tmp.path(), &tmp.path().join("p")).unwrap_err();
+    assert!(
+        matches!(&err, ViewError::Stats { path, .. } if path.ends_with("stats.json")),
+        "{err}"
+    );
+    let msg = err.to_string();
+    assert!(
+        msg.contains("stats.json") && msg.contains("line 3"),
+        "{msg}"
+    );
+    assert!(!msg.contains('\n'), "{msg}");
+    // No stats.json: plotting needs one.
+    std::fs::remove_file(tmp.path().join("stats.json")).unwrap();
+    assert!(matches!(
+        plot(tmp.path(), &tmp.path().join("p")),
+        Err(ViewError::Stats { .. })
+    ));
+}
+
+#[test]
+fn fps_is_the_run_reports_or_the_scene_default() {
+    let tmp = TempDir::new("fps");
+    assert_eq!(read_fps(tmp.path()).unwrap(), 30.0);
+    let run = sheet(3, 2, 24.0);
+    write_run(tmp.path(), &run, false);
+    assert_eq!(read_fps(tmp.path()).unwrap(), 24.0);
+    assert_eq!(load_animation(tmp.path()).unwrap().fps, 24.0);
+    // Older reports without the field read with the schema's default.
+    std::fs::write(tmp.path().join("stats.json"), r#"{"frames": []}"#).unwrap();
+    assert_eq!(read_fps(tmp.path()).unwrap(), 30.0);
+    std::fs::write(tmp.path().join("stats.json"), r#"{"fps": 0}"#).unwrap();
+    assert!(matches!(
+        read_fps(tmp.path()),
+        Err(ViewError::BadFps { fps, .. }) if fps == 0.0
+    ));
+    std::fs::write(tmp.path().join("stats.json"), "not json").unwrap();
+    assert!(matches!(
+        load_animation(tmp.path()),
+        Err(ViewError::Stats { .. })
+    ));
 }
 
 // ---------------------------------------------------------------- bad input
@@ -1213,7 +1299,15 @@ fn plots_tolerate_missing_fields_and_reject_bad_json() {
 #[test]
 fn directory_without_frames_is_reported() {
     let tmp = TempDir::new("empty");
-    std::fs::write(tmp.path().join("frame_x.obj"), "v 0 0 0\n").unwrap();
+    // Only the names the simulator writes (cloth_sim::frame_path) are frames.
+    for name in [
+        "frame_x.obj",
+        "frame_7.obj",
+        "frame_+0001.obj",
+        "frame_0001.obj.bak",
+    ] {
+        std::fs::write(tmp.path().join(name), "v 0 0 0\n").unwrap();
+    }
     std::fs::write(tmp.path().join("notes.txt"), "hello").unwrap();
     let err = render(
         tmp.path(),
@@ -1327,16 +1421,49 @@ fn bad_render_options_are_rejected_before_reading() {
 }
 
 #[test]
-fn malformed_obj_and_colliders_name_line_and_element() {
-    let p = Path::new("f.obj");
-    let err = parse_obj("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\n", p).unwrap_err();
-    assert!(matches!(&err, ViewError::Parse { line: 4, .. }), "{err}");
-    assert!(err.to_string().contains("f.obj:4"), "{err}");
-    let err = parse_obj("v 0 0 nan\n", p).unwrap_err();
-    assert!(matches!(err, ViewError::Parse { line: 1, .. }));
-    let err = parse_obj("v 0 0 0\nv 1 0 0\nf 1 2\n", p).unwrap_err();
-    assert!(matches!(err, ViewError::Parse { line: 3, .. }));
+fn frames_are_listed_by_frame_number() {
+    let tmp = TempDir::new("list");
+    for k in [10, 2, 0, 12345] {
+        std::fs::write(cloth_sim::frame_path(tmp.path(), k), "").unwrap();
+    }
+    std::fs::write(tmp.path().join("frame_3.obj"), "").unwrap();
+    let frames = list_frames(tmp.path()).unwrap();
+    let numbers: Vec<usize> = frames.iter().map(|f| f.0).collect();
+    assert_eq!(numbers, [0, 2, 10, 12345]);
+    for (k, path) in frames {
+        assert_eq!(path, cloth_sim::frame_path(tmp.path(), k));
+    }
+}
 
+/// OBJ parsing itself is cloth-mesh's (tested there); the viewer names the frame file around
+/// the reader's line.
+#[test]
+fn malformed_frame_names_file_and_line() {
+    let tmp = TempDir::new("bad-obj");
+    let run = sheet(3, 3, 30.0);
+    write_run(tmp.path(), &run, false);
+    std::fs::write(
+        tmp.path().join("frame_0001.obj"),
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\n",
+    )
+    .unwrap();
+    let err = load_animation(tmp.path()).unwrap_err();
+    match &err {
+        ViewError::Obj {
+            path,
+            source: cloth_mesh::MeshError::ObjParse { line: 4, .. },
+        } => assert!(path.ends_with("frame_0001.obj")),
+        other => panic!("{other}"),
+    }
+    let msg = err.to_string();
+    assert!(
+        msg.contains("frame_0001.obj") && msg.contains("line 4"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn malformed_colliders_name_the_element() {
     let tmp = TempDir::new("colliders");
     let run = sheet(3, 2, 30.0);
     write_run(tmp.path(), &run, false);
@@ -1373,17 +1500,410 @@ fn malformed_obj_and_colliders_name_line_and_element() {
     ));
 }
 
+/// The viewer takes what the frames give: polygons fan-triangulated, no texture coordinates
+/// when a corner lacks one (then no `primvars:st` in the USD), per-corner texture indices.
 #[test]
-fn obj_parser_triangulates_polygons_and_resolves_relative_indices() {
-    let text = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nvn 0 0 1\nf 1//1 2//1 3//1 4//1\nf -4 -3 -1\n";
-    let m = parse_obj(text, Path::new("q.obj")).unwrap();
-    assert_eq!(m.triangles, vec![[0, 1, 2], [0, 2, 3], [0, 1, 3]]);
-    assert_eq!(m.triangle_uvs, None);
-    let m = parse_obj(
-        "v 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0\nvt 1 0\nvt 0 1\nf 1/3 2/2 3/1\n",
-        Path::new("t.obj"),
-    )
-    .unwrap();
-    assert_eq!(m.triangle_uvs, Some(vec![[2, 1, 0]]));
-    assert_eq!(m.uvs[2], [0.0, 1.0]);
+fn texture_coordinates_follow_the_frames() {
+    let tmp = TempDir::new("uv");
+    let quad = "v 0 0 0\nv 1 0 0\nv 1 0 1\nv 0 0 1\nvn 0 1 0\nf 1//1 2//1 3//1 4//1\nf -4 -3 -1\n";
+    std::fs::write(tmp.path().join("frame_0000.obj"), quad).unwrap();
+    let anim = load_animation(tmp.path()).unwrap();
+    assert_eq!(anim.triangles, vec![[0, 1, 2], [0, 2, 3], [0, 1, 3]]);
+    assert_eq!(anim.triangle_uvs, None);
+    assert!(anim.uvs.is_empty());
+    let out = tmp.path().join("a.usda");
+    write_usd(tmp.path(), &out).unwrap();
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(!text.contains("primvars:st"));
+    assert_eq!(read_usd(&out).unwrap(), anim);
+
+    let tri = "v 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0\nvt 1 0\nvt 0 1\nf 1/3 2/2 3/1\n";
+    std::fs::write(tmp.path().join("frame_0000.obj"), tri).unwrap();
+    let anim = load_animation(tmp.path()).unwrap();
+    assert_eq!(anim.triangle_uvs, Some(vec![[2, 1, 0]]));
+    assert_eq!(anim.uvs, vec![[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]);
+    write_usd(tmp.path(), &out).unwrap();
+    assert_eq!(read_usd(&out).unwrap(), anim);
+}
+
+// ---------------------------------------------------------------- render targets
+
+#[test]
+fn unknown_output_extensions_are_refused_before_reading() {
+    let tmp = TempDir::new("target");
+    // No frames at all: the output is checked first.
+    for name in ["x.mp4", "x.png", "x.usda"] {
+        let out = tmp.path().join(name);
+        let err = render(tmp.path(), &out, &RenderOptions::default()).unwrap_err();
+        assert!(
+            matches!(&err, ViewError::UnknownOutput { path, .. } if *path == out),
+            "{name}: {err}"
+        );
+        let msg = err.to_string();
+        let ext = name.rsplit('.').next().unwrap();
+        assert!(
+            msg.contains(&format!("`.{ext}`")) && msg.contains(".gif") && !msg.contains('\n'),
+            "{msg}"
+        );
+        assert!(!out.exists());
+    }
+    // Accepted: a path without extension (created), an existing directory whatever its name,
+    // a .gif file in any case.
+    let run = sheet(3, 2, 30.0);
+    write_run(tmp.path(), &run, false);
+    let opts = RenderOptions {
+        width: 32,
+        height: 24,
+        ..RenderOptions::default()
+    };
+    let dotted = tmp.path().join("renders.v2");
+    std::fs::create_dir(&dotted).unwrap();
+    for out in [tmp.path().join("pngs"), dotted] {
+        let s = render(tmp.path(), &out, &opts).unwrap();
+        assert_eq!(file_names(&out), ["frame_0000.png", "frame_0001.png"]);
+        assert_eq!(s.outputs.len(), 2);
+    }
+    render(tmp.path(), &tmp.path().join("a.Gif"), &opts).unwrap();
+    assert!(tmp.path().join("a.Gif").is_file());
+}
+
+/// Regression: PNGs were numbered 0..k by render order, so `--every 7` gave frame_0001.png for
+/// frame 7.
+#[test]
+fn png_images_are_numbered_by_frame_number() {
+    let tmp = TempDir::new("png-every");
+    let run = sheet(3, 16, 30.0);
+    write_run(tmp.path(), &run, false);
+    let out = tmp.path().join("pngs");
+    let opts = RenderOptions {
+        width: 32,
+        height: 24,
+        every: 7,
+        ..RenderOptions::default()
+    };
+    let summary = render(tmp.path(), &out, &opts).unwrap();
+    assert_eq!(summary.frames, [0, 7, 14]);
+    let names = file_names(&out);
+    assert_eq!(
+        names,
+        ["frame_0000.png", "frame_0007.png", "frame_0014.png"]
+    );
+    for ((path, name), k) in summary.outputs.iter().zip(&names).zip(&summary.frames) {
+        assert!(path.ends_with(name));
+        // Each image is the render of its frame.
+        let anim = load_animation(tmp.path()).unwrap();
+        let i = anim.frame_numbers.iter().position(|f| f == k).unwrap();
+        let grid = ground_grid(&animation_bounds(&anim));
+        let truth = render_frame(&anim, i, &summary.camera, &Style::default(), &grid);
+        assert_eq!(decode_png(path).1, truth.rgb, "{name}");
+    }
+    // Frame numbers from the file names: a run whose frames start at 3.
+    let late = TempDir::new("png-late");
+    for k in 3..6 {
+        std::fs::write(cloth_sim::frame_path(late.path(), k), obj_text(&run, k)).unwrap();
+    }
+    let summary = render(late.path(), &late.path().join("p"), &opts).unwrap();
+    assert_eq!(summary.frames, [3]);
+    assert_eq!(file_names(&late.path().join("p")), ["frame_0003.png"]);
+}
+
+// ---------------------------------------------------------------- USD read-back
+
+/// The cloth of an animation, without colliders.
+fn cloth_only(a: &Animation) -> Animation {
+    Animation {
+        colliders: Vec::new(),
+        ..a.clone()
+    }
+}
+
+#[test]
+fn usd_reads_back_to_the_frames() {
+    let tmp = TempDir::new("usd-read");
+    let run = sheet(5, 4, 24.0);
+    write_run(tmp.path(), &run, true);
+    let anim = load_animation(tmp.path()).unwrap();
+    let mut text = Vec::new();
+    write_usd_stage(&anim, &mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    let back = parse_usd(&text, Path::new("run.usda")).unwrap();
+    // The cloth comes back bit for bit, with its frame numbers, texture coordinates and fps.
+    assert_eq!(cloth_only(&back), cloth_only(&anim));
+    // Colliders come back under their prim names, at the same place in every frame.
+    let names: Vec<&str> = back.colliders.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["box_1", "_2tet"]);
+    for (a, b) in anim.colliders.iter().zip(&back.colliders) {
+        assert_eq!(a.triangles, b.triangles);
+        assert_eq!(a.is_deforming(), b.is_deforming());
+        for k in 0..run.positions.len() + 2 {
+            assert_eq!(
+                a.world_vertices(k),
+                b.world_vertices(k),
+                "{} frame {k}",
+                a.name
+            );
+        }
+    }
+    // Writing what was read gives the same stage.
+    let mut again = Vec::new();
+    write_usd_stage(&back, &mut again).unwrap();
+    assert_eq!(String::from_utf8(again).unwrap(), text);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+    /// Every finite coordinate, however small or large, reads back bit for bit.
+    #[test]
+    fn usd_round_trip_is_exact(
+        coords in prop::collection::vec(
+            prop::num::f64::NORMAL | prop::num::f64::SUBNORMAL | prop::num::f64::ZERO, 9 * 3),
+        first in 0usize..5000,
+        fps in 0.5f64..1000.0,
+    ) {
+        let positions: Vec<Vec<[f64; 3]>> = coords
+            .chunks_exact(9)
+            .map(|f| f.chunks_exact(3).map(|p| [p[0], p[1], p[2]]).collect())
+            .collect();
+        let anim = Animation {
+            frame_numbers: (first..first + positions.len()).collect(),
+            positions,
+            triangles: vec![[0, 1, 2]],
+            uvs: vec![[coords[0], coords[1]], [0.5, 1e-300], [-3e200, 0.0]],
+            triangle_uvs: Some(vec![[2, 0, 1]]),
+            colliders: vec![],
+            fps,
+        };
+        let mut text = Vec::new();
+        write_usd_stage(&anim, &mut text).unwrap();
+        let back = parse_usd(std::str::from_utf8(&text).unwrap(), Path::new("p.usda")).unwrap();
+        prop_assert_eq!(&back, &anim);
+        for (a, b) in back.positions.iter().flatten().zip(anim.positions.iter().flatten()) {
+            prop_assert!(a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits() || *x == 0.0 && *y == 0.0));
+        }
+    }
+}
+
+/// A run made with `--format usd` keeps only `animation.usda` (and stats.json, colliders.json):
+/// it renders exactly like the OBJ frames it was made from.
+#[test]
+fn usd_only_run_renders_like_its_obj_frames() {
+    let obj = TempDir::new("usd-run-obj");
+    let run = sheet(6, 7, 25.0);
+    write_run(obj.path(), &run, true);
+    let usd = TempDir::new("usd-run-usd");
+    write_usd(obj.path(), &usd.path().join("animation.usda")).unwrap();
+    std::fs::copy(obj.path().join("stats.json"), usd.path().join("stats.json")).unwrap();
+    assert!(matches!(
+        list_frames(usd.path()),
+        Err(ViewError::NoFrames { .. })
+    ));
+    let from_obj = load_animation(obj.path()).unwrap();
+    let from_usd = load_animation(usd.path()).unwrap();
+    assert_eq!(cloth_only(&from_usd), cloth_only(&from_obj));
+    assert_eq!(from_usd.colliders.len(), 2);
+    let opts = RenderOptions {
+        view: View::Iso,
+        width: 72,
+        height: 54,
+        every: 2,
+    };
+    let a = render(obj.path(), &obj.path().join("a.gif"), &opts).unwrap();
+    let b = render(usd.path(), &usd.path().join("a.gif"), &opts).unwrap();
+    assert_eq!(
+        (a.frames, a.camera, a.frame_seconds),
+        (b.frames, b.camera, b.frame_seconds)
+    );
+    assert_eq!(
+        std::fs::read(obj.path().join("a.gif")).unwrap(),
+        std::fs::read(usd.path().join("a.gif")).unwrap()
+    );
+    render(usd.path(), &usd.path().join("pngs"), &opts).unwrap();
+    assert_eq!(
+        file_names(&usd.path().join("pngs")),
+        [
+            "frame_0000.png",
+            "frame_0002.png",
+            "frame_0004.png",
+            "frame_0006.png"
+        ]
+    );
+    // Exporting the USD-only run again gives the same stage.
+    write_usd(usd.path(), &usd.path().join("again.usda")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(usd.path().join("again.usda")).unwrap(),
+        std::fs::read_to_string(usd.path().join("animation.usda")).unwrap()
+    );
+}
+
+/// 1-based number of the first line of `text` containing `needle`.
+fn line_of(text: &str, needle: &str) -> usize {
+    1 + text
+        .lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?}"))
+}
+
+/// `text` with line `line` (1-based) passed through `f`.
+fn edit_line(text: &str, line: usize, f: impl Fn(&str) -> String) -> String {
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| if i + 1 == line { f(l) } else { l.to_string() } + "\n")
+        .collect()
+}
+
+#[test]
+fn malformed_usd_is_refused_naming_the_line() {
+    let tmp = TempDir::new("usd-bad");
+    let run = sheet(3, 3, 30.0);
+    write_run(tmp.path(), &run, true);
+    let mut good = Vec::new();
+    write_usd_stage(&load_animation(tmp.path()).unwrap(), &mut good).unwrap();
+    let good = String::from_utf8(good).unwrap();
+    assert!(parse_usd(&good, Path::new("s.usda")).is_ok());
+    let at = |needle: &str| line_of(&good, needle);
+    let replace = |needle: &str, from: &str, to: &str| {
+        (
+            edit_line(&good, at(needle), |l| l.replacen(from, to, 1)),
+            at(needle),
+        )
+    };
+    let sample = |k: usize| format!("            {k}: [(");
+    let cloth_points = at("point3f[] points.timeSamples") + 2; // the sample at time 1
+    let cases: Vec<((String, usize), &str)> = vec![
+        (replace("#usda", "1.0", "2.0"), "#usda 1.0"),
+        (replace("upAxis", "\"Y\"", "\"Z\""), "upAxis"),
+        (replace("metersPerUnit", "1", "0.01"), "metersPerUnit"),
+        (
+            replace("framesPerSecond", "framesPerSecond", "fancyRate"),
+            "unknown stage metadata",
+        ),
+        (
+            replace("timeCodesPerSecond", "30", "-30"),
+            "must be positive",
+        ),
+        (
+            replace("doubleSided", "doubleSided", "singleSided"),
+            "unknown attribute",
+        ),
+        (replace("faceVertexCounts", "[3,", "[4,"), "only triangles"),
+        (
+            replace("faceVertexIndices", "= [", "= [999, "),
+            "face vertex indices",
+        ),
+        (
+            replace("faceVertexIndices", "= [0,", "= [99,"),
+            "refers to point 99",
+        ),
+        (
+            replace("primvars:st:indices", "= [", "= [x, "),
+            "not a non-negative integer",
+        ),
+        (replace(&sample(1), "(", "(nan, 0, 0), ("), "not finite"),
+        (
+            (
+                edit_line(&good, cloth_points, |l| l.replacen("), (", "), ", 1)),
+                cloth_points,
+            ),
+            "expected `(`",
+        ),
+        (
+            (
+                edit_line(&good, cloth_points, |l| {
+                    let cut = l.rfind(", (").unwrap();
+                    format!("{}],", &l[..cut])
+                }),
+                cloth_points,
+            ),
+            "points, but the first sample has",
+        ),
+        (
+            (
+                edit_line(&good, cloth_points, |l| l.replacen("), (", ") (", 1)),
+                cloth_points,
+            ),
+            "expected `,` or `]`",
+        ),
+        (replace(&sample(2), "2:", "1:"), "does not follow"),
+        (replace(&sample(2), "2:", "two:"), "not a frame number"),
+        (
+            replace("def Mesh \"cloth\"", "cloth", "sheet"),
+            "no `def Mesh \"cloth\"`",
+        ),
+        (
+            replace("def Mesh \"box_1\"", "box_1", "cloth"),
+            "defined twice",
+        ),
+        (
+            replace("orientation", "rightHanded", "leftHanded"),
+            "orientation",
+        ),
+        (
+            replace("interpolation", "faceVarying", "vertex"),
+            "faceVarying",
+        ),
+        (
+            replace("xformOp:transform.timeSamples", "matrix4d", "matrix3d"),
+            "unknown attribute",
+        ),
+        (replace("0: ((", ", 0), (", ", 2), ("), "affine"),
+        (
+            replace(
+                "xformOpOrder",
+                "xformOp:transform\"]",
+                "xformOp:translate\"]",
+            ),
+            "xformOpOrder",
+        ),
+    ];
+    let world = at("def Xform");
+    for ((text, line), fragment) in cases {
+        // The one exception: a missing cloth prim is reported at /World.
+        let line = if fragment.starts_with("no `def Mesh") {
+            world
+        } else {
+            line
+        };
+        match parse_usd(&text, Path::new("s.usda")) {
+            Err(ViewError::Parse {
+                line: l,
+                message,
+                path,
+            }) => {
+                assert_eq!(
+                    (l, path.as_path()),
+                    (line, Path::new("s.usda")),
+                    "{fragment}: {message}"
+                );
+                assert!(message.contains(fragment), "{fragment}: {message}");
+            }
+            other => panic!("{fragment}: expected a parse error, got {other:?}"),
+        }
+    }
+    // Truncated files and trailing content.
+    let lines = good.lines().count();
+    let half: String = good
+        .lines()
+        .take(lines / 2)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    match parse_usd(&half, Path::new("s.usda")) {
+        Err(ViewError::Parse { line, message, .. }) => {
+            assert_eq!(line, lines / 2);
+            assert!(message.contains("end of file"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    match parse_usd(&format!("{good}\nover\n"), Path::new("s.usda")) {
+        Err(ViewError::Parse { line, .. }) => assert_eq!(line, lines + 2),
+        other => panic!("{other:?}"),
+    }
+    // Not a stage at all; a file that does not exist.
+    assert!(matches!(
+        parse_usd(&obj_text(&run, 0), Path::new("f.obj")),
+        Err(ViewError::Parse { line: 1, .. })
+    ));
+    assert!(matches!(
+        read_usd(&tmp.path().join("missing.usda")),
+        Err(ViewError::Io { .. })
+    ));
 }

@@ -1,0 +1,708 @@
+//! Scene files: a TOML description of one simulation (run length, cloth, pins, colliders,
+//! solver settings), parsed into plain, validated, fully defaulted data.
+//!
+//! # Format
+//!
+//! World: y is up. Lengths in metres, times in seconds, masses in kilograms, angles in
+//! degrees. Rotations `[rx, ry, rz]` rotate about world x, then world y, then world z
+//! (`R = Rz * Ry * Rx`), see [`cloth_collide::euler_degrees`].
+//!
+//! ```toml
+//! [run]                      # optional
+//! fps = 30                   # output frames per second (default 30)
+//! frames = 60                # frames to simulate after frame 0 (default 60)
+//! gravity = [0, -9.81, 0]    # m/s^2 (default [0, -9.81, 0]); gravity lives in [run]
+//!
+//! [cloth]
+//! mesh = { kind = "grid", nx = 51, ny = 51, width = 1.0, height = 1.0, pattern = "alternating" }
+//! # or { kind = "disc", radius = 0.5, resolution = 20 } or { kind = "obj", path = "shirt.obj", uv_scale = 1.0 }
+//! position = [0, 1, 0]       # m, where the mesh centre goes (default origin)
+//! rotation = [0, 0, 0]       # degrees (default none)
+//! material = "cotton"        # preset, or a table { preset = "cotton", bend = 1e-5, ... }
+//! thickness = 0.005          # m, collision thickness (default 0.005)
+//! drag = 0.0                 # normal air drag, kg/(m^2 s) (default 0 = no air)
+//! wind = [0, 0, 0]           # m/s (default still air)
+//! self_collision = false     # cloth-cloth contact (default false)
+//! stretch_targets = [1, 1]   # [b_u, b_v]: rest stretch targets (default the material's, [1, 1])
+//! bend_uv = [1, 1]           # [k_u, k_v]: bending multipliers along u and v (default [1, 1])
+//!
+//! [[pin]]                    # any number of pin groups
+//! vertices = [0, 50]         # and/or region = { min = [...], max = [...] }
+//! keyframes = [{ t = 0, translation = [0, 0, 0] }, { t = 1, translation = [0, 0.5, 0] }]
+//!
+//! [[collider]]               # any number of colliders
+//! shape = "sphere"           # sphere | cylinder | capsule | box | plane | obj
+//! radius = 0.3
+//! position = [0, 0.5, 0]
+//!
+//! [solver]                   # optional, see SolverSettings for every key and default
+//! integrator = "implicit"
+//! ```
+//!
+//! Unknown keys, wrong types, out-of-range or non-finite numbers and missing files are
+//! reported as a [`SceneError`] that names the key path (e.g. `pin[1].region.min`) and, when
+//! the key is in the file, its line and column.
+//!
+//! The text is read in three steps, each a module: `raw` (the TOML as written, every key
+//! optional), `validate` (defaults applied, ranges checked, paths resolved: a [`Scene`]) and
+//! `build` (the runtime objects: mesh, forces, colliders, integrator: a
+//! [`crate::Simulation`]); `locate` maps key paths to lines and columns for the errors.
+
+mod build;
+mod locate;
+mod raw;
+mod validate;
+
+pub use build::{build_collider, build_integrator, build_mesh, build_simulation};
+
+use std::path::{Path, PathBuf};
+
+use cloth_collide::{Keyframe, euler_degrees};
+use cloth_forces::{Definiteness, Material};
+use cloth_mesh::GridPattern;
+use nalgebra::{Matrix3, Vector3};
+use serde::{Deserialize, Serialize, Serializer};
+use toml::de::DeTable;
+
+/// Largest number of cloth vertices a grid or disc mesh may have (protects against scene
+/// typos that would allocate gigabytes).
+pub const MAX_MESH_VERTICES: usize = 10_000_000;
+
+/// Largest number of frames and iteration counts accepted (10^7).
+const MAX_COUNT: usize = 10_000_000;
+
+// ---------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------
+
+/// Error from loading or validating a scene file.
+///
+/// Every variant that comes from the file's content names the key path
+/// (`cloth.material.stretch`, `pin[1].region.min`, `collider[0].radius`) and gives the
+/// 1-based line and column in the TOML text when the key is present there.
+#[derive(Debug, thiserror::Error)]
+pub enum SceneError {
+    /// The text is not valid TOML, a key is unknown, a value has the wrong type or a
+    /// required key is missing (reported by the TOML reader).
+    #[error("scene{}{}: {message}", fmt_key(.key), fmt_location(*.line, *.column))]
+    Parse {
+        /// Key path of the offending entry, when known.
+        key: Option<String>,
+        /// What is wrong.
+        message: String,
+        /// 1-based line in the scene text, when known.
+        line: Option<usize>,
+        /// 1-based column (in characters) in the scene text, when known.
+        column: Option<usize>,
+    },
+    /// A value is well-typed but not acceptable (out of range, non-finite, inconsistent).
+    #[error("scene key `{key}`{}: {message}", fmt_location(*.line, *.column))]
+    Invalid {
+        /// Key path of the offending entry.
+        key: String,
+        /// What is wrong and what is accepted.
+        message: String,
+        /// 1-based line in the scene text, when the key is present there.
+        line: Option<usize>,
+        /// 1-based column in the scene text, when the key is present there.
+        column: Option<usize>,
+    },
+    /// A file named by the scene does not exist or is not a regular file.
+    #[error("scene key `{key}`{}: file {} not found", fmt_location(*.line, *.column), .path.display())]
+    MissingFile {
+        /// Key path of the entry naming the file.
+        key: String,
+        /// The resolved path that was looked for.
+        path: PathBuf,
+        /// 1-based line in the scene text, when known.
+        line: Option<usize>,
+        /// 1-based column in the scene text, when known.
+        column: Option<usize>,
+    },
+    /// The scene file itself could not be read.
+    #[error("cannot read scene file {}: {source}", .path.display())]
+    Io {
+        /// The path that was read.
+        path: PathBuf,
+        /// The underlying I/O error.
+        source: std::io::Error,
+    },
+    /// The scene could not be written as TOML (only possible for non-UTF-8 paths).
+    #[error("cannot write scene as TOML: {message}")]
+    Serialize {
+        /// What the TOML writer reported.
+        message: String,
+    },
+}
+
+fn fmt_key(key: &Option<String>) -> String {
+    match key {
+        Some(k) => format!(" key `{k}`"),
+        None => String::new(),
+    }
+}
+
+fn fmt_location(line: Option<usize>, column: Option<usize>) -> String {
+    match (line, column) {
+        (Some(l), Some(c)) => format!(" (line {l}, column {c})"),
+        (Some(l), None) => format!(" (line {l})"),
+        _ => String::new(),
+    }
+}
+
+impl SceneError {
+    /// Key path of the offending entry (`None` for I/O errors and syntax errors that are not
+    /// inside a key).
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            SceneError::Parse { key, .. } => key.as_deref(),
+            SceneError::Invalid { key, .. } | SceneError::MissingFile { key, .. } => Some(key),
+            SceneError::Io { .. } | SceneError::Serialize { .. } => None,
+        }
+    }
+
+    /// 1-based `(line, column)` in the scene text, when known.
+    pub fn line_column(&self) -> Option<(usize, usize)> {
+        match self {
+            SceneError::Parse { line, column, .. }
+            | SceneError::Invalid { line, column, .. }
+            | SceneError::MissingFile { line, column, .. } => line.zip(*column),
+            SceneError::Io { .. } | SceneError::Serialize { .. } => None,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Public, resolved data
+// ---------------------------------------------------------------------------------------
+
+/// A fully resolved scene: every default applied, every value validated, every file path
+/// resolved against the scene file's directory.
+///
+/// Serializes (TOML via [`Scene::to_toml_string`], or JSON with `serde_json`) with the same
+/// keys as the scene file, so the written text loads back into an equal `Scene`; `base_dir`
+/// is not written.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scene {
+    /// `[run]`: frame rate, length, gravity.
+    pub run: RunSettings,
+    /// `[cloth]`: mesh, placement, material.
+    pub cloth: ClothSettings,
+    /// `[[pin]]`: pinned vertex groups, in file order.
+    #[serde(rename = "pin", skip_serializing_if = "Vec::is_empty")]
+    pub pins: Vec<PinSettings>,
+    /// `[[collider]]`: solid obstacles, in file order.
+    #[serde(rename = "collider", skip_serializing_if = "Vec::is_empty")]
+    pub colliders: Vec<ColliderSettings>,
+    /// `[solver]`: integrator and its parameters.
+    pub solver: SolverSettings,
+    /// Directory relative paths in the scene were resolved against (the scene file's
+    /// directory for [`Scene::load`]). Not serialized.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+}
+
+/// `[run]`: how long and how finely the simulation is sampled, and the world's forces.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSettings {
+    /// Output frames per second, 1/s. Key `fps`, default 30, > 0.
+    pub fps: f64,
+    /// Number of frames simulated after the initial frame 0 (the run ends at
+    /// `frames / fps` seconds). Key `frames`, default 60, >= 1.
+    pub frames: usize,
+    /// Gravitational acceleration in m/s^2 (y is up, so it points down by default). Key
+    /// `gravity`, default `[0, -9.81, 0]`.
+    #[serde(serialize_with = "ser_vec3")]
+    pub gravity: Vector3<f64>,
+}
+
+impl Default for RunSettings {
+    fn default() -> Self {
+        RunSettings {
+            fps: crate::DEFAULT_FPS,
+            frames: 60,
+            gravity: Vector3::new(0.0, -9.81, 0.0),
+        }
+    }
+}
+
+impl RunSettings {
+    /// Duration of one frame, `1 / fps`, in seconds.
+    pub fn frame_time(&self) -> f64 {
+        1.0 / self.fps
+    }
+
+    /// Simulated time at the end of the run, `frames / fps`, in seconds.
+    pub fn duration(&self) -> f64 {
+        self.frames as f64 / self.fps
+    }
+}
+
+/// How the rest mesh of the cloth is made (key `cloth.mesh`, selected by `kind`).
+///
+/// Built meshes (grid, disc) lie in the local x-z plane, centred on the local origin, with
+/// rest coordinates `u` along x and `v` along z; `cloth.position` and `cloth.rotation` then
+/// place them in the world.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum MeshSpec {
+    /// A rectangular grid of `ny` rows of vertices along z (v), each row of `nx` vertices
+    /// along x (u); for `uniform` and `alternating`, vertex `i + nx * j` is column `i`, row
+    /// `j` (see [`GridPattern::Equilateral`] for the staggered rows).
+    Grid {
+        /// Vertices along x (u), >= 2.
+        nx: usize,
+        /// Vertices along z (v), >= 2.
+        ny: usize,
+        /// Extent along x in m, > 0.
+        width: f64,
+        /// Extent along z in m, > 0.
+        height: f64,
+        /// How the quads are split into triangles (default `alternating`; see
+        /// [`GridPattern`] for the bending anisotropy of each).
+        #[serde(serialize_with = "ser_pattern")]
+        pattern: GridPattern,
+    },
+    /// A disc in the x-z plane made of `resolution` concentric rings around a centre vertex;
+    /// ring `r` (1-based) holds `6 r` vertices, so the disc has `1 + 3 R (R + 1)` vertices.
+    Disc {
+        /// Radius in m, > 0.
+        radius: f64,
+        /// Number of rings, >= 1.
+        resolution: usize,
+    },
+    /// A triangle mesh read from a Wavefront OBJ file; its texture coordinates give the rest
+    /// (u, v) coordinates.
+    Obj {
+        /// The OBJ file, resolved against the scene directory (key `path`, must exist).
+        path: PathBuf,
+        /// Metres per texture-coordinate unit: rest `(u, v) = uv_scale * vt`. Default 1, > 0.
+        uv_scale: f64,
+    },
+}
+
+impl MeshSpec {
+    /// Number of vertices the mesh will have, when known without reading files
+    /// (grid: `nx * ny`, plus `ny / 2` (rounded down) for `equilateral`;
+    /// disc: `1 + 3 R (R + 1)`; OBJ: `None`).
+    pub fn vertex_count(&self) -> Option<usize> {
+        match self {
+            MeshSpec::Grid {
+                nx,
+                ny,
+                pattern: GridPattern::Equilateral,
+                ..
+            } => {
+                // Even rows hold nx vertices, odd rows nx + 1.
+                let odd = ny / 2;
+                nx.checked_mul(*ny)?.checked_add(odd)
+            }
+            MeshSpec::Grid { nx, ny, .. } => nx.checked_mul(*ny),
+            MeshSpec::Disc { resolution, .. } => disc_vertex_count(*resolution),
+            MeshSpec::Obj { .. } => None,
+        }
+    }
+}
+
+fn disc_vertex_count(rings: usize) -> Option<usize> {
+    rings
+        .checked_add(1)
+        .and_then(|r1| rings.checked_mul(r1))
+        .and_then(|p| p.checked_mul(3))
+        .and_then(|p| p.checked_add(1))
+}
+
+/// `[cloth]`: the one cloth of the scene.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClothSettings {
+    /// How the rest mesh is made (key `mesh`, required).
+    pub mesh: MeshSpec,
+    /// World position of the mesh's local origin (the grid or disc centre), m. Key `position`,
+    /// default origin.
+    #[serde(serialize_with = "ser_vec3")]
+    pub position: Vector3<f64>,
+    /// Rotation `[rx, ry, rz]` in degrees about world x, then y, then z, applied about the
+    /// local origin before `position`. Key `rotation`, default `[0, 0, 0]`.
+    #[serde(serialize_with = "ser_vec3")]
+    pub rotation: Vector3<f64>,
+    /// Resolved material (key `material`, default preset `cotton`).
+    pub material: Material,
+    /// Collision thickness in m (distance kept from solids and from itself). Key
+    /// `thickness`, default 0.005, >= 0.
+    pub thickness: f64,
+    /// Normal air drag coefficient in kg/(m^2 s): a triangle of rest area `A` and unit normal
+    /// `n` moving at `v` relative to the wind feels `-drag A ((v - wind).n) n` (linear in the
+    /// normal speed, so its Jacobian enters the implicit solve). A flat sheet of areal
+    /// density `rho_A` falls at the terminal speed `rho_A g / drag`; real sheets fall at about
+    /// 1.2-2.1 m/s (docs/physics.md), so `drag = rho_A g / 1.5` (0.7 for cotton) is a calibrated
+    /// choice. Key `drag`, default 0 (no air), >= 0.
+    pub drag: f64,
+    /// Wind velocity in m/s (only acts when `drag > 0`). Key `wind`, default zero.
+    #[serde(serialize_with = "ser_vec3")]
+    pub wind: Vector3<f64>,
+    /// Whether cloth-cloth contact is handled. Key `self_collision`, default false.
+    pub self_collision: bool,
+}
+
+impl ClothSettings {
+    /// Rotation matrix of `rotation` (local to world).
+    pub fn rotation_matrix(&self) -> Matrix3<f64> {
+        euler_degrees(&self.rotation)
+            .to_rotation_matrix()
+            .into_inner()
+    }
+
+    /// World position of a point given in the mesh's local frame: `R * local + position`.
+    pub fn place(&self, local: &Vector3<f64>) -> Vector3<f64> {
+        self.rotation_matrix() * local + self.position
+    }
+}
+
+/// An axis-aligned world box (key `region` of a pin), m.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Region {
+    /// Lower corner, m (each component <= `max`).
+    #[serde(serialize_with = "ser_vec3")]
+    pub min: Vector3<f64>,
+    /// Upper corner, m.
+    #[serde(serialize_with = "ser_vec3")]
+    pub max: Vector3<f64>,
+}
+
+impl Region {
+    /// Whether `p` lies in the closed box.
+    pub fn contains(&self, p: &Vector3<f64>) -> bool {
+        (0..3).all(|k| p[k] >= self.min[k] && p[k] <= self.max[k])
+    }
+}
+
+/// `[[pin]]`: a group of vertices whose positions are prescribed (hard constraints).
+///
+/// The group is the union of `vertices` and of the vertices whose initial world position
+/// (after `cloth.position`/`rotation`) lies in `region`. With keyframes, a pinned vertex with
+/// initial position `x0` follows `x(t) = c + R(t) (x0 - c) + T(t)`, where `c` is the centroid
+/// of the group's initial positions (rotations turn the group about its own centre) and
+/// `T`, `R` come from [`Motion::place`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PinSettings {
+    /// Optional label for reports. Key `name`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Explicit vertex indices (each < the mesh's vertex count when it is known). Key
+    /// `vertices`, default empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub vertices: Vec<usize>,
+    /// World box selecting vertices by initial position. Key `region`, optional. At least one
+    /// of `vertices` and `region` is given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<Region>,
+    /// Motion of the group (key `keyframes`, default empty = fixed in place).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub keyframes: Vec<Keyframe>,
+}
+
+impl PinSettings {
+    /// Whether vertex `index` with initial world position `x0` belongs to this group.
+    pub fn selects(&self, index: usize, x0: &Vector3<f64>) -> bool {
+        self.vertices.contains(&index) || self.region.as_ref().is_some_and(|r| r.contains(x0))
+    }
+}
+
+/// Shape of a collider, in its local frame (key `shape` plus the shape's own keys).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "shape", rename_all = "lowercase")]
+pub enum ColliderShape {
+    /// Sphere centred at the local origin.
+    Sphere {
+        /// Radius in m, > 0.
+        radius: f64,
+    },
+    /// Solid cylinder with flat caps, axis along local y, centred at the local origin.
+    Cylinder {
+        /// Radius in m, > 0.
+        radius: f64,
+        /// Length along local y in m, > 0.
+        length: f64,
+    },
+    /// Capsule: the points within `radius` of the segment from `-length/2` to `+length/2`
+    /// along local y.
+    Capsule {
+        /// Radius in m, > 0.
+        radius: f64,
+        /// Length of the inner segment (without the caps) in m, >= 0.
+        length: f64,
+    },
+    /// Box centred at the local origin.
+    Box {
+        /// Full edge lengths along local x, y, z in m, each > 0.
+        #[serde(serialize_with = "ser_vec3")]
+        size: Vector3<f64>,
+    },
+    /// Infinite plane through the local origin with normal local +y (solid below).
+    Plane,
+    /// Triangle mesh from a Wavefront OBJ file, in the local frame.
+    Obj {
+        /// The OBJ file, resolved against the scene directory (must exist).
+        path: PathBuf,
+        /// Optional animated sequence: the path pattern of per-frame OBJ files with the same
+        /// topology as `path`, resolved against the scene directory, containing one
+        /// placeholder `{}` (plain number) or `{:0N}` (zero-padded to N digits), e.g.
+        /// `"anim/body_{:04}.obj"`. Output frame `k` (time `k / fps`) uses number
+        /// `frame_start + k`; positions are interpolated linearly between frames. Every file
+        /// for frames `0..=run.frames` must exist. The collider's own placement and motion
+        /// are applied on top.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        frames: Option<String>,
+        /// Number of the file used for frame 0. Key `frame_start`, default 0.
+        frame_start: usize,
+    },
+}
+
+impl ColliderShape {
+    /// Path of the OBJ file for output frame `frame` of an animated OBJ collider
+    /// (`None` for other shapes and for OBJ colliders without `frames`).
+    pub fn frame_path(&self, frame: usize) -> Option<PathBuf> {
+        match self {
+            ColliderShape::Obj {
+                frames: Some(pattern),
+                frame_start,
+                ..
+            } => {
+                let p = validate::FramePattern::parse(pattern).ok()?;
+                Some(PathBuf::from(p.format(frame_start.checked_add(frame)?)))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `[[collider]]`: a solid obstacle the cloth cannot penetrate.
+///
+/// Pose at time `t`: with keyframes, position `position + T(t)` and orientation
+/// `R(t) * R0`, i.e. the keyed rotation turns the collider about its own origin; with
+/// `velocity`/`angular_velocity`, position `position + v t` and orientation
+/// `exp(omega t) * R0`. Keyframes and a non-zero velocity are mutually exclusive.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ColliderSettings {
+    /// Optional label for reports. Key `name`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Shape and its dimensions.
+    #[serde(flatten)]
+    pub shape: ColliderShape,
+    /// World position of the local origin at t = 0, m. Key `position`, default origin.
+    #[serde(serialize_with = "ser_vec3")]
+    pub position: Vector3<f64>,
+    /// Initial orientation `[rx, ry, rz]` in degrees (x, then y, then z). Key `rotation`,
+    /// default zero.
+    #[serde(serialize_with = "ser_vec3")]
+    pub rotation: Vector3<f64>,
+    /// Coulomb friction coefficient between cloth and this collider. Key `friction`,
+    /// default 0.4, >= 0.
+    pub friction: f64,
+    /// Extra collision thickness of the collider surface in m. Key `thickness`, default
+    /// 0.005, >= 0.
+    pub thickness: f64,
+    /// Keyed motion (key `keyframes`, default empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub keyframes: Vec<Keyframe>,
+    /// Constant linear velocity in m/s. Key `velocity`, default zero.
+    #[serde(serialize_with = "ser_vec3", skip_serializing_if = "is_zero")]
+    pub velocity: Vector3<f64>,
+    /// Constant angular velocity in degrees/s (axis times rate, about the collider origin).
+    /// Key `angular_velocity`, default zero.
+    #[serde(serialize_with = "ser_vec3", skip_serializing_if = "is_zero")]
+    pub angular_velocity: Vector3<f64>,
+}
+
+/// Time integration method (key `solver.integrator`). Named `IntegratorKind` because the
+/// simulation's own `Integrator` carries the settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IntegratorKind {
+    /// Baraff & Witkin's backward Euler with modified PCG and adaptive steps (the default).
+    Implicit,
+    /// Explicit Verlet mass-spring with iterated maximum stretch.
+    Verlet,
+}
+
+/// Linear solver of the implicit step: a PCG preconditioner or the direct solve (key
+/// `solver.preconditioner`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SolverChoice {
+    /// Jacobi: divide by the diagonal of A (as in the paper).
+    Diagonal,
+    /// Inverse of each vertex's 3x3 diagonal block (the default).
+    BlockJacobi,
+    /// Sparse direct solve of the filtered system instead of PCG (reference path).
+    Direct,
+}
+
+/// `[solver]`: integrator choice and parameters. Keys that do not apply to the chosen
+/// integrator are kept but ignored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SolverSettings {
+    /// Key `integrator`: `"implicit"` (default) or `"verlet"`.
+    pub integrator: IntegratorKind,
+    /// Implicit: largest step in s. Key `h_max`, default `1/fps` (the paper steps up to one
+    /// 30 Hz frame); `h_min <= h_max <= 1/fps`.
+    pub h_max: f64,
+    /// Implicit: smallest step in s before the run fails. Key `h_min`, default 1e-5, > 0.
+    pub h_min: f64,
+    /// Implicit: relative tolerance of the (modified) PCG, the residual measured in the
+    /// preconditioner norm relative to that of the filtered right-hand side. Key
+    /// `cg_tolerance`, default 1e-3, in (0, 1).
+    pub cg_tolerance: f64,
+    /// Implicit: iteration cap of the PCG. Key `cg_max_iterations`, default 1000, >= 1.
+    pub cg_max_iterations: usize,
+    /// Implicit: key `preconditioner`, `"diagonal"`, `"block_jacobi"` (default) or `"direct"`.
+    pub preconditioner: SolverChoice,
+    /// Implicit: key `definiteness`, `"clamped"` (default), `"exact"` or `"projected"`.
+    pub definiteness: Definiteness,
+    /// Implicit: adaptive step control. A step is rejected and halved when any triangle's
+    /// stretch `|w_u|` or `|w_v|` changes by more than this (dimensionless strain) in one
+    /// step. Key `stretch_threshold`, default 0.03, > 0 (with 0.1 the 2601-vertex fixed sheet overshoots to 9% stretch in single 33 ms steps; with 0.03 it stays near 3%, at 1.7 steps per frame).
+    pub stretch_threshold: f64,
+    /// Implicit: after this many consecutive accepted steps the step is doubled again (up to
+    /// `h_max`). Key `grow_after`, default 2 (as in the paper), >= 1.
+    pub grow_after: usize,
+    /// Allowed edge-length ratio `[min, max]` to the rest length, enforced by iterated
+    /// position projection after each step (maximum-stretch). Key `strain_limit`, with
+    /// `0 < min <= 1 <= max`; default `[0.9, 1.1]` for Verlet, off (`None`) for implicit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strain_limit: Option<[f64; 2]>,
+    /// Passes over all edges of the strain-limit projection. Key `strain_iterations`,
+    /// default 10, >= 1.
+    pub strain_iterations: usize,
+    /// Verlet: largest step in s; each frame is split into equal steps no longer than this.
+    /// Key `verlet_h`, default `1 / (20 fps)`, `0 < verlet_h <= 1/fps`. Explicit steps are
+    /// stable only for roughly `h < 2 sqrt(m / sum k)` (vertex mass `m`, stiffness `k` of its
+    /// springs), which the scene cannot check without the mesh.
+    pub verlet_h: f64,
+    /// Verlet: stiffness in N/m of each spring on a mesh edge (force `k (|d| - l)` for rest
+    /// length `l`). Soft on purpose: the strain limit, not the spring, keeps the cloth from
+    /// stretching far. Key `spring_stiffness`, default 50, > 0.
+    pub spring_stiffness: f64,
+    /// Verlet: stiffness in N/m of the two-ring bending springs. Key `bend_spring_stiffness`,
+    /// default 5, >= 0.
+    pub bend_spring_stiffness: f64,
+    /// Verlet: velocity damping rate in 1/s (Verlet update
+    /// `x + (1 - d h) (x - x_prev) + a h^2`). Key `verlet_damping`, default 0.5, >= 0 with
+    /// `d h < 1`.
+    pub verlet_damping: f64,
+}
+
+impl SolverSettings {
+    /// Defaults for `integrator` at frame rate `fps` (1/s, > 0): `h_max = 1/fps` and a
+    /// `[0.9, 1.1]` strain limit for Verlet only.
+    pub fn defaults(integrator: IntegratorKind, fps: f64) -> Self {
+        SolverSettings {
+            integrator,
+            h_max: 1.0 / fps,
+            h_min: 1e-5,
+            cg_tolerance: 1e-3,
+            cg_max_iterations: 1000,
+            preconditioner: SolverChoice::BlockJacobi,
+            definiteness: Definiteness::Clamped,
+            stretch_threshold: 0.03,
+            grow_after: 2,
+            strain_limit: match integrator {
+                IntegratorKind::Verlet => Some([0.9, 1.1]),
+                IntegratorKind::Implicit => None,
+            },
+            strain_iterations: 10,
+            verlet_h: 1.0 / (20.0 * fps),
+            spring_stiffness: 50.0,
+            bend_spring_stiffness: 5.0,
+            verlet_damping: 0.5,
+        }
+    }
+}
+
+impl Default for SolverSettings {
+    /// Implicit integrator at 30 frames per second.
+    fn default() -> Self {
+        SolverSettings::defaults(IntegratorKind::Implicit, crate::DEFAULT_FPS)
+    }
+}
+
+impl Scene {
+    /// Parses and validates scene text; relative file paths are resolved against
+    /// `base_dir` (and must exist).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::path::Path;
+    /// use cloth_sim::Scene;
+    ///
+    /// let scene = Scene::from_toml_str(
+    ///     r#"
+    ///     [cloth]
+    ///     mesh = { kind = "grid", nx = 11, ny = 11, width = 0.5, height = 0.5 }
+    ///     position = [0, 1, 0]
+    ///     material = { preset = "silk", bend = 1e-6 }
+    ///     [[pin]]
+    ///     vertices = [0, 10]
+    ///     "#,
+    ///     Path::new("."),
+    /// )?;
+    /// assert_eq!(scene.cloth.mesh.vertex_count(), Some(121));
+    /// assert_eq!(scene.cloth.material.bend, 1e-6); // overrides the silk preset
+    /// assert_eq!(scene.run.fps, 30.0); // default
+    ///
+    /// // Mistakes name the key and its place in the text.
+    /// let text = "[cloth]\nmesh = { kind = \"disc\", radius = -1, resolution = 4 }\n";
+    /// let err = Scene::from_toml_str(text, Path::new(".")).unwrap_err();
+    /// assert_eq!(err.key(), Some("cloth.mesh.radius"));
+    /// assert_eq!(err.line_column(), Some((2, 34)));
+    /// # Ok::<(), cloth_sim::SceneError>(())
+    /// ```
+    pub fn from_toml_str(text: &str, base_dir: &Path) -> Result<Scene, SceneError> {
+        let doc = DeTable::parse(text).ok();
+        let ctx = validate::Ctx {
+            text,
+            doc: doc.as_ref(),
+            base_dir,
+        };
+        let raw: raw::RawScene = toml::from_str(text).map_err(|e| ctx.parse_error(&e))?;
+        ctx.resolve(raw)
+    }
+
+    /// Reads the scene file at `path` and parses it with [`Scene::from_toml_str`], resolving
+    /// relative paths against the file's directory.
+    pub fn load(path: &Path) -> Result<Scene, SceneError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let dir = path.parent().unwrap_or(Path::new(""));
+        Scene::from_toml_str(&text, dir)
+    }
+
+    /// The scene as TOML with the scene-file keys, every default written out. Loading the text
+    /// with the same `base_dir` gives back an equal scene.
+    pub fn to_toml_string(&self) -> Result<String, SceneError> {
+        toml::to_string(self).map_err(|e| SceneError::Serialize {
+            message: e.to_string(),
+        })
+    }
+
+    /// Duration of one output frame, `1 / fps`, in s.
+    pub fn frame_time(&self) -> f64 {
+        self.run.frame_time()
+    }
+}
+
+fn is_zero(v: &Vector3<f64>) -> bool {
+    *v == Vector3::zeros()
+}
+
+fn ser_vec3<S: Serializer>(v: &Vector3<f64>, s: S) -> Result<S::Ok, S::Error> {
+    [v.x, v.y, v.z].serialize(s)
+}
+
+fn ser_pattern<S: Serializer>(p: &GridPattern, s: S) -> Result<S::Ok, S::Error> {
+    p.serialize(s)
+}

@@ -1,0 +1,221 @@
+//! The scene file as written: every key optional, unknown keys refused. Validation
+//! (defaults, ranges, paths) is the next step, in `validate`.
+
+use std::fmt;
+
+use cloth_collide::Keyframe;
+use cloth_forces::{Definiteness, PRESET_NAMES};
+use cloth_mesh::GridPattern;
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use super::{IntegratorKind, SolverChoice};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawScene {
+    #[serde(default)]
+    pub(super) run: RawRun,
+    pub(super) cloth: RawCloth,
+    #[serde(default)]
+    pub(super) pin: Vec<RawPin>,
+    #[serde(default)]
+    pub(super) collider: Vec<RawCollider>,
+    #[serde(default)]
+    pub(super) solver: RawSolver,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRun {
+    pub(super) fps: Option<f64>,
+    pub(super) frames: Option<usize>,
+    pub(super) gravity: Option<[f64; 3]>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCloth {
+    pub(super) mesh: RawMesh,
+    pub(super) position: Option<[f64; 3]>,
+    pub(super) rotation: Option<[f64; 3]>,
+    pub(super) material: Option<RawMaterial>,
+    pub(super) thickness: Option<f64>,
+    pub(super) drag: Option<f64>,
+    pub(super) wind: Option<[f64; 3]>,
+    pub(super) self_collision: Option<bool>,
+    pub(super) stretch_targets: Option<[f64; 2]>,
+    pub(super) bend_uv: Option<[f64; 2]>,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum MeshKind {
+    Grid,
+    Disc,
+    Obj,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMesh {
+    pub(super) kind: MeshKind,
+    pub(super) nx: Option<usize>,
+    pub(super) ny: Option<usize>,
+    pub(super) width: Option<f64>,
+    pub(super) height: Option<f64>,
+    pub(super) pattern: Option<GridPattern>,
+    pub(super) radius: Option<f64>,
+    pub(super) resolution: Option<usize>,
+    pub(super) path: Option<String>,
+    pub(super) uv_scale: Option<f64>,
+}
+
+pub(super) enum RawMaterial {
+    Preset(String),
+    Table(RawMaterialTable),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMaterialTable {
+    pub(super) preset: Option<String>,
+    pub(super) density: Option<f64>,
+    pub(super) stretch: Option<PairOrScalar>,
+    pub(super) shear: Option<f64>,
+    pub(super) bend: Option<f64>,
+    pub(super) stretch_damping: Option<f64>,
+    pub(super) shear_damping: Option<f64>,
+    pub(super) bend_damping: Option<f64>,
+    pub(super) stretch_targets: Option<[f64; 2]>,
+    pub(super) bend_uv: Option<[f64; 2]>,
+}
+
+impl<'de> Deserialize<'de> for RawMaterial {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawMaterial;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(
+                    f,
+                    "a preset name ({}) or a material table",
+                    PRESET_NAMES.join(", ")
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawMaterial, E> {
+                Ok(RawMaterial::Preset(v.to_owned()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawMaterial, A::Error> {
+                RawMaterialTable::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(RawMaterial::Table)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A number `k` (meaning `[k, k]`) or a pair `[k_u, k_v]`.
+#[derive(Clone, Copy)]
+pub(super) struct PairOrScalar(pub(super) [f64; 2]);
+
+impl<'de> Deserialize<'de> for PairOrScalar {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = PairOrScalar;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number or an array [u, v] of two numbers")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<PairOrScalar, E> {
+                Ok(PairOrScalar([v, v]))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<PairOrScalar, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<PairOrScalar, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<PairOrScalar, A::Error> {
+                let u: f64 = seq
+                    .next_element()?
+                    .ok_or_else(|| de::Error::invalid_length(0, &self))?;
+                let v: f64 = seq
+                    .next_element()?
+                    .ok_or_else(|| de::Error::invalid_length(1, &self))?;
+                if seq.next_element::<de::IgnoredAny>()?.is_some() {
+                    return Err(de::Error::invalid_length(3, &self));
+                }
+                Ok(PairOrScalar([u, v]))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRegion {
+    pub(super) min: [f64; 3],
+    pub(super) max: [f64; 3],
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPin {
+    pub(super) name: Option<String>,
+    pub(super) vertices: Option<Vec<usize>>,
+    pub(super) region: Option<RawRegion>,
+    pub(super) keyframes: Option<Vec<Keyframe>>,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum ShapeKind {
+    Sphere,
+    Cylinder,
+    Capsule,
+    Box,
+    Plane,
+    Obj,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCollider {
+    pub(super) name: Option<String>,
+    pub(super) shape: ShapeKind,
+    pub(super) radius: Option<f64>,
+    pub(super) length: Option<f64>,
+    pub(super) size: Option<[f64; 3]>,
+    pub(super) path: Option<String>,
+    pub(super) frames: Option<String>,
+    pub(super) frame_start: Option<usize>,
+    pub(super) position: Option<[f64; 3]>,
+    pub(super) rotation: Option<[f64; 3]>,
+    pub(super) friction: Option<f64>,
+    pub(super) thickness: Option<f64>,
+    pub(super) keyframes: Option<Vec<Keyframe>>,
+    pub(super) velocity: Option<[f64; 3]>,
+    pub(super) angular_velocity: Option<[f64; 3]>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSolver {
+    pub(super) integrator: Option<IntegratorKind>,
+    pub(super) h_max: Option<f64>,
+    pub(super) h_min: Option<f64>,
+    pub(super) cg_tolerance: Option<f64>,
+    pub(super) cg_max_iterations: Option<usize>,
+    pub(super) preconditioner: Option<SolverChoice>,
+    pub(super) definiteness: Option<Definiteness>,
+    pub(super) stretch_threshold: Option<f64>,
+    pub(super) strain_limit: Option<[f64; 2]>,
+    pub(super) strain_iterations: Option<usize>,
+    pub(super) grow_after: Option<usize>,
+    pub(super) verlet_h: Option<f64>,
+    pub(super) spring_stiffness: Option<f64>,
+    pub(super) bend_spring_stiffness: Option<f64>,
+    pub(super) verlet_damping: Option<f64>,
+}

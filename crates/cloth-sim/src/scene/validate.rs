@@ -1,0 +1,732 @@
+//! From the file as written ([`super::raw`]) to a [`Scene`]: defaults applied, every value
+//! checked, every path resolved against the scene's directory. Errors name the key path and,
+//! through [`super::locate`], its line and column.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use cloth_collide::Keyframe;
+use cloth_forces::{Material, PRESET_NAMES};
+use cloth_mesh::GridPattern;
+use nalgebra::Vector3;
+use toml::Spanned;
+use toml::de::DeTable;
+
+use super::raw::*;
+use super::*;
+
+/// A `{}` / `{:0N}` file-number pattern split around its placeholder.
+pub(super) struct FramePattern<'a> {
+    prefix: &'a str,
+    width: usize,
+    suffix: &'a str,
+}
+
+impl<'a> FramePattern<'a> {
+    pub(super) fn parse(pattern: &'a str) -> Result<Self, String> {
+        let open = pattern
+            .find('{')
+            .ok_or_else(|| "needs a placeholder `{}` or `{:0N}` for the frame number".to_owned())?;
+        let close = pattern[open..]
+            .find('}')
+            .map(|c| open + c)
+            .ok_or_else(|| "placeholder `{` is not closed by `}`".to_owned())?;
+        let spec = &pattern[open + 1..close];
+        let width = if spec.is_empty() {
+            0
+        } else {
+            let digits = spec
+                .strip_prefix(":0")
+                .filter(|d| !d.is_empty() && d.len() <= 2 && d.bytes().all(|b| b.is_ascii_digit()))
+                .ok_or_else(|| format!("placeholder `{{{spec}}}` must be `{{}}` or `{{:0N}}`"))?;
+            digits.parse::<usize>().map_err(|e| e.to_string())?
+        };
+        let suffix = &pattern[close + 1..];
+        if suffix.contains('{') || suffix.contains('}') {
+            return Err("only one placeholder is allowed".to_owned());
+        }
+        Ok(FramePattern {
+            prefix: &pattern[..open],
+            width,
+            suffix,
+        })
+    }
+
+    pub(super) fn format(&self, number: usize) -> String {
+        format!(
+            "{}{:0w$}{}",
+            self.prefix,
+            number,
+            self.suffix,
+            w = self.width
+        )
+    }
+}
+
+/// Validation context: the text (for line/column), its spanned parse (for key spans) and the
+/// directory relative paths are resolved against.
+pub(super) struct Ctx<'a> {
+    pub(super) text: &'a str,
+    pub(super) doc: Option<&'a Spanned<DeTable<'a>>>,
+    pub(super) base_dir: &'a Path,
+}
+
+impl Ctx<'_> {
+    fn invalid(&self, key: &str, message: impl Into<String>) -> SceneError {
+        let (line, column) = self.location_of(key);
+        SceneError::Invalid {
+            key: key.to_owned(),
+            message: message.into(),
+            line,
+            column,
+        }
+    }
+
+    fn finite(&self, key: &str, v: f64) -> Result<f64, SceneError> {
+        if v.is_finite() {
+            Ok(v)
+        } else {
+            Err(self.invalid(key, format!("must be a finite number, got {v}")))
+        }
+    }
+
+    fn positive(&self, key: &str, v: f64) -> Result<f64, SceneError> {
+        self.finite(key, v)?;
+        if v > 0.0 {
+            Ok(v)
+        } else {
+            Err(self.invalid(key, format!("must be > 0, got {v}")))
+        }
+    }
+
+    fn non_negative(&self, key: &str, v: f64) -> Result<f64, SceneError> {
+        self.finite(key, v)?;
+        if v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(self.invalid(key, format!("must be >= 0, got {v}")))
+        }
+    }
+
+    fn count(&self, key: &str, v: usize, min: usize) -> Result<usize, SceneError> {
+        if v < min {
+            Err(self.invalid(key, format!("must be >= {min}, got {v}")))
+        } else if v > MAX_COUNT {
+            Err(self.invalid(key, format!("must be <= {MAX_COUNT}, got {v}")))
+        } else {
+            Ok(v)
+        }
+    }
+
+    fn vec3(&self, key: &str, v: [f64; 3]) -> Result<Vector3<f64>, SceneError> {
+        for (i, x) in v.iter().enumerate() {
+            self.finite(&format!("{key}[{i}]"), *x)?;
+        }
+        Ok(Vector3::from(v))
+    }
+
+    fn opt_vec3(&self, key: &str, v: Option<[f64; 3]>) -> Result<Vector3<f64>, SceneError> {
+        v.map_or(Ok(Vector3::zeros()), |v| self.vec3(key, v))
+    }
+
+    fn unused<T>(&self, key: &str, v: &Option<T>, context: &str) -> Result<(), SceneError> {
+        match v {
+            Some(_) => Err(self.invalid(key, format!("is not used by {context}"))),
+            None => Ok(()),
+        }
+    }
+
+    fn existing_file(&self, key: &str, rel: &str) -> Result<PathBuf, SceneError> {
+        if rel.is_empty() {
+            return Err(self.invalid(key, "must not be empty"));
+        }
+        let path = self.base_dir.join(rel);
+        if path.is_file() {
+            Ok(path)
+        } else {
+            let (line, column) = self.location_of(key);
+            Err(SceneError::MissingFile {
+                key: key.to_owned(),
+                path,
+                line,
+                column,
+            })
+        }
+    }
+
+    pub(super) fn resolve(&self, raw: RawScene) -> Result<Scene, SceneError> {
+        let run = self.run(raw.run)?;
+        let cloth = self.cloth(raw.cloth)?;
+        let count = cloth.mesh.vertex_count();
+        let pins = raw
+            .pin
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| self.pin(&format!("pin[{i}]"), p, count))
+            .collect::<Result<Vec<_>, _>>()?;
+        let colliders = raw
+            .collider
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| self.collider(&format!("collider[{i}]"), c, &run))
+            .collect::<Result<Vec<_>, _>>()?;
+        let solver = self.solver(raw.solver, &run)?;
+        Ok(Scene {
+            run,
+            cloth,
+            pins,
+            colliders,
+            solver,
+            base_dir: self.base_dir.to_path_buf(),
+        })
+    }
+
+    fn run(&self, r: RawRun) -> Result<RunSettings, SceneError> {
+        let d = RunSettings::default();
+        Ok(RunSettings {
+            fps: self.positive("run.fps", r.fps.unwrap_or(d.fps))?,
+            frames: self.count("run.frames", r.frames.unwrap_or(d.frames), 1)?,
+            gravity: r
+                .gravity
+                .map_or(Ok(d.gravity), |g| self.vec3("run.gravity", g))?,
+        })
+    }
+
+    fn mesh(&self, m: RawMesh) -> Result<MeshSpec, SceneError> {
+        let k = "cloth.mesh";
+        let need = |name: &str, v: Option<f64>| -> Result<f64, SceneError> {
+            let key = format!("{k}.{name}");
+            let v = v.ok_or_else(|| self.invalid(&key, "is required for this mesh kind"))?;
+            self.positive(&key, v)
+        };
+        let need_count = |name: &str, v: Option<usize>, min: usize| {
+            let key = format!("{k}.{name}");
+            let v = v.ok_or_else(|| self.invalid(&key, "is required for this mesh kind"))?;
+            self.count(&key, v, min)
+        };
+        let spec = match m.kind {
+            MeshKind::Grid => {
+                let ctx = "kind = \"grid\"";
+                self.unused("cloth.mesh.radius", &m.radius, ctx)?;
+                self.unused("cloth.mesh.resolution", &m.resolution, ctx)?;
+                self.unused("cloth.mesh.path", &m.path, ctx)?;
+                self.unused("cloth.mesh.uv_scale", &m.uv_scale, ctx)?;
+                MeshSpec::Grid {
+                    nx: need_count("nx", m.nx, 2)?,
+                    ny: need_count("ny", m.ny, 2)?,
+                    width: need("width", m.width)?,
+                    height: need("height", m.height)?,
+                    pattern: m.pattern.unwrap_or(GridPattern::Alternating),
+                }
+            }
+            MeshKind::Disc => {
+                let ctx = "kind = \"disc\"";
+                self.unused("cloth.mesh.nx", &m.nx, ctx)?;
+                self.unused("cloth.mesh.ny", &m.ny, ctx)?;
+                self.unused("cloth.mesh.width", &m.width, ctx)?;
+                self.unused("cloth.mesh.height", &m.height, ctx)?;
+                self.unused("cloth.mesh.pattern", &m.pattern, ctx)?;
+                self.unused("cloth.mesh.path", &m.path, ctx)?;
+                self.unused("cloth.mesh.uv_scale", &m.uv_scale, ctx)?;
+                MeshSpec::Disc {
+                    radius: need("radius", m.radius)?,
+                    resolution: need_count("resolution", m.resolution, 1)?,
+                }
+            }
+            MeshKind::Obj => {
+                let ctx = "kind = \"obj\"";
+                self.unused("cloth.mesh.nx", &m.nx, ctx)?;
+                self.unused("cloth.mesh.ny", &m.ny, ctx)?;
+                self.unused("cloth.mesh.width", &m.width, ctx)?;
+                self.unused("cloth.mesh.height", &m.height, ctx)?;
+                self.unused("cloth.mesh.pattern", &m.pattern, ctx)?;
+                self.unused("cloth.mesh.radius", &m.radius, ctx)?;
+                self.unused("cloth.mesh.resolution", &m.resolution, ctx)?;
+                let rel = m.path.ok_or_else(|| {
+                    self.invalid("cloth.mesh.path", "is required for kind = \"obj\"")
+                })?;
+                MeshSpec::Obj {
+                    path: self.existing_file("cloth.mesh.path", &rel)?,
+                    uv_scale: self.positive("cloth.mesh.uv_scale", m.uv_scale.unwrap_or(1.0))?,
+                }
+            }
+        };
+        match spec.vertex_count() {
+            Some(n) if n <= MAX_MESH_VERTICES => Ok(spec),
+            None if matches!(spec, MeshSpec::Obj { .. }) => Ok(spec),
+            n => Err(self.invalid(
+                k,
+                format!(
+                    "has {} vertices, more than the limit {MAX_MESH_VERTICES}",
+                    n.map_or("too many".to_owned(), |n| n.to_string())
+                ),
+            )),
+        }
+    }
+
+    fn material(&self, m: Option<RawMaterial>) -> Result<Material, SceneError> {
+        let k = "cloth.material";
+        let lookup = |key: &str, name: &str| {
+            Material::preset(name).ok_or_else(|| {
+                self.invalid(
+                    key,
+                    format!(
+                        "unknown material preset `{name}`, expected one of: {}",
+                        PRESET_NAMES.join(", ")
+                    ),
+                )
+            })
+        };
+        let t = match m {
+            None => return lookup(k, "cotton"),
+            Some(RawMaterial::Preset(name)) => return lookup(k, &name),
+            Some(RawMaterial::Table(t)) => t,
+        };
+        let base = match &t.preset {
+            Some(name) => Some(lookup("cloth.material.preset", name)?),
+            None => None,
+        };
+        let pick = |name: &str, v: Option<f64>, from: Option<f64>| -> Result<f64, SceneError> {
+            let key = format!("{k}.{name}");
+            v.or(from).ok_or_else(|| {
+                self.invalid(&key, "is required when the material table has no `preset`")
+            })
+        };
+        let b = base.as_ref();
+        let density = pick("density", t.density, b.map(|m| m.density))?;
+        let stretch = match (t.stretch, b) {
+            (Some(PairOrScalar(s)), _) => s,
+            (None, Some(m)) => m.stretch,
+            (None, None) => {
+                return Err(self.invalid(
+                    "cloth.material.stretch",
+                    "is required when the material table has no `preset`",
+                ));
+            }
+        };
+        let spec = Material {
+            density: self.positive("cloth.material.density", density)?,
+            stretch: [
+                self.positive("cloth.material.stretch", stretch[0])?,
+                self.positive("cloth.material.stretch", stretch[1])?,
+            ],
+            shear: self.non_negative(
+                "cloth.material.shear",
+                pick("shear", t.shear, b.map(|m| m.shear))?,
+            )?,
+            bend: self.non_negative(
+                "cloth.material.bend",
+                pick("bend", t.bend, b.map(|m| m.bend))?,
+            )?,
+            ..self.material_details(&t, b)?
+        };
+        Ok(spec)
+    }
+
+    /// The damping and anisotropy keys of a material table (defaults from the preset `b`, if
+    /// any, else the workspace defaults). Density, stretch, shear and bend are set by the
+    /// caller.
+    fn material_details(
+        &self,
+        t: &RawMaterialTable,
+        b: Option<&Material>,
+    ) -> Result<Material, SceneError> {
+        let d = b.copied().unwrap_or_default();
+        let k = |name: &str| format!("cloth.material.{name}");
+        let targets = t.stretch_targets.unwrap_or(d.stretch_targets);
+        let bend_uv = t.bend_uv.unwrap_or(d.bend_uv);
+        Ok(Material {
+            stretch_damping: self.non_negative(
+                &k("stretch_damping"),
+                t.stretch_damping.unwrap_or(d.stretch_damping),
+            )?,
+            shear_damping: self.non_negative(
+                &k("shear_damping"),
+                t.shear_damping.unwrap_or(d.shear_damping),
+            )?,
+            bend_damping: self
+                .non_negative(&k("bend_damping"), t.bend_damping.unwrap_or(d.bend_damping))?,
+            stretch_targets: [
+                self.positive(&k("stretch_targets[0]"), targets[0])?,
+                self.positive(&k("stretch_targets[1]"), targets[1])?,
+            ],
+            bend_uv: [
+                self.non_negative(&k("bend_uv[0]"), bend_uv[0])?,
+                self.non_negative(&k("bend_uv[1]"), bend_uv[1])?,
+            ],
+            ..d
+        })
+    }
+
+    fn cloth(&self, c: RawCloth) -> Result<ClothSettings, SceneError> {
+        let mut material = self.material(c.material)?;
+        // `[cloth]` may also carry the anisotropy keys; they override the material's.
+        if let Some(s) = c.stretch_targets {
+            material.stretch_targets = [
+                self.positive("cloth.stretch_targets[0]", s[0])?,
+                self.positive("cloth.stretch_targets[1]", s[1])?,
+            ];
+        }
+        if let Some(s) = c.bend_uv {
+            material.bend_uv = [
+                self.non_negative("cloth.bend_uv[0]", s[0])?,
+                self.non_negative("cloth.bend_uv[1]", s[1])?,
+            ];
+        }
+        Ok(ClothSettings {
+            mesh: self.mesh(c.mesh)?,
+            position: self.opt_vec3("cloth.position", c.position)?,
+            rotation: self.opt_vec3("cloth.rotation", c.rotation)?,
+            material,
+            thickness: self.non_negative("cloth.thickness", c.thickness.unwrap_or(0.005))?,
+            drag: self.non_negative("cloth.drag", c.drag.unwrap_or(0.0))?,
+            wind: self.opt_vec3("cloth.wind", c.wind)?,
+            self_collision: c.self_collision.unwrap_or(false),
+        })
+    }
+
+    fn keyframes(
+        &self,
+        key: &str,
+        keys: Option<Vec<Keyframe>>,
+    ) -> Result<Vec<Keyframe>, SceneError> {
+        let mut out: Vec<Keyframe> = Vec::new();
+        for (i, k) in keys.unwrap_or_default().into_iter().enumerate() {
+            let p = format!("{key}[{i}]");
+            let t = self.non_negative(&format!("{p}.t"), k.t)?;
+            if let Some(prev) = out.last()
+                && t <= prev.t
+            {
+                return Err(self.invalid(
+                    &format!("{p}.t"),
+                    format!(
+                        "keyframe times must increase strictly, got {t} after {}",
+                        prev.t
+                    ),
+                ));
+            }
+            out.push(Keyframe {
+                t,
+                translation: self.vec3(&format!("{p}.translation"), k.translation.into())?,
+                rotation: self.vec3(&format!("{p}.rotation"), k.rotation.into())?,
+            });
+        }
+        Ok(out)
+    }
+
+    fn pin(&self, k: &str, p: RawPin, count: Option<usize>) -> Result<PinSettings, SceneError> {
+        let vertices = p.vertices.unwrap_or_default();
+        if let Some(n) = count
+            && let Some((i, v)) = vertices.iter().enumerate().find(|(_, v)| **v >= n)
+        {
+            return Err(self.invalid(
+                &format!("{k}.vertices[{i}]"),
+                format!("vertex {v} does not exist (the mesh has {n} vertices)"),
+            ));
+        }
+        let region = match p.region {
+            Some(r) => {
+                let min = self.vec3(&format!("{k}.region.min"), r.min)?;
+                let max = self.vec3(&format!("{k}.region.max"), r.max)?;
+                if let Some(axis) = (0..3).find(|&a| min[a] > max[a]) {
+                    return Err(self.invalid(
+                        &format!("{k}.region"),
+                        format!(
+                            "min[{axis}] = {} is greater than max[{axis}] = {}",
+                            min[axis], max[axis]
+                        ),
+                    ));
+                }
+                Some(Region { min, max })
+            }
+            None => None,
+        };
+        if vertices.is_empty() && region.is_none() {
+            return Err(self.invalid(k, "a pin needs a non-empty `vertices` list or a `region`"));
+        }
+        Ok(PinSettings {
+            name: p.name,
+            vertices,
+            region,
+            keyframes: self.keyframes(&format!("{k}.keyframes"), p.keyframes)?,
+        })
+    }
+
+    fn collider(
+        &self,
+        k: &str,
+        c: RawCollider,
+        run: &RunSettings,
+    ) -> Result<ColliderSettings, SceneError> {
+        let key = |name: &str| format!("{k}.{name}");
+        self.collider_unused_keys(k, &c)?;
+        let shape = self.collider_shape(k, &c, run)?;
+        let keyframes = self.keyframes(&key("keyframes"), c.keyframes)?;
+        let velocity = self.opt_vec3(&key("velocity"), c.velocity)?;
+        let angular_velocity = self.opt_vec3(&key("angular_velocity"), c.angular_velocity)?;
+        if !keyframes.is_empty()
+            && (velocity != Vector3::zeros() || angular_velocity != Vector3::zeros())
+        {
+            let which = if velocity != Vector3::zeros() {
+                "velocity"
+            } else {
+                "angular_velocity"
+            };
+            return Err(self.invalid(
+                &key(which),
+                "cannot be combined with `keyframes`; use one kind of motion",
+            ));
+        }
+        Ok(ColliderSettings {
+            name: c.name,
+            shape,
+            position: self.opt_vec3(&key("position"), c.position)?,
+            rotation: self.opt_vec3(&key("rotation"), c.rotation)?,
+            friction: self.non_negative(&key("friction"), c.friction.unwrap_or(0.4))?,
+            thickness: self.non_negative(&key("thickness"), c.thickness.unwrap_or(0.005))?,
+            keyframes,
+            velocity,
+            angular_velocity,
+        })
+    }
+
+    /// Keys of other shapes are mistakes: refuse them, naming the shape.
+    fn collider_unused_keys(&self, k: &str, c: &RawCollider) -> Result<(), SceneError> {
+        let key = |name: &str| format!("{k}.{name}");
+        let shape_name = match c.shape {
+            ShapeKind::Sphere => "sphere",
+            ShapeKind::Cylinder => "cylinder",
+            ShapeKind::Capsule => "capsule",
+            ShapeKind::Box => "box",
+            ShapeKind::Plane => "plane",
+            ShapeKind::Obj => "obj",
+        };
+        let ctx = format!("shape = \"{shape_name}\"");
+        let uses_radius = matches!(
+            c.shape,
+            ShapeKind::Sphere | ShapeKind::Cylinder | ShapeKind::Capsule
+        );
+        let uses_length = matches!(c.shape, ShapeKind::Cylinder | ShapeKind::Capsule);
+        if !uses_radius {
+            self.unused(&key("radius"), &c.radius, &ctx)?;
+        }
+        if !uses_length {
+            self.unused(&key("length"), &c.length, &ctx)?;
+        }
+        if c.shape != ShapeKind::Box {
+            self.unused(&key("size"), &c.size, &ctx)?;
+        }
+        if c.shape != ShapeKind::Obj {
+            self.unused(&key("path"), &c.path, &ctx)?;
+            self.unused(&key("frames"), &c.frames, &ctx)?;
+            self.unused(&key("frame_start"), &c.frame_start, &ctx)?;
+        }
+        Ok(())
+    }
+
+    /// The shape of a collider and its dimensions (files resolved and checked).
+    fn collider_shape(
+        &self,
+        k: &str,
+        c: &RawCollider,
+        run: &RunSettings,
+    ) -> Result<ColliderShape, SceneError> {
+        let key = |name: &str| format!("{k}.{name}");
+        let need = |name: &str, v: Option<f64>| -> Result<f64, SceneError> {
+            v.ok_or_else(|| self.invalid(&key(name), "is required for this shape"))
+        };
+        Ok(match c.shape {
+            ShapeKind::Sphere => ColliderShape::Sphere {
+                radius: self.positive(&key("radius"), need("radius", c.radius)?)?,
+            },
+            ShapeKind::Cylinder => ColliderShape::Cylinder {
+                radius: self.positive(&key("radius"), need("radius", c.radius)?)?,
+                length: self.positive(&key("length"), need("length", c.length)?)?,
+            },
+            ShapeKind::Capsule => ColliderShape::Capsule {
+                radius: self.positive(&key("radius"), need("radius", c.radius)?)?,
+                length: self.non_negative(&key("length"), need("length", c.length)?)?,
+            },
+            ShapeKind::Box => {
+                let size = c
+                    .size
+                    .ok_or_else(|| self.invalid(&key("size"), "is required for shape = \"box\""))?;
+                for (i, s) in size.iter().enumerate() {
+                    self.positive(&format!("{k}.size[{i}]"), *s)?;
+                }
+                ColliderShape::Box {
+                    size: Vector3::from(size),
+                }
+            }
+            ShapeKind::Plane => ColliderShape::Plane,
+            ShapeKind::Obj => {
+                let rel = c
+                    .path
+                    .as_deref()
+                    .ok_or_else(|| self.invalid(&key("path"), "is required for shape = \"obj\""))?;
+                let path = self.existing_file(&key("path"), rel)?;
+                let frame_start = c.frame_start.unwrap_or(0);
+                let frames = match &c.frames {
+                    None => None,
+                    Some(pattern) => {
+                        Some(self.frames(&key("frames"), pattern, frame_start, run)?)
+                    }
+                };
+                ColliderShape::Obj {
+                    path,
+                    frames,
+                    frame_start,
+                }
+            }
+        })
+    }
+
+    /// Validates an OBJ frame pattern, checks that every frame file exists, and returns the
+    /// pattern resolved against the base directory.
+    fn frames(
+        &self,
+        key: &str,
+        pattern: &str,
+        frame_start: usize,
+        run: &RunSettings,
+    ) -> Result<String, SceneError> {
+        FramePattern::parse(pattern).map_err(|m| self.invalid(key, m))?;
+        let joined = self.base_dir.join(pattern);
+        let resolved = joined
+            .to_str()
+            .ok_or_else(|| self.invalid(key, "the scene directory is not valid UTF-8"))?
+            .to_owned();
+        let p = FramePattern::parse(&resolved)
+            .map_err(|m| self.invalid(key, format!("the scene directory contains braces: {m}")))?;
+        for k in 0..=run.frames {
+            let number = frame_start
+                .checked_add(k)
+                .ok_or_else(|| self.invalid(key, "frame numbers overflow"))?;
+            let path = PathBuf::from(OsString::from(p.format(number)));
+            if !path.is_file() {
+                let (line, column) = self.location_of(key);
+                return Err(SceneError::MissingFile {
+                    key: key.to_owned(),
+                    path,
+                    line,
+                    column,
+                });
+            }
+        }
+        Ok(resolved)
+    }
+
+    /// `h_max` (at most one frame) and `h_min` (at most `h_max`), s.
+    fn step_bounds(
+        &self,
+        s: &RawSolver,
+        d: &SolverSettings,
+        frame: f64,
+    ) -> Result<(f64, f64), SceneError> {
+        let h_max = self.positive("solver.h_max", s.h_max.unwrap_or(d.h_max))?;
+        if h_max > frame * (1.0 + 1e-12) {
+            return Err(self.invalid(
+                "solver.h_max",
+                format!("must not exceed the frame time 1/fps = {frame} s, got {h_max}"),
+            ));
+        }
+        let h_min = self.positive("solver.h_min", s.h_min.unwrap_or(d.h_min))?;
+        if h_min > h_max {
+            return Err(self.invalid(
+                "solver.h_min",
+                format!("must not exceed h_max = {h_max} s, got {h_min}"),
+            ));
+        }
+        Ok((h_max, h_min))
+    }
+
+    /// `solver.strain_limit`: `[min, max]` with `0 < min <= 1 <= max`.
+    fn strain_limit(
+        &self,
+        given: Option<[f64; 2]>,
+        default: Option<[f64; 2]>,
+    ) -> Result<Option<[f64; 2]>, SceneError> {
+        let Some([lo, hi]) = given else {
+            return Ok(default);
+        };
+        let k = "solver.strain_limit";
+        self.finite(k, lo)?;
+        self.finite(k, hi)?;
+        if !(lo > 0.0 && lo <= 1.0 && hi >= 1.0) {
+            return Err(self.invalid(
+                k,
+                format!("must be [min, max] with 0 < min <= 1 <= max, got [{lo}, {hi}]"),
+            ));
+        }
+        Ok(Some([lo, hi]))
+    }
+
+    fn solver(&self, s: RawSolver, run: &RunSettings) -> Result<SolverSettings, SceneError> {
+        let integrator = s.integrator.unwrap_or(IntegratorKind::Implicit);
+        let d = SolverSettings::defaults(integrator, run.fps);
+        let frame = run.frame_time();
+        let (h_max, h_min) = self.step_bounds(&s, &d, frame)?;
+        let cg_tolerance = self.positive(
+            "solver.cg_tolerance",
+            s.cg_tolerance.unwrap_or(d.cg_tolerance),
+        )?;
+        if cg_tolerance >= 1.0 {
+            return Err(self.invalid(
+                "solver.cg_tolerance",
+                format!("must be < 1 (a relative residual), got {cg_tolerance}"),
+            ));
+        }
+        let strain_limit = self.strain_limit(s.strain_limit, d.strain_limit)?;
+        let verlet_h = self.positive("solver.verlet_h", s.verlet_h.unwrap_or(d.verlet_h))?;
+        if verlet_h > frame * (1.0 + 1e-12) {
+            return Err(self.invalid(
+                "solver.verlet_h",
+                format!("must not exceed the frame time 1/fps = {frame} s, got {verlet_h}"),
+            ));
+        }
+        let verlet_damping = self.non_negative(
+            "solver.verlet_damping",
+            s.verlet_damping.unwrap_or(d.verlet_damping),
+        )?;
+        if verlet_damping * verlet_h >= 1.0 {
+            return Err(self.invalid(
+                "solver.verlet_damping",
+                format!("times the Verlet step {verlet_h} s must be < 1, got {verlet_damping} 1/s"),
+            ));
+        }
+        Ok(SolverSettings {
+            integrator,
+            h_max,
+            h_min,
+            cg_tolerance,
+            cg_max_iterations: self.count(
+                "solver.cg_max_iterations",
+                s.cg_max_iterations.unwrap_or(d.cg_max_iterations),
+                1,
+            )?,
+            preconditioner: s.preconditioner.unwrap_or(d.preconditioner),
+            definiteness: s.definiteness.unwrap_or(d.definiteness),
+            stretch_threshold: self.positive(
+                "solver.stretch_threshold",
+                s.stretch_threshold.unwrap_or(d.stretch_threshold),
+            )?,
+            strain_limit,
+            strain_iterations: self.count(
+                "solver.strain_iterations",
+                s.strain_iterations.unwrap_or(d.strain_iterations),
+                1,
+            )?,
+            grow_after: self.count("solver.grow_after", s.grow_after.unwrap_or(d.grow_after), 1)?,
+            verlet_h,
+            spring_stiffness: self.positive(
+                "solver.spring_stiffness",
+                s.spring_stiffness.unwrap_or(d.spring_stiffness),
+            )?,
+            bend_spring_stiffness: self.non_negative(
+                "solver.bend_spring_stiffness",
+                s.bend_spring_stiffness.unwrap_or(d.bend_spring_stiffness),
+            )?,
+            verlet_damping,
+        })
+    }
+}

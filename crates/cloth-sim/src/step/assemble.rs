@@ -1,0 +1,193 @@
+//! Stage 3, assemble: every force term of the step's start state reaches the linear system
+//! through this one path (Knowls 2 and 6):
+//!
+//! `A = M - h df/dv - h^2 df/dx`, `b = h (f0 + h df/dx v0 + df/dx y)`,
+//!
+//! where f, df/dx and df/dv sum the cloth's internal and external forces (`cloth-forces`,
+//! evaluated once per start state and kept for retries), the cloth-cloth penalty springs (with
+//! their Jacobians, evaluated once per start state) and the kinetic friction of sliding
+//! contacts (a force without Jacobian, per attempt).
+
+use super::constrain::Constraints;
+use crate::stats::{Stopwatch, Timings};
+use crate::system::ClothSystem;
+use crate::{SimError, State, World};
+use cloth_forces::Evaluation;
+use cloth_mesh::{Par, Vec3};
+use cloth_solver::{AssemblyPlan, BlockMatrix, SolverError};
+use nalgebra::Matrix3;
+use rayon::prelude::*;
+
+/// Force terms with Jacobian blocks outside the cloth's fixed element pattern: `forces` per
+/// vertex (N) and `blocks` `(i, j, df/dx, df/dv)` with `i <= j`, which may couple vertices the
+/// mesh does not (contact pairs).
+#[derive(Default)]
+pub(crate) struct ExtraTerms {
+    pub forces: Vec<Vec3>,
+    pub blocks: Vec<(usize, usize, Matrix3<f64>, Matrix3<f64>)>,
+}
+
+/// The linear system of a step and the force terms it is made of.
+pub(crate) struct Assembly {
+    /// Internal and external forces of the cloth and their Jacobians, in the model's entry
+    /// order (fixed pattern).
+    eval: Evaluation,
+    /// Cloth-cloth penalty springs.
+    extra: ExtraTerms,
+    /// Whether `eval` and `extra` belong to the current start state.
+    evaluated: bool,
+    /// Off-diagonal vertex pairs of the matrix pattern (mesh pairs plus contact pairs seen).
+    pairs: Vec<(usize, usize)>,
+    pub matrix: BlockMatrix,
+    /// Whether the pattern changed since the solver last saw it.
+    pub pattern_changed: bool,
+    plan: AssemblyPlan,
+    blocks: Vec<Matrix3<f64>>,
+    diagonal: Vec<Matrix3<f64>>,
+    w: Vec<Vec3>,
+    kw: Vec<Vec3>,
+    pub b: Vec<Vec3>,
+}
+
+impl Assembly {
+    /// Builds the pattern from the mesh's vertex pairs and a first evaluation's entries.
+    pub fn new(sys: &ClothSystem, par: Par) -> Result<Self, SolverError> {
+        let n = sys.num_vertices();
+        let mut eval = Evaluation::default();
+        sys.model
+            .evaluate(&sys.x0, &vec![Vec3::zeros(); n], &mut eval, par);
+        let pairs = sys.mesh.vertex_pairs().to_vec();
+        let matrix = BlockMatrix::new(n, &pairs)?;
+        let plan = matrix.plan(eval.entries())?;
+        Ok(Self {
+            pairs,
+            blocks: vec![Matrix3::zeros(); eval.entries().len()],
+            eval,
+            extra: ExtraTerms::default(),
+            evaluated: false,
+            matrix,
+            pattern_changed: true,
+            plan,
+            diagonal: vec![Matrix3::zeros(); n],
+            w: vec![Vec3::zeros(); n],
+            kw: vec![Vec3::zeros(); n],
+            b: vec![Vec3::zeros(); n],
+        })
+    }
+
+    /// Forgets the evaluation: the next [`Assembly::run`] evaluates the forces again.
+    pub fn invalidate(&mut self) {
+        self.evaluated = false;
+    }
+
+    /// Whether the next run evaluates forces (the start state is new).
+    pub fn needs_eval(&self) -> bool {
+        !self.evaluated
+    }
+
+    /// Evaluates the force terms at the start state when it is new, then assembles A and b for
+    /// step size `h` with the attempt's constraints (alterations y and friction).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        &mut self,
+        world: &World,
+        state: &State,
+        cons: &Constraints,
+        h: f64,
+        par: Par,
+        timings: &mut Timings,
+        sw: &mut Stopwatch,
+    ) -> Result<(), SimError> {
+        if !self.evaluated {
+            let sys = &world.cloth;
+            sys.model.evaluate(&state.x, &state.v, &mut self.eval, par);
+            sys.external
+                .accumulate(&sys.model, &state.x, &state.v, &mut self.eval);
+            timings.eval += sw.lap();
+            self.extra.blocks.clear();
+            self.extra.forces.clear();
+            self.extra.forces.resize(state.len(), Vec3::zeros());
+            if let Some(sc) = &world.self_collision {
+                sc.penalty(
+                    &state.x,
+                    &state.v,
+                    &mut self.extra.forces,
+                    &mut self.extra.blocks,
+                );
+                timings.cloth_cloth += sw.lap();
+            }
+            self.evaluated = true;
+        }
+        self.system(&state.v, &cons.y, &cons.friction, h, &world.cloth.masses)?;
+        timings.eval += sw.lap();
+        Ok(())
+    }
+
+    /// `A = M - h df/dv - h^2 df/dx` and `b = h (f0 + friction) + h df/dx (h v0 + y)` from the
+    /// evaluated terms.
+    fn system(
+        &mut self,
+        v0: &[Vec3],
+        y: &[Vec3],
+        friction: &[Vec3],
+        h: f64,
+        masses: &[f64],
+    ) -> Result<(), SolverError> {
+        for (d, &m) in self.diagonal.iter_mut().zip(masses) {
+            *d = Matrix3::from_diagonal_element(m);
+        }
+        let (dfdx, dfdv) = (self.eval.dfdx(), self.eval.dfdv());
+        let h2 = h * h;
+        self.blocks
+            .par_iter_mut()
+            .zip(dfdx.par_iter().zip(dfdv.par_iter()))
+            .for_each(|(blk, (kx, kv))| *blk = -(kv * h) - kx * h2);
+        if (self.extra.blocks.iter()).any(|e| self.matrix.block(e.0, e.1).is_none()) {
+            self.grow_pattern()?;
+        }
+        let extra = &self.extra.blocks;
+        self.matrix
+            .assemble(&self.plan, &self.blocks, Some(&self.diagonal));
+        for (i, j, kx, kv) in extra {
+            self.matrix.add_block(*i, *j, &(-(kv * h) - kx * h2))?;
+        }
+        // b = h (f0 + extra) + h df/dx (h v0 + y)
+        self.w
+            .par_iter_mut()
+            .zip(v0.par_iter().zip(y.par_iter()))
+            .for_each(|(w, (v, y))| *w = v * h + y);
+        self.eval.mul_dfdx(&self.w, &mut self.kw);
+        for (i, j, kx, _) in extra {
+            self.kw[*i] += kx * self.w[*j];
+            if i != j {
+                self.kw[*j] += kx.transpose() * self.w[*i];
+            }
+        }
+        let ef = &self.extra.forces;
+        self.b
+            .par_iter_mut()
+            .zip(self.eval.forces.par_iter().zip(self.kw.par_iter()))
+            .zip(ef.par_iter().zip(friction.par_iter()))
+            .for_each(|((b, (f, kw)), (fe, ff))| *b = (f + (fe + ff) + kw) * h);
+        Ok(())
+    }
+
+    /// Adds the off-diagonal pairs of the extra terms to the matrix pattern and rebuilds the
+    /// plan; the pattern stays grown.
+    fn grow_pattern(&mut self) -> Result<(), SolverError> {
+        let matrix = &self.matrix;
+        self.pairs.extend(
+            self.extra
+                .blocks
+                .iter()
+                .filter(|e| e.0 != e.1 && matrix.block(e.0, e.1).is_none())
+                .map(|e| (e.0.min(e.1), e.0.max(e.1))),
+        );
+        self.pairs.sort_unstable();
+        self.pairs.dedup();
+        self.matrix = BlockMatrix::new(self.matrix.n(), &self.pairs)?;
+        self.plan = self.matrix.plan(self.eval.entries())?;
+        self.pattern_changed = true;
+        Ok(())
+    }
+}

@@ -1,0 +1,125 @@
+//! Stage 1, detect: every proximity query of a step runs here. Cloth-solid contacts of the
+//! start state against the colliders placed at the step's end, solid features against cloth
+//! triangles, cloth-cloth proximities, and the check of a candidate end state for vertices
+//! pulled into solids (asked for by the accept stage).
+
+use crate::State;
+use crate::World;
+use crate::stats::{Stopwatch, Timings};
+use cloth_collide::{Contact, FeatureContact, Motion};
+use nalgebra::{Isometry3, Point3};
+
+/// What the queries found for the step being attempted.
+#[derive(Default)]
+pub(crate) struct Detection {
+    /// Vertices within thickness + margin of a solid, sorted by vertex.
+    pub contacts: Vec<Contact>,
+    /// Solid features near cloth triangles.
+    pub features: Vec<FeatureContact>,
+    /// Vertices of a candidate state deep inside a solid's thickness layer.
+    pub deep: Vec<usize>,
+    /// Per collider: the rigid map from a surface point at t + h back to where that material
+    /// point was at t (`None` for deforming meshes).
+    back: Vec<Option<Isometry3<f64>>>,
+    scratch: Vec<Contact>,
+}
+
+impl Detection {
+    /// Cloth-solid queries for a step from `state.t` to `state.t + h`: colliders are placed at
+    /// t + h, vertices of the start state within thickness plus a margin are reported with
+    /// step-averaged surface velocities, and sharp features near cloth triangles.
+    pub fn solids(
+        &mut self,
+        world: &mut World,
+        state: &State,
+        h: f64,
+        timings: &mut Timings,
+        sw: &mut Stopwatch,
+    ) {
+        self.contacts.clear();
+        self.features.clear();
+        let settings = world.contact;
+        let triangles = world.cloth.mesh.triangles();
+        let Some(set) = world.colliders.as_mut() else {
+            return;
+        };
+        let t = state.t;
+        set.update(t + h);
+        // Search far enough that no vertex can cross the whole range within the step: the
+        // margin grows with the fastest vertex's travel (twice, for what the step adds).
+        let vmax = state.v.iter().map(|v| v.norm()).fold(0.0, f64::max);
+        let margin = settings.margin.max(2.0 * h * vmax);
+        set.vertex_contacts(
+            &state.x,
+            settings.cloth_thickness,
+            margin,
+            &mut self.contacts,
+        );
+        // Surface velocity averaged over the step for rigid motion: the material point that is
+        // at `surface_point` at t + h was at `pose(t) pose(t + h)^-1 surface_point` at t. A
+        // static contact then lands exactly where the surface goes, also across keyframes.
+        self.back.clear();
+        for (k, c) in set.colliders().iter().enumerate() {
+            let deforming = matches!(
+                c.motion,
+                Motion::MeshSequence { .. } | Motion::Composite { .. }
+            );
+            let back = match set.pose(k) {
+                Some(now) if !deforming => Some(c.pose(t) * now.inverse()),
+                _ => None,
+            };
+            self.back.push(back);
+        }
+        for c in &mut self.contacts {
+            if let Some(b) = &self.back[c.collider] {
+                let p0 = b * Point3::from(c.surface_point);
+                c.surface_velocity = (c.surface_point - p0.coords) / h;
+            }
+        }
+        if set.feature_count() > 0 {
+            set.feature_contacts(
+                triangles,
+                &state.x,
+                settings.cloth_thickness,
+                settings.margin,
+                &mut self.features,
+            );
+        }
+        timings.cloth_solid += sw.lap();
+    }
+
+    /// Cloth-cloth proximities at the start state, when the start state is new (`fresh`); they
+    /// are kept for retries of the same step.
+    pub fn cloth(
+        &mut self,
+        world: &mut World,
+        state: &State,
+        fresh: bool,
+        timings: &mut Timings,
+        sw: &mut Stopwatch,
+    ) {
+        if let (true, Some(sc)) = (fresh, world.self_collision.as_mut()) {
+            sc.detect(&state.x);
+            timings.cloth_cloth += sw.lap();
+        }
+    }
+
+    /// Vertices of the candidate end state `x1` (colliders already at t + h) that are deep
+    /// inside a solid's thickness layer (less than half the thickness from the surface), into
+    /// [`Detection::deep`].
+    pub fn penetrations(&mut self, world: &World, x1: &[cloth_mesh::Vec3]) {
+        self.deep.clear();
+        let Some(set) = world.colliders() else {
+            return;
+        };
+        let cloth_thickness = world.contact.cloth_thickness;
+        set.vertex_contacts(x1, cloth_thickness, 0.0, &mut self.scratch);
+        let surfaces = world.surfaces();
+        for c in self.scratch.drain(..) {
+            let thick = cloth_thickness + surfaces[c.collider].thickness;
+            if c.distance < thick * 0.5 {
+                self.deep.push(c.vertex);
+            }
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! Stage 4, solve: `A dv = b` with the constrained components of dv equal to z, by the modified
+//! PCG (Knowl 1) or the direct reference solve, then the constraint forces `e = A dv - b`
+//! (Knowl 8).
+
+use super::LinearSolver;
+use super::assemble::Assembly;
+use super::constrain::Constraints;
+use crate::{Reject, SimError};
+use cloth_mesh::{Par, Vec3};
+use cloth_solver::{DirectSolver, PcgInfo, PcgWorkspace, SolverError};
+
+/// The solution of a step's linear system and the solvers' reusable scratch.
+pub(crate) struct Solution {
+    /// Velocity change (m/s).
+    pub dv: Vec<Vec3>,
+    /// Constraint impulses `A dv - b` (N*s); divide by h for forces.
+    pub e: Vec<Vec3>,
+    pcg: PcgWorkspace,
+    /// Ordering and symbolic factorisation for the direct solver, made on first use and kept
+    /// while the pattern stays the same.
+    direct: Option<DirectSolver>,
+}
+
+impl Solution {
+    pub fn new(n: usize) -> Self {
+        Self {
+            dv: vec![Vec3::zeros(); n],
+            e: vec![Vec3::zeros(); n],
+            pcg: PcgWorkspace::default(),
+            direct: None,
+        }
+    }
+
+    /// Solves the assembled system. `Ok(Err(reject))` when the attempt should be retried with a
+    /// smaller step (loss of definiteness, failed factorisation); `Err` for failures no step
+    /// size fixes.
+    pub fn run(
+        &mut self,
+        solver: &LinearSolver,
+        asm: &mut Assembly,
+        cons: &Constraints,
+        par: Par,
+    ) -> Result<Result<PcgInfo, Reject>, SimError> {
+        if asm.pattern_changed {
+            self.direct = None;
+            asm.pattern_changed = false;
+        }
+        let solved = match solver {
+            LinearSolver::Mpcg(params) => cloth_solver::solve_mpcg(
+                &mut self.dv,
+                &asm.matrix,
+                &asm.b,
+                &cons.z,
+                &cons.kind,
+                params,
+                par,
+                &mut self.pcg,
+            ),
+            LinearSolver::Direct => self.direct(asm, cons),
+        };
+        match solved {
+            Ok(info) => {
+                cloth_solver::constraint_forces(&asm.matrix, &self.dv, &asm.b, &mut self.e);
+                Ok(Ok(info))
+            }
+            Err(SolverError::NotPositiveDefinite { iteration, .. }) => {
+                Ok(Err(Reject::NotPositiveDefinite { iteration }))
+            }
+            Err(SolverError::Factorization { detail }) => Ok(Err(Reject::Factorization { detail })),
+            Err(other) => Err(other.into()),
+        }
+    }
+
+    fn direct(&mut self, asm: &Assembly, cons: &Constraints) -> Result<PcgInfo, SolverError> {
+        let direct = match &mut self.direct {
+            Some(d) => d,
+            None => self.direct.insert(DirectSolver::new(&asm.matrix)?),
+        };
+        direct.solve(&mut self.dv, &asm.matrix, &asm.b, &cons.z, &cons.kind)?;
+        Ok(PcgInfo {
+            iterations: 0,
+            relative_residual: 0.0,
+            converged: true,
+        })
+    }
+}

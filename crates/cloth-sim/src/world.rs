@@ -1,0 +1,157 @@
+//! What is simulated besides the state: the cloth, what holds it and what it touches.
+
+use crate::SimError;
+use crate::contact::{ContactSettings, Surface};
+use crate::pins::PinGroup;
+use crate::system::ClothSystem;
+use cloth_collide::{ColliderSet, SelfCollision};
+use cloth_solver::Constraint;
+
+/// A constraint on one vertex along one or two directions, holding its velocity component(s)
+/// along those directions at zero (a frictionless rail or slot).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DirectionalConstraint {
+    /// Constrained vertex.
+    pub vertex: usize,
+    /// The constraint (Plane: no motion along p; Line: no motion along p and q).
+    pub constraint: Constraint,
+}
+
+/// The cloth and its surroundings: everything a step reads besides the [`crate::State`].
+///
+/// Colliders keep a cache of their pose at the time last asked for, which is why steps take
+/// the world mutably; nothing else in it changes while simulating.
+pub struct World {
+    /// The cloth: mesh, force model, masses, initial positions, external forces.
+    pub cloth: ClothSystem,
+    pub(crate) pins: Vec<PinGroup>,
+    /// Directional constraints (rails and slots).
+    pub directional: Vec<DirectionalConstraint>,
+    pub(crate) colliders: Option<ColliderSet>,
+    /// Cloth-cloth contact by penalty springs (none: off).
+    pub self_collision: Option<SelfCollision>,
+    /// Whether every frame's statistics count intersecting pairs of non-adjacent triangles.
+    pub count_intersections: bool,
+    /// Contact parameters.
+    pub contact: ContactSettings,
+    /// Per vertex: pinned by some group.
+    pinned: Vec<bool>,
+    /// Per collider: friction and thickness.
+    surfaces: Vec<Surface>,
+}
+
+impl World {
+    /// A world of `cloth` held by `pins`, with no colliders and no self-collision.
+    pub fn new(cloth: ClothSystem, pins: Vec<PinGroup>) -> Result<Self, SimError> {
+        let n = cloth.num_vertices();
+        for (g, pin) in pins.iter().enumerate() {
+            if let Some(&bad) = pin.vertices.iter().find(|&&i| i >= n) {
+                return Err(SimError::Invalid {
+                    key: format!("pin[{g}].vertices"),
+                    message: format!("vertex {bad} is out of range (the cloth has {n} vertices)"),
+                });
+            }
+        }
+        let mut w = World {
+            cloth,
+            pins,
+            directional: Vec::new(),
+            colliders: None,
+            self_collision: None,
+            count_intersections: false,
+            contact: ContactSettings::default(),
+            pinned: Vec::new(),
+            surfaces: Vec::new(),
+        };
+        w.refresh();
+        Ok(w)
+    }
+
+    /// Enables cloth-solid contact with `colliders` and these contact settings.
+    pub fn with_colliders(mut self, colliders: ColliderSet, contact: ContactSettings) -> Self {
+        self.colliders = Some(colliders);
+        self.contact = contact;
+        self.refresh();
+        self
+    }
+
+    /// Enables cloth-cloth contact by penalty springs (Baraff & Witkin 1998, Section 6). When
+    /// `count_intersections` is set, every frame's statistics count intersecting pairs of
+    /// non-adjacent triangles.
+    pub fn with_self_collision(mut self, sc: SelfCollision, count_intersections: bool) -> Self {
+        self.self_collision = Some(sc);
+        self.count_intersections = count_intersections;
+        self
+    }
+
+    /// Adds a directional constraint (ndof 2 or 1) that holds the vertex's velocity along the
+    /// constrained directions at zero.
+    pub fn add_directional_constraint(&mut self, c: DirectionalConstraint) -> Result<(), SimError> {
+        if c.vertex >= self.cloth.num_vertices() {
+            return Err(SimError::Invalid {
+                key: "constraint.vertex".into(),
+                message: format!("vertex {} is out of range", c.vertex),
+            });
+        }
+        self.directional.push(c);
+        Ok(())
+    }
+
+    /// Pinned vertex groups (ndof 0, following their motion).
+    pub fn pins(&self) -> &[PinGroup] {
+        &self.pins
+    }
+
+    /// Solid obstacles, if cloth-solid contact is on.
+    pub fn colliders(&self) -> Option<&ColliderSet> {
+        self.colliders.as_ref()
+    }
+
+    /// Solid obstacles, mutably (their pose cache is updated by the steps).
+    pub fn colliders_mut(&mut self) -> Option<&mut ColliderSet> {
+        self.colliders.as_mut()
+    }
+
+    /// Number of cloth vertices.
+    pub fn num_vertices(&self) -> usize {
+        self.cloth.num_vertices()
+    }
+
+    /// Per vertex: whether a pin group holds it.
+    pub fn pinned(&self) -> &[bool] {
+        &self.pinned
+    }
+
+    pub(crate) fn surfaces(&self) -> &[Surface] {
+        &self.surfaces
+    }
+
+    /// Inverse masses with pinned vertices at 0 (for position projections).
+    pub fn inverse_masses(&self) -> Vec<f64> {
+        self.cloth
+            .masses
+            .iter()
+            .zip(&self.pinned)
+            .map(|(m, &p)| if p { 0.0 } else { 1.0 / m })
+            .collect()
+    }
+
+    /// Recomputes derived per-vertex and per-collider data after pins or colliders change.
+    fn refresh(&mut self) {
+        self.pinned = vec![false; self.cloth.num_vertices()];
+        for pin in &self.pins {
+            for &i in &pin.vertices {
+                self.pinned[i] = true;
+            }
+        }
+        self.surfaces = self
+            .colliders
+            .iter()
+            .flat_map(|set| set.colliders())
+            .map(|c| Surface {
+                friction: c.friction,
+                thickness: c.thickness,
+            })
+            .collect();
+    }
+}

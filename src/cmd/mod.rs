@@ -1,0 +1,5 @@
+//! The subcommands of `cloth`.
+
+pub mod check;
+pub mod render;
+pub mod run;

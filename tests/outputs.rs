@@ -1,0 +1,209 @@
+//! The output directory of `cloth run` is something a frame-cache consumer can trust: every
+//! frame has frame 0's vertex count and order, a rerun leaves only its own files, and a second
+//! run into a directory that is being written is refused.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn cloth_cmd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cloth"))
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cloth-outputs-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn sheet_scene(dir: &Path, n: usize, frames: usize) -> PathBuf {
+    let scene = dir.join(format!("sheet{n}.toml"));
+    std::fs::write(
+        &scene,
+        format!(
+            "[run]\nframes = {frames}\n[cloth]\nmesh = {{ kind = \"grid\", nx = {n}, ny = {n}, width = 0.5, height = 0.5 }}\n[[pin]]\nvertices = [0, {}]\n",
+            n - 1
+        ),
+    )
+    .unwrap();
+    scene
+}
+
+fn run(scene: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    cloth_cmd()
+        .args(["run", scene.to_str().unwrap(), "--quiet", "--out"])
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn frame_files(out: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("frame_"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_rerun_with_fewer_frames_leaves_only_its_own_frames() {
+    let dir = temp_dir("rerun");
+    let out = dir.join("out");
+    let o = run(&sheet_scene(&dir, 6, 6), &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(frame_files(&out).len(), 7);
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let o = run(&sheet_scene(&dir, 6, 2), &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        frame_files(&out),
+        ["frame_0000.obj", "frame_0001.obj", "frame_0002.obj"]
+    );
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["frames"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        std::fs::read_to_string(out.join("notes.txt")).unwrap(),
+        "mine",
+        "files the run did not write are left alone"
+    );
+    assert!(!out.join(".cloth-run.lock").exists(), "lock released");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_second_run_into_a_directory_in_use_is_refused_and_a_stale_lock_is_taken_over() {
+    let dir = temp_dir("lock");
+    let out = dir.join("out");
+    // A run long enough to still be going when the second one starts.
+    let mut first = cloth_cmd()
+        .args([
+            "run",
+            sheet_scene(&dir, 41, 2000).to_str().unwrap(),
+            "--quiet",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = out.join(".cloth-run.lock");
+    let t0 = Instant::now();
+    while !out.join("frame_0001.obj").exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "first run never wrote"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(lock.exists());
+    let second = run(&sheet_scene(&dir, 6, 2), &out, &[]);
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success());
+    assert!(err.contains("in use by another run"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one-line error: {err}");
+    assert!(
+        out.join("frame_0001.obj").exists(),
+        "the first run's frames are untouched"
+    );
+    // Killed without cleaning up, the first run leaves its lock behind: it is stale, and the
+    // next run takes it over.
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert!(lock.exists());
+    let third = run(&sheet_scene(&dir, 6, 2), &out, &[]);
+    assert!(
+        third.status.success(),
+        "{}",
+        String::from_utf8_lossy(&third.stderr)
+    );
+    assert_eq!(frame_files(&out).len(), 3);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_seamed_obj_cloth_writes_the_same_vertex_count_in_every_frame() {
+    let dir = temp_dir("seam");
+    // Two quads sharing the positional edge 2-5 but with their own UVs: a seam whose copies
+    // coincide at frame 0 and part as the free panel falls.
+    let obj = "v 0 1 0\nv 1 1 0\nv 2 1 0\nv 0 1 1\nv 1 1 1\nv 2 1 1\n\
+               vt 0 0\nvt 1 0\nvt 0 1\nvt 1 1\nvt 3 0\nvt 4 0\nvt 3 1\nvt 4 1\n\
+               f 1/1 2/2 5/4 4/3\nf 2/5 3/6 6/8 5/7\n";
+    std::fs::write(dir.join("seam.obj"), obj).unwrap();
+    let scene = dir.join("seam.toml");
+    std::fs::write(
+        &scene,
+        "[run]\nframes = 5\n[cloth]\nmesh = { kind = \"obj\", path = \"seam.obj\" }\n\
+         [[pin]]\nregion = { min = [-0.1, 0.9, -0.1], max = [1.1, 1.1, 1.1] }\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = run(&scene, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let vertices = |k: usize| -> Vec<String> {
+        std::fs::read_to_string(out.join(format!("frame_{k:04}.obj")))
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with("v "))
+            .map(str::to_owned)
+            .collect()
+    };
+    let first = vertices(0);
+    assert_eq!(first.len(), 8, "every simulated vertex is written");
+    for k in 1..=5 {
+        assert_eq!(vertices(k).len(), first.len(), "frame {k}");
+    }
+    assert_ne!(vertices(5), first, "the free panel moved");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn render_refuses_unknown_formats_numbers_pngs_by_frame_and_reads_a_usd_only_run() {
+    let dir = temp_dir("render");
+    let out = dir.join("out");
+    let o = run(&sheet_scene(&dir, 6, 8), &out, &["--format", "usd"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(frame_files(&out).is_empty(), "a USD-only run keeps no OBJ frames");
+    assert!(out.join("animation.usda").is_file());
+    let render = |extra: &[&str]| {
+        cloth_cmd()
+            .args(["render", out.to_str().unwrap(), "--size", "80x60"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let mp4 = dir.join("x.mp4");
+    let o = render(&["--out", mp4.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains(".mp4") && err.contains(".gif"), "{err}");
+    assert!(!mp4.exists(), "nothing is created");
+    let pngs = dir.join("pngs");
+    let o = render(&["--out", pngs.to_str().unwrap(), "--every", "3"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut names: Vec<String> = std::fs::read_dir(&pngs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["frame_0000.png", "frame_0003.png", "frame_0006.png"]);
+    let o = render(&[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("preview.gif").is_file());
+    for bad in [["--view", "diagonal"], ["--size", "80by60"]] {
+        let o = cloth_cmd()
+            .args(["render", out.to_str().unwrap()])
+            .args(bad)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        assert_eq!(String::from_utf8_lossy(&o.stderr).trim().lines().count(), 1);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
