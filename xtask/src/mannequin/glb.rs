@@ -82,8 +82,6 @@ fn clip_pose(name: &str, t: f64, joints: &[Joint]) -> (Vec<UnitQuaternion<f64>>,
     let y = V3::y();
     // Forward flexion axis of an arm segment on `side`: d x z moves the arm towards +z.
     let arm_axis = |side: f64| body::arm_dir(side).cross(&V3::z());
-    // Leg length, hip to ankle (m), for keeping the stance foot on the floor.
-    let leg = (joints[j("thigh_l")].position - joints[j("foot_l")].position).norm();
     match name {
         "twist" => {
             let a = (TAU * t / 2.0).sin();
@@ -107,7 +105,7 @@ fn clip_pose(name: &str, t: f64, joints: &[Joint]) -> (Vec<UnitQuaternion<f64>>,
             }
             q[j("chest")] = rot(y, 6.0 * s);
             q[j("spine")] = rot(y, -3.0 * s);
-            hips.y = -leg * (1.0 - (25.0f64.to_radians() * s).cos());
+            hips.y = floor_offset(&q, joints);
         }
         "dance" => {
             let up = ease(t, 0.0, 0.8) - ease(t, 3.2, 4.0);
@@ -125,14 +123,31 @@ fn clip_pose(name: &str, t: f64, joints: &[Joint]) -> (Vec<UnitQuaternion<f64>>,
             q[j("hips")] = rot(y, turn);
             q[j("chest")] = rot(V3::z(), 8.0 * (PI * t).sin());
             q[j("head")] = rot(V3::x(), -10.0 * up);
-            // Thigh and shin at +-knee from vertical: the hips drop by both cosines.
-            let thigh = (joints[j("thigh_l")].position - joints[j("shin_l")].position).norm();
-            let shin = (joints[j("shin_l")].position - joints[j("foot_l")].position).norm();
-            hips.y = -(thigh + shin) * (1.0 - knee.to_radians().cos());
+            hips.y = floor_offset(&q, joints);
         }
         _ => {}
     }
     (q, hips)
+}
+
+/// Vertical offset (m) of the hips that puts the lower ankle at its bind height: with level
+/// feet, the lower foot then stands on the floor.
+fn floor_offset(q: &[UnitQuaternion<f64>], joints: &[Joint]) -> f64 {
+    let j = |n: &str| body::joint_index(joints, n);
+    let mut lowest = f64::INFINITY;
+    for tag in ["l", "r"] {
+        let (h, k, a) = (
+            j(&format!("thigh_{tag}")),
+            j(&format!("shin_{tag}")),
+            j(&format!("foot_{tag}")),
+        );
+        let (ph, pk, pa) = (joints[h].position, joints[k].position, joints[a].position);
+        // Ankle relative to the hip joint, posed (the hips' own rotation is about y and does
+        // not change heights).
+        let posed = q[h] * ((pk - ph) + q[k] * (pa - pk));
+        lowest = lowest.min(posed.y - (pa - ph).y);
+    }
+    -lowest
 }
 
 /// Per vertex, up to 4 (joint, weight in 1/255) pairs summing to 255.
