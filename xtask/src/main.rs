@@ -11,6 +11,7 @@
 mod analysis;
 mod case;
 mod machine;
+mod mannequin;
 mod plot;
 mod report;
 mod suite;
@@ -23,6 +24,7 @@ const HELP: &str = "usage: cargo xtask <task> [options]
 tasks:
   help                 this text
   bench [options]      run the benchmark suite (release build) and write bench-results/
+  mannequin [--check]  write assets/mannequin/mannequin.{obj,glb} (--check: fail if stale)
 
 bench options:
   --quick              reduced set, under two minutes on 2 cores (used by .ci/run)
@@ -49,6 +51,10 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
+        "mannequin" => mannequin::run(&args[1..]).unwrap_or_else(|e| {
+            eprintln!("xtask mannequin: {e}");
+            ExitCode::from(2)
+        }),
         "bench-case" => bench_case(args.get(1).map(String::as_str).unwrap_or("")),
         other => {
             eprintln!("xtask: unknown task `{other}` (try `cargo xtask help`)");

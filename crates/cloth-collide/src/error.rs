@@ -170,4 +170,77 @@ pub enum CollideError {
         /// Number of positions given.
         found: usize,
     },
+    /// A glTF file cannot be read, is not glTF 2.0, fails the format's validation, or an
+    /// option given with it is out of range. `file` is the path (or `<memory>`).
+    #[error("glTF {file}: {reason}")]
+    GltfFile {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A glTF buffer is missing, unreadable or shorter than its declared byte length.
+    #[error("glTF {file}: buffer {buffer}: {reason}")]
+    GltfBuffer {
+        /// The file.
+        file: String,
+        /// Label of the buffer (`'name' (#i)` or `#i`).
+        buffer: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A glTF accessor is malformed (out of its buffer view, wrong type or count).
+    #[error("glTF {file}: accessor #{accessor} ({usage}): {reason}")]
+    GltfAccessor {
+        /// The file.
+        file: String,
+        /// The accessor's index.
+        accessor: usize,
+        /// What the accessor was read for, e.g. `POSITION of mesh 'body' (#0) primitive 0`.
+        usage: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A glTF mesh cannot be used as a collider (not triangles, indices out of range, no
+    /// positions, bad skinning attributes).
+    #[error("glTF {file}: mesh {mesh}: {reason}")]
+    GltfMesh {
+        /// The file.
+        file: String,
+        /// Label of the mesh.
+        mesh: String,
+        /// What is wrong, naming the primitive and vertex where relevant.
+        reason: String,
+    },
+    /// A glTF node is malformed (non-finite transform, two parents, a cycle).
+    #[error("glTF {file}: node {node}: {reason}")]
+    GltfNode {
+        /// The file.
+        file: String,
+        /// Label of the node.
+        node: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A glTF skin is malformed (too few or non-finite inverse bind matrices).
+    #[error("glTF {file}: skin {skin}: {reason}")]
+    GltfSkin {
+        /// The file.
+        file: String,
+        /// Label of the skin.
+        skin: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A glTF animation is malformed or missing (key times not increasing, wrong output
+    /// count, an animated node with a matrix, no clip of the requested name).
+    #[error("glTF {file}: animation {animation}: {reason}")]
+    GltfAnimation {
+        /// The file.
+        file: String,
+        /// Label of the animation.
+        animation: String,
+        /// What is wrong, naming the channel's node where relevant.
+        reason: String,
+    },
 }

@@ -15,6 +15,8 @@
 //!   thickness (a bounding volume hierarchy over cloth triangles, refitted every step) and
 //!   turns them into damped penalty springs with exact force Jacobians, the paper's treatment.
 //!   [`count_self_intersections`] counts crossing triangle pairs for statistics.
+//! * **Skinned bodies**: [`GltfBody`] reads glTF 2.0 files and poses their skinned meshes at
+//!   any time by linear blend skinning (`gltf` module docs).
 //!
 //! Conventions: SI units, world y up; collider rotations are Euler angles in degrees applied
 //! about x, then y, then z. Signed distances are negative inside solids; normals point out of
@@ -54,12 +56,14 @@ mod bvh;
 mod collider;
 mod error;
 mod geometry;
+mod gltf;
 mod motion;
 mod selfcol;
 mod set;
 mod shapes;
 mod tessellate;
 
+pub use self::gltf::{GltfBody, GltfOptions, MAX_GLTF_BYTES};
 pub use cloth_mesh::Vec3;
 pub use collider::{Collider, Shape};
 pub use error::CollideError;
