@@ -154,6 +154,15 @@ pub enum MeshError {
         #[source]
         source: Box<MeshError>,
     },
+    /// A sewing pattern (GarmentCode JSON, see [`crate::parse_pattern`]) is malformed or
+    /// cannot be made into a garment: `at` names the panel, edge or stitch and the JSON path.
+    #[error("sewing pattern: {at}: {problem}")]
+    Pattern {
+        /// Where: panel, edge, stitch and JSON path.
+        at: crate::PatternLocation,
+        /// What is wrong.
+        problem: crate::PatternProblem,
+    },
     /// Reading or writing a file failed.
     #[error("I/O error on {}: {source}", path.display())]
     Io {

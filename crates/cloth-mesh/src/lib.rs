@@ -10,6 +10,9 @@
 //! [`parse_obj`] / [`read_obj`] load garments from OBJ (a cloth vertex is a unique
 //! `(v, vt)` pair, so UV seams become panel boundaries, recorded in
 //! [`ClothMesh::seam_groups`]); [`write_obj`] / [`write_obj_file_atomic`] save frames.
+//! Sewing patterns in the GarmentCode JSON format ([`parse_pattern`] / [`read_pattern`],
+//! module [`pattern`]) become a [`Garment`]: one mesh of triangulated panels placed around
+//! the body, the vertex pairs to sew and the number of openings the sewn garment must have.
 //! All failures are [`MeshError`]s naming the offending vertex, triangle, edge or line.
 //!
 //! The crate is also the foundation of the workspace: the vector types ([`Vec2`], [`Vec3`]) and
@@ -48,6 +51,7 @@ mod error;
 mod mesh;
 mod obj;
 mod par;
+pub mod pattern;
 
 /// The one `nalgebra` of the workspace: every crate re-exports it, so users never need a
 /// matching version of their own.
@@ -67,3 +71,9 @@ pub use obj::{
     write_obj_file_atomic,
 };
 pub use par::Par;
+pub use pattern::{
+    Curvature, Garment, GarmentPanel, GarmentSummary, MAX_GARMENT_VERTICES, MAX_PATTERN_BYTES,
+    MAX_STITCH_LENGTH_RATIO, Panel, PanelEdge, PanelSummary, Pattern, PatternLocation,
+    PatternProblem, PatternStitch, Stitch, StitchSide, count_boundary_loops, parse_pattern,
+    read_pattern,
+};
