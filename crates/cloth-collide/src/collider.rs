@@ -85,6 +85,21 @@ fn finite(v: &Vec3) -> bool {
     v.iter().all(|x| x.is_finite())
 }
 
+impl Shape {
+    /// The largest distance (m) of the solid's surface from its local origin (infinite for a
+    /// plane).
+    pub fn bounding_radius(&self) -> f64 {
+        match self {
+            Shape::Sphere { radius } => *radius,
+            Shape::Capsule { radius, length } => radius + 0.5 * length,
+            Shape::Cylinder { radius, length } => radius.hypot(0.5 * length),
+            Shape::Cuboid { size } => 0.5 * size.norm(),
+            Shape::Plane => f64::INFINITY,
+            Shape::Mesh { vertices, .. } => vertices.iter().map(|v| v.norm()).fold(0.0, f64::max),
+        }
+    }
+}
+
 impl Collider {
     /// A label for error messages: the name, or `#?` when unnamed and not in a set.
     pub(crate) fn label(&self, index: Option<usize>) -> String {

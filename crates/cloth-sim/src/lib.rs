@@ -45,6 +45,7 @@ mod controller;
 mod error;
 mod output;
 mod pins;
+mod sanity;
 mod scene;
 mod simulation;
 mod state;
@@ -71,6 +72,7 @@ pub use output::{
     frame_number, frame_path,
 };
 pub use pins::PinGroup;
+pub use sanity::{BOUND_FACTOR, Divergence, ENERGY_FACTOR, MAX_STRETCH};
 pub use scene::{
     ClothSettings, ColliderSettings, ColliderShape, IntegratorKind, MAX_MESH_VERTICES, MeshSpec,
     PinSettings, Region, RunSettings, Scene, SceneError, SolverChoice, SolverSettings,

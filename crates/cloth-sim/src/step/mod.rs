@@ -200,6 +200,12 @@ impl Implicit {
         &self.constraint_forces
     }
 
+    /// The most stretched triangle of the last accepted state and its stretch
+    /// `max(|w_u|, |w_v|) - 1` (known after a step; `None` before the first).
+    pub fn most_stretched(&self) -> Option<(usize, f64)> {
+        self.accept.most_stretched()
+    }
+
     /// Number of vertices currently in contact with solids.
     pub fn num_contacts(&self) -> usize {
         self.contacts.num_contacts()
@@ -265,7 +271,10 @@ impl Implicit {
             Err(reject) => Some(reject),
         };
         if let Some(reject) = verdict {
-            if !reject.halves_step() {
+            // Redos for penetration count per step size: a smaller step starts afresh.
+            if reject.halves_step() {
+                self.redos = 0;
+            } else {
                 self.redos += 1;
             }
             info.timings.other += sw.lap();
