@@ -6,7 +6,7 @@
 use super::state::{TaskState, states};
 use super::{FNV_START, Plan, fnv1a};
 use cloth::sim::{RunReport, STATS_FILE, frame_number, frame_path};
-use cloth::view::{Aabb, Animation, Camera, Image, Style, View, ground_grid, render_frame};
+use cloth::view::{Aabb, Animation, Camera, Image, Style, View, render_frame};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::path::Path;
@@ -261,20 +261,15 @@ fn contact_sheet(
         .par_iter()
         .map(|t| last_frame(&dir.join(&t.output)))
         .collect();
-    // One camera for every tile, so that sizes and positions compare across the sweep.
+    // One camera for every tile, framed on the cloth (colliders such as floors would shrink
+    // it to a speck), so that sizes and positions compare across the sweep.
     let mut bounds = Aabb::empty();
     for a in anims.iter().flatten() {
         for p in &a.positions[0] {
             bounds.grow(*p);
         }
-        for c in &a.colliders {
-            for p in c.world_vertices(a.frame_numbers[0]) {
-                bounds.grow(p);
-            }
-        }
     }
     let camera = Camera::framing(View::Iso, &bounds, tw, th);
-    let grid = ground_grid(&bounds);
     let style = Style::default();
     // Columns: the last axis of a product sweep (a wedge reads as a table), else a square.
     let last_axis = plan.axes.last().map_or(0, |a| a.values.len());
@@ -298,7 +293,7 @@ fn contact_sheet(
     let tiles: Vec<Image> = anims
         .par_iter()
         .map(|a| match a {
-            Some(a) => render_frame(a, 0, &camera, &style, &grid),
+            Some(a) => render_frame(a, 0, &camera, &style, &[]),
             None => Image::filled(tw, th, [200, 200, 200]),
         })
         .collect();

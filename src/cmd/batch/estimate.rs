@@ -1,8 +1,8 @@
 //! What one task will cost: core-seconds and memory, from its mesh size, frame count and step
 //! size. Used for the Slurm array's `--time` and `--mem` and printed by `plan`.
 //!
-//! Model (fitted on this project's 2-core AMD EPYC development machine, one thread per task;
-//! see the README's batch section): an implicit step on `n` vertices costs
+//! Model (fitted on this project's 2-core AMD EPYC development machine, one thread per task,
+//! sheets of 121 to 5041 vertices; see docs/batch.md): an implicit step on `n` vertices costs
 //! `STEP_SECONDS * (n / 1000)^1.5`, at least `frames * ceil(frame time / h_max)` steps are
 //! taken, self-collision multiplies the step cost by `SELF_COLLISION`; writing a frame costs
 //! `FRAME_SECONDS_PER_VERTEX * n`; a process starts in `STARTUP_SECONDS`. Adaptive stepping may
@@ -12,20 +12,20 @@ use cloth::sim::{IntegratorKind, Scene, Simulation};
 use serde::{Deserialize, Serialize};
 
 /// Process start, scene load and build (s).
-const STARTUP_SECONDS: f64 = 0.02;
+const STARTUP_SECONDS: f64 = 0.05;
 /// One implicit step on 1000 vertices (s), one thread.
-const STEP_SECONDS: f64 = 2.5e-3;
+const STEP_SECONDS: f64 = 6e-3;
 /// One explicit Verlet step on 1000 vertices (s).
-const VERLET_STEP_SECONDS: f64 = 6e-5;
+const VERLET_STEP_SECONDS: f64 = 1e-4;
 /// Cost factor of cloth-cloth contact.
 const SELF_COLLISION: f64 = 4.0;
 /// Writing one OBJ frame, per vertex (s).
 const FRAME_SECONDS_PER_VERTEX: f64 = 1e-6;
 /// Resident memory of a run: fixed part (MiB) and per vertex (KiB).
-const BASE_MIB: f64 = 24.0;
-const KIB_PER_VERTEX: f64 = 12.0;
+const BASE_MIB: f64 = 8.0;
+const KIB_PER_VERTEX: f64 = 16.0;
 /// Bytes of one OBJ frame per vertex (positions, rest coordinates, normals, faces).
-const OBJ_BYTES_PER_VERTEX: f64 = 140.0;
+const OBJ_BYTES_PER_VERTEX: f64 = 250.0;
 
 /// The estimate of one task.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

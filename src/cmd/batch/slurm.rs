@@ -74,18 +74,50 @@ pub fn job_name(dir: &Path) -> String {
     format!("cloth-batch-{:08x}", h as u32)
 }
 
-/// Number of this batch's jobs (array elements) that squeue lists, or `None` without squeue.
+/// Number of this batch's array elements that squeue lists; `None` when the batch was never
+/// submitted, or squeue is missing or does not answer within [`SQUEUE_TIMEOUT`] (squeue waits
+/// a long time for a controller that is down).
 pub fn live_jobs(dir: &Path) -> Option<usize> {
-    let out = Command::new("squeue")
+    if !dir.join("slurm").join(JOBS_FILE).is_file() {
+        return None;
+    }
+    let mut child = Command::new("squeue")
         .args(["-h", "-r", "-o", "%i", "-n"])
         .arg(job_name(dir))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .output()
+        .spawn()
         .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).lines().count())
+    // Read while waiting: a long listing would otherwise fill the pipe and stall squeue.
+    let mut stdout = child.stdout.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut text).map(|_| text)
+    });
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if t0.elapsed() < SQUEUE_TIMEOUT => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    let text = reader.join().ok()?.ok()?;
+    status?.success().then(|| text.lines().count())
 }
+
+/// How long to wait for squeue.
+const SQUEUE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The submitted job ids, one line per submission (`DIR/slurm/jobs.txt`).
+const JOBS_FILE: &str = "jobs.txt";
 
 /// `cloth batch slurm`.
 pub fn slurm(a: SlurmArgs) -> Result<ExitCode, String> {
@@ -308,7 +340,7 @@ fn cluster_max_array_size() -> Option<usize> {
 
 fn append_jobs(slurm_dir: &Path, line: &str) -> Result<(), String> {
     use std::io::Write;
-    let path = slurm_dir.join("jobs.txt");
+    let path = slurm_dir.join(JOBS_FILE);
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

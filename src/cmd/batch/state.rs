@@ -86,12 +86,21 @@ pub fn task_state(run_dir: &Path, frames: usize) -> TaskState {
     }
 }
 
-/// Whether the lock file names a live process here (Linux /proc).
+/// Whether the lock file names a live process here (Linux /proc). A killed run stays a zombie
+/// until its parent reaps it (slurmstepd, or a slow PID 1): that one is dead.
 fn lock_alive(lock: &Path) -> bool {
-    std::fs::read_to_string(lock)
+    let Some(pid) = std::fs::read_to_string(lock)
         .ok()
         .and_then(|s| s.trim().parse::<u32>().ok())
-        .is_some_and(|pid| Path::new("/proc").join(pid.to_string()).exists())
+    else {
+        return false;
+    };
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The state is the field after the parenthesised command name.
+    let state = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+    !(state.starts_with('Z') || state.starts_with('X'))
 }
 
 /// The state of every task of the plan in `dir`, by index.
