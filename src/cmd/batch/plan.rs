@@ -105,11 +105,14 @@ pub fn plan(manifest_path: &Path, out: &Path) -> Result<ExitCode, String> {
         .fold(0.0, f64::max);
     let disk: f64 = plan.tasks.iter().map(|t| t.estimate.output_mib).sum();
     println!(
-        "planned {} tasks in {} ({} axes, {:?}); every task passes `cloth check`",
+        "planned {} tasks in {} ({} axes, {}); every task passes `cloth check`",
         plan.tasks.len(),
         out.display(),
         plan.axes.len(),
-        plan.combine
+        match plan.combine {
+            super::manifest::Combine::Product => "product",
+            super::manifest::Combine::Zip => "zip",
+        }
     );
     println!(
         "estimate: {total:.1} core-seconds in all, {longest:.2} s for the longest task, {disk:.1} MiB of frames"
