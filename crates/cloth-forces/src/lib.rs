@@ -57,6 +57,7 @@ mod error;
 mod external;
 mod material;
 mod model;
+mod shape;
 #[cfg(test)]
 mod tests;
 mod triangle;
@@ -74,8 +75,9 @@ pub use condition::{
 pub use error::ForceError;
 pub use external::{External, UserSpring};
 pub use material::{
-    DEFAULT_BEND_DAMPING, DEFAULT_SHEAR_DAMPING, DEFAULT_STRETCH_DAMPING, Material, PRESET_NAMES,
-    STANDARD_GRAVITY,
+    BendModel, DEFAULT_BEND_DAMPING, DEFAULT_SHEAR_DAMPING, DEFAULT_STRETCH_DAMPING, Material,
+    PRESET_NAMES, STANDARD_GRAVITY,
 };
 pub use model::{ClothModel, Evaluation};
+pub use shape::{ShapeRest, shape_condition};
 pub use triangle::{TriangleRest, shear_condition, stretch_condition};

@@ -25,6 +25,32 @@ pub const DEFAULT_SHEAR_DAMPING: f64 = 2.0e-4;
 /// of Maya's first implicit solver).
 pub const DEFAULT_BEND_DAMPING: f64 = 1.0e-3;
 
+/// Which discrete bending energy a [`crate::ClothModel`] uses (see `docs/bending.md` for the
+/// measurements behind the choice).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
+pub enum BendModel {
+    /// Baraff & Witkin's dihedral-angle hinge per interior edge (Knowl 4), energy
+    /// `k_e/2 (theta - theta0)^2` with `k_e = D |e|^2/(A1 + A2)` times the `bend_uv` weight
+    /// (PHYSICS.md). Exact for cylindrical bending along the axes of a right-triangle grid, but
+    /// on a triangle lattice it couples bending to twist: on a uniform grid
+    /// `z = (a x^2 + 2c xy + b y^2)/2` costs `D/2 ((a+c)^2 + (b+c)^2 + 4c^2)` per area instead
+    /// of `D/2 (a^2 + b^2 + 2c^2)`, and a heavy cantilever sags 3-16 degrees too far
+    /// (`docs/bending.md`). Serde name `"hinge"`.
+    Hinge,
+    /// Default. A discrete shape operator per triangle built from the dihedral angles of its
+    /// three edges, `II = sum_i M_i (theta_i - theta0_i)`, with weights `M_i` fixed at rest so
+    /// that every quadratic surface gives its exact second fundamental form on any mesh;
+    /// energy `A D/2 |II|^2` (Poisson ratio 0, `bend_uv` anisotropy). Stencil: the triangle and
+    /// its three flap vertices. Serde name `"shape_operator"`. See [`crate::ShapeRest`].
+    #[default]
+    ShapeOperator,
+}
+
 /// Cloth material, in SI units that mean the same at every mesh resolution (see
 /// `docs/physics.md`, "Resolution independence"). This is the one material type of the
 /// workspace: scene files (`cloth.material`) resolve to it, and its defaults are the only
@@ -69,6 +95,11 @@ pub struct Material {
     pub shear_damping: f64,
     /// Bend damping `beta` (s), >= 0. Default [`DEFAULT_BEND_DAMPING`].
     pub bend_damping: f64,
+    /// The discrete bending energy (serde name `bend_model`, values `"hinge"` and
+    /// `"shape_operator"`). Default [`BendModel::ShapeOperator`]; `bend` means the same
+    /// rigidity D in both.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub bend_model: BendModel,
 }
 
 impl Default for Material {
@@ -92,6 +123,7 @@ impl Material {
             stretch_damping: DEFAULT_STRETCH_DAMPING,
             shear_damping: DEFAULT_SHEAR_DAMPING,
             bend_damping: DEFAULT_BEND_DAMPING,
+            bend_model: BendModel::ShapeOperator,
         }
     }
 

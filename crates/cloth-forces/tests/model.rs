@@ -4,7 +4,7 @@
 mod common;
 
 use cloth_forces::Par;
-use cloth_forces::{ClothModel, Definiteness, Evaluation, ForceError, Material, Vec3};
+use cloth_forces::{BendModel, ClothModel, Definiteness, Evaluation, ForceError, Material, Vec3};
 use cloth_mesh::{ClothMesh, GridPattern, grid};
 use common::{Rng, dense, flat};
 
@@ -71,13 +71,20 @@ fn forces_are_minus_energy_gradient_and_dfdx_matches_fd() {
 
 #[test]
 fn fast_path_equals_element_reference_and_dense_products() {
-    for def in [
-        Definiteness::Exact,
-        Definiteness::Clamped,
-        Definiteness::Projected,
+    for (def, bend_model) in [
+        (Definiteness::Exact, BendModel::Hinge),
+        (Definiteness::Clamped, BendModel::Hinge),
+        (Definiteness::Projected, BendModel::Hinge),
+        (Definiteness::Exact, BendModel::ShapeOperator),
+        (Definiteness::Clamped, BendModel::ShapeOperator),
+        (Definiteness::Projected, BendModel::ShapeOperator),
     ] {
         let mesh = grid(5, 4, 0.4, 0.3, GridPattern::Uniform).unwrap();
-        let model = ClothModel::new(&mesh, &material(), def).unwrap();
+        let mat = Material {
+            bend_model,
+            ..material()
+        };
+        let model = ClothModel::new(&mesh, &mat, def).unwrap();
         let n = mesh.num_vertices();
         let x = deformed(&mesh, 0.03, 11);
         let v = velocities(n, 5);
@@ -121,6 +128,19 @@ fn fast_path_equals_element_reference_and_dense_products() {
             }
             energy += r.energy;
         }
+        for t in 0..model.shape_stencils().len() {
+            let r = model.shape_element(t, &x, &v);
+            let verts = model.shape_stencils()[t];
+            scatter(&verts, &|a, b| (r.dfdx[a][b], r.dfdv[a][b]));
+            for a in 0..6 {
+                f[verts[a]] += r.forces[a];
+            }
+            energy += r.energy;
+        }
+        assert_eq!(
+            model.shape_stencils().is_empty(),
+            bend_model == BendModel::Hinge
+        );
         let dx = dense(&ev, n, false);
         let dv = dense(&ev, n, true);
         assert!((&dx - &kx).amax() <= 1e-12 * kx.amax());
@@ -163,10 +183,10 @@ fn entries_are_fixed_and_storage_is_reused() {
     );
     assert_eq!(e1, ev.entries());
     assert_eq!(p1, ev.dfdx().as_ptr(), "buffers reallocated");
-    assert_eq!(
-        ev.entries().len(),
-        6 * model.num_triangles() + 10 * model.num_hinges() + n
-    );
+    // Default (shape operator, Clamped): 6 stretch/shear + 18 bend entries per triangle.
+    assert_eq!(model.bend_model(), BendModel::ShapeOperator);
+    assert_eq!(ev.entries().len(), 24 * model.num_triangles() + n);
+    assert_eq!(model.diagonal_entries_start(), 24 * model.num_triangles());
     // Every off-diagonal entry is a vertex pair of the mesh's sparsity pattern.
     let pairs = mesh.vertex_pairs();
     for &(i, j) in ev.entries() {
@@ -177,6 +197,57 @@ fn entries_are_fixed_and_storage_is_reused() {
             );
         }
     }
+    assert!(
+        model
+            .vertex_pairs()
+            .iter()
+            .all(|p| pairs.binary_search(p).is_ok())
+    );
+    // The hinge model: 10 entries per hinge, same pattern.
+    let hinge = ClothModel::new(
+        &mesh,
+        &Material {
+            bend_model: BendModel::Hinge,
+            ..material()
+        },
+        Definiteness::Clamped,
+    )
+    .unwrap();
+    let mut eh = Evaluation::default();
+    hinge.evaluate(
+        &deformed(&mesh, 0.01, 1),
+        &velocities(n, 2),
+        &mut eh,
+        Par::default(),
+    );
+    assert_eq!(
+        eh.entries().len(),
+        6 * model.num_triangles() + 10 * model.num_hinges() + n
+    );
+    // Exact needs the flap-flap pairs too: 21 per triangle, pattern grows beyond the mesh's.
+    let mut exact = model.clone();
+    exact.set_definiteness(Definiteness::Exact);
+    model.evaluate(
+        &deformed(&mesh, 0.01, 1),
+        &velocities(n, 2),
+        &mut ev,
+        Par::default(),
+    );
+    let mut ee = Evaluation::default();
+    exact.evaluate(
+        &deformed(&mesh, 0.01, 1),
+        &velocities(n, 2),
+        &mut ee,
+        Par::default(),
+    );
+    assert_eq!(ee.entries().len(), 27 * model.num_triangles() + n);
+    let wide = exact.vertex_pairs();
+    assert!(wide.len() > pairs.len());
+    assert!(
+        ee.entries()
+            .iter()
+            .all(|&(i, j)| i == j || wide.binary_search(&(i.min(j), i.max(j))).is_ok())
+    );
 }
 
 #[test]

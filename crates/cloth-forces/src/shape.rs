@@ -1,0 +1,472 @@
+//! Shape-operator bending: a discrete second fundamental form per triangle from the dihedral
+//! angles of its three edges, with rest weights that reproduce every quadratic surface exactly
+//! on any mesh, and the plate energy `A D/2 |II|^2` (Poisson ratio 0).
+//!
+//! # Derivation (own; the idea of a per-triangle shape operator made of edge terms is Grinspun,
+//! Gingold, Reisman & Zorin 2006, "Computing discrete shape operators on general meshes")
+//!
+//! Take a flat triangle f = (p0, p1, p2) (rest (u, v) coordinates, counter-clockwise), edge i
+//! opposite p_i, and the flap vertex q_i of the neighbour across edge i. Lift the mesh by a
+//! small height `z(u, v)` along minus the triangle normal (so that a surface curving away from
+//! its normal has a positive Hessian, matching the sign of [`crate::dihedral_angle`]). To first
+//! order the dihedral angle of edge i is the jump of the slope normal to the edge, which equals
+//! the height of q_i above the plane of f divided by the distance `d_i` of q_i from the edge
+//! line. For a quadratic `z` with Hessian `K`, that height is the error of linear interpolation
+//! on f evaluated at q_i: `e(q) = -1/2 sum_k lambda_k(q) (q - p_k)^T K (q - p_k)` (Taylor
+//! expansion of `z(p_k)` about q; `lambda_k` the barycentric coordinates of q with respect to f,
+//! one of them negative). Hence
+//!
+//! `theta_i = <J_i, K>`,  `J_i = -1/(2 d_i) sum_k lambda_k(q_i) (q_i - p_k)(q_i - p_k)^T`,
+//!
+//! three linear functionals of the three components of K. (Check: for `K = I`,
+//! `<J_i, I> = (|q_i - c|^2 - R^2) / (2 d_i)` with c, R the circumcircle of f: the paraboloid
+//! gives a positive angle exactly when the edge is locally Delaunay.) Inverting the 3x3 system
+//! gives `K = J^-1 theta`: the triangle's curvature from its three angles, exact for every
+//! quadratic height field on every mesh whose stencil points do not lie on one conic. The hinge
+//! model instead weights each angle alone (`D |e|^2/(A1 + A2) theta^2`), which is the same
+//! only on meshes where J is diagonal in the right way, and the midedge-average operator of
+//! Grinspun et al. 2006 (as in libshell's `MidedgeAverageFormulation`) uses
+//! `K = sum_i |e_i|/(2A) theta_i t_i t_i^T` (t_i the in-plane edge normal), exact on regular
+//! grids but not on irregular meshes (`docs/bending.md` has the measurements).
+//!
+//! Energy per triangle of rest area A: `E = A D/2 (m_u K_uu^2 + m_v K_vv^2 +
+//! 2 sqrt(m_u m_v) K_uv^2)` (orthotropic plate with Poisson ratio 0; `[m_u, m_v]` =
+//! `Material::bend_uv`, the twist rigidity taken as their geometric mean). Written as a
+//! condition `C = sqrt(A) W^(1/2) K = P (theta - theta0)` with stiffness D (3 components over
+//! the 6 stencil vertices), so the generic Knowl 3/5 routine applies unchanged.
+//!
+//! Free edges: a boundary edge has no flap and no angle. Its angle is treated as a free
+//! variable and minimised out of the triangle's energy (exactly, since it belongs to this
+//! triangle alone): the triangle keeps the smallest-energy curvature compatible with its other
+//! angles, the discrete form of a plate's free-edge condition (no bending moment across the
+//! edge). With a ghost flap (the mirror image of p_i) to complete J, this is
+//! `P = sqrt(A) (I - Pi_B) W^(1/2) J^-1` with the boundary columns removed, `Pi_B` the
+//! orthogonal projector onto the columns of `W^(1/2) J^-1` that belong to boundary edges; the
+//! result does not depend on the ghost.
+//!
+//! Rest curvature: `theta0` are the per-hinge rest angles shared with the hinge model, so a
+//! pre-folded sheet (`ClothModel::set_rest_angles_from`) has zero energy. The weights J come
+//! from the flat rest (u, v) coordinates.
+
+use nalgebra::{Matrix2, Matrix3, Vector2, Vector3};
+
+use crate::bend::{Bend, HingeRest};
+use crate::condition::{Blocks, Condition, Kernel, Vec3, add_outer, condition_of};
+
+/// Element-local stencil slot of hinge vertex `a` (0..4, hinge convention) of edge `i`:
+/// edge i is (p_{i+1}, p_{i+2}), its triangle-1 wing is p_i and its flap is q_i (slot 3 + i).
+#[inline]
+pub(crate) const fn hinge_slot(i: usize, a: usize) -> usize {
+    match a {
+        0 => (i + 1) % 3,
+        1 => (i + 2) % 3,
+        2 => i,
+        _ => 3 + i,
+    }
+}
+
+/// Rest data of one shape-operator bend element: triangle `(p0, p1, p2)` and its flaps
+/// `(q0, q1, q2)` (q_i across edge i = (p_{i+1}, p_{i+2}), opposite p_i).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShapeRest {
+    /// Rest area A of the triangle (m^2).
+    pub area: f64,
+    /// Condition weights (dimensionless): `C_l = sum_i weights[l][i] * wrap(theta_i -
+    /// rest_angles[i])`, where `C = sqrt(A) W^(1/2) K` holds the curvature components
+    /// `(sqrt(m_u) K_uu, sqrt(m_v) K_vv, sqrt(2 sqrt(m_u m_v)) K_uv)` scaled by sqrt(A); the
+    /// bend energy is `D/2 |C|^2`. Columns of boundary edges are zero.
+    pub weights: [[f64; 3]; 3],
+    /// Whether edge i has a flap (is interior).
+    pub flaps: [bool; 3],
+    /// Rest dihedral angle of edge i (rad), as on its hinge.
+    pub rest_angles: [f64; 3],
+    /// Squared rest length of edge i (m^2), for the hinge degeneracy guards.
+    pub rest_edge_sq: [f64; 3],
+}
+
+/// Smallest accepted ratio of the singular values of J (smallest / largest). Below it the six
+/// stencil points nearly lie on one conic and the element falls back to
+/// [`Weights::MidedgeAverage`].
+pub(crate) const CONIC_TOLERANCE: f64 = 1e-2;
+
+/// How the curvature is read from the three angles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Weights {
+    /// `K = J^-1 theta` (exact for quadratic surfaces on any mesh).
+    Consistent,
+    /// `K = sum_i |e_i|/(2A) theta_i t_i t_i^T` (Grinspun et al. 2006 midedge normals set to
+    /// the average of the face normals, linearised; libshell's `MidedgeAverageFormulation`).
+    /// Used where J is near-singular, and in the measurements of `docs/bending.md`.
+    MidedgeAverage,
+}
+
+/// Why shape-operator rest data could not be built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ShapeRestError {
+    /// Zero-area triangle or a flap on the wrong side of / on its edge line.
+    Degenerate,
+    /// The six stencil points (nearly) lie on one conic: the angles do not determine the
+    /// curvature.
+    Conic,
+}
+
+/// `(J_uu, J_vv, 2 J_uv)` of a flap at `q` (rest coordinates) across edge i of triangle `p`,
+/// so that `theta_i = j . (K_uu, K_vv, K_uv)` to first order.
+fn flap_row(p: &[Vector2<f64>; 3], q: Vector2<f64>, i: usize, area2: f64) -> Option<Vector3<f64>> {
+    // Barycentric coordinates of q with respect to p (area2 = twice the signed area).
+    let cross = |a: Vector2<f64>, b: Vector2<f64>| a.x * b.y - a.y * b.x;
+    let lam: [f64; 3] = std::array::from_fn(|k| {
+        let (a, b) = (p[(k + 1) % 3], p[(k + 2) % 3]);
+        cross(b - a, q - a) / area2
+    });
+    let e = p[(i + 2) % 3] - p[(i + 1) % 3];
+    // Distance of q from the edge line: lambda_i = -d / h_i with h_i = area2 / |e|.
+    let d = -lam[i] * area2 / e.norm();
+    if !(d.is_finite() && d > 1e-9 * e.norm()) {
+        return None;
+    }
+    let mut jm = Matrix2::zeros();
+    for k in 0..3 {
+        let r = q - p[k];
+        jm += r * r.transpose() * lam[k];
+    }
+    jm *= -0.5 / d;
+    Some(Vector3::new(jm[(0, 0)], jm[(1, 1)], 2.0 * jm[(0, 1)]))
+}
+
+impl ShapeRest {
+    /// Rest data from the rest (u, v) coordinates (m) of the triangle `p` (counter-clockwise)
+    /// and its flaps (`None` for a boundary edge), the rest angles and anisotropy `bend_uv`.
+    pub(crate) fn new(
+        p: [Vector2<f64>; 3],
+        q: [Option<Vector2<f64>>; 3],
+        rest_angles: [f64; 3],
+        bend_uv: [f64; 2],
+        weights: Weights,
+    ) -> Result<Self, ShapeRestError> {
+        let area2 = (p[1] - p[0]).perp(&(p[2] - p[0]));
+        let rest_edge_sq: [f64; 3] =
+            std::array::from_fn(|i| (p[(i + 2) % 3] - p[(i + 1) % 3]).norm_squared());
+        let scale = rest_edge_sq.iter().fold(0.0f64, |a, &b| a.max(b));
+        if !(area2.is_finite() && area2 > 1e-12 * scale) {
+            return Err(ShapeRestError::Degenerate);
+        }
+        let area = 0.5 * area2;
+        let flaps = q.map(|x| x.is_some());
+        // Rows of J; a boundary edge gets a ghost flap (p_i mirrored across the edge line).
+        let mut j = Matrix3::zeros();
+        for i in 0..3 {
+            let qi = q[i].unwrap_or_else(|| {
+                let (a, b) = (p[(i + 1) % 3], p[(i + 2) % 3]);
+                let t = (b - a).normalize();
+                let r = p[i] - a;
+                a + t * (2.0 * r.dot(&t)) - r
+            });
+            let row = flap_row(&p, qi, i, area2).ok_or(ShapeRestError::Degenerate)?;
+            j.set_row(i, &row.transpose());
+        }
+        let midedge = || {
+            // Column i: |e_i|/(2A) (t_u^2, t_v^2, t_u t_v), t the unit in-plane edge normal.
+            Matrix3::from_fn(|r, i| {
+                let e = p[(i + 2) % 3] - p[(i + 1) % 3];
+                let t = Vector2::new(e.y, -e.x) / e.norm();
+                let c = e.norm() / area2;
+                c * [t.x * t.x, t.y * t.y, t.x * t.y][r]
+            })
+        };
+        let kmap = match weights {
+            Weights::MidedgeAverage => midedge(),
+            Weights::Consistent => {
+                // Conditioning in units where the triangle has unit size: J ~ length, so
+                // J / sqrt(A) has entries of order one on good meshes.
+                let sv = (j / area.sqrt()).singular_values();
+                if !(sv.min().is_finite() && sv.min() > CONIC_TOLERANCE * sv.max()) {
+                    return Err(ShapeRestError::Conic);
+                }
+                j.try_inverse().ok_or(ShapeRestError::Conic)?
+            }
+        };
+        let (mu, mv) = (bend_uv[0], bend_uv[1]);
+        let w = Matrix3::from_diagonal(&Vector3::new(
+            mu.sqrt(),
+            mv.sqrt(),
+            (2.0 * (mu * mv).sqrt()).sqrt(),
+        ));
+        let mut r = w * kmap;
+        // Minimise the free boundary angles out: project the interior columns onto the
+        // orthogonal complement of the boundary columns (Gram-Schmidt, rank-revealing).
+        let mut basis: [Vector3<f64>; 2] = [Vector3::zeros(); 2];
+        let mut nb = 0;
+        let rscale = r.amax();
+        for i in 0..3 {
+            if flaps[i] {
+                continue;
+            }
+            let mut c: Vector3<f64> = r.column(i).into();
+            for b in &basis[..nb] {
+                c -= b * b.dot(&c);
+            }
+            let n = c.norm();
+            if n > 1e-12 * rscale && nb < 2 {
+                basis[nb] = c / n;
+                nb += 1;
+            }
+        }
+        for i in 0..3 {
+            if !flaps[i] {
+                r.set_column(i, &Vector3::zeros());
+                continue;
+            }
+            let mut c: Vector3<f64> = r.column(i).into();
+            for b in &basis[..nb] {
+                c -= b * b.dot(&c);
+            }
+            r.set_column(i, &c);
+        }
+        if flaps.iter().all(|f| !f) {
+            r = Matrix3::zeros();
+        }
+        let s = area.sqrt();
+        Ok(Self {
+            area,
+            weights: std::array::from_fn(|l| std::array::from_fn(|i| s * r[(l, i)])),
+            flaps,
+            rest_angles,
+            rest_edge_sq,
+        })
+    }
+
+    /// The hinge rest data of edge i (stiffness unused).
+    #[inline]
+    fn hinge(&self, i: usize) -> HingeRest {
+        HingeRest {
+            stiffness: 0.0,
+            rest_angle: self.rest_angles[i],
+            rest_edge_sq: self.rest_edge_sq[i],
+        }
+    }
+
+    /// `S = P^T P` (3x3, angle space): the element energy is `D/2 dtheta^T S dtheta`.
+    #[inline]
+    pub(crate) fn gram(&self) -> [[f64; 3]; 3] {
+        let p = &self.weights;
+        std::array::from_fn(|i| std::array::from_fn(|j| (0..3).map(|l| p[l][i] * p[l][j]).sum()))
+    }
+}
+
+/// Positions of the hinge of edge i gathered from the 6-vertex stencil.
+#[inline]
+fn hinge_x(x: &[Vec3; 6], i: usize) -> [Vec3; 4] {
+    std::array::from_fn(|a| x[hinge_slot(i, a)])
+}
+
+/// Shape-operator kernel state at one configuration.
+pub(crate) struct Shape<'a> {
+    rest: &'a ShapeRest,
+    bends: [Option<Bend>; 3],
+    /// Wrapped `theta_i - theta0_i` (0 for boundary edges).
+    dtheta: [f64; 3],
+    /// Gradient of theta_i over its hinge's 4 vertices (zero for boundary edges).
+    g: [[Vec3; 4]; 3],
+}
+
+impl<'a> Shape<'a> {
+    #[inline]
+    pub(crate) fn new(rest: &'a ShapeRest, x: &[Vec3; 6]) -> Self {
+        let mut bends = [None, None, None];
+        let mut dtheta = [0.0; 3];
+        let mut g = [[Vec3::zeros(); 4]; 3];
+        for i in 0..3 {
+            if rest.flaps[i] {
+                let b = Bend::new(&rest.hinge(i), hinge_x(x, i));
+                dtheta[i] = b.value()[0];
+                g[i] = b.gradient()[0];
+                bends[i] = Some(b);
+            }
+        }
+        Self {
+            rest,
+            bends,
+            dtheta,
+            g,
+        }
+    }
+
+    /// Angle-space vector `sigma = P^T mu`.
+    #[inline]
+    fn pull_back(&self, mu: &[f64; 3]) -> [f64; 3] {
+        let p = &self.rest.weights;
+        std::array::from_fn(|i| (0..3).map(|l| p[l][i] * mu[l]).sum())
+    }
+
+    /// Gradients of the three angles scattered onto the 6-vertex stencil.
+    #[inline]
+    pub(crate) fn angle_gradients(&self) -> [[Vec3; 6]; 3] {
+        let mut out = [[Vec3::zeros(); 6]; 3];
+        for i in 0..3 {
+            for a in 0..4 {
+                out[i][hinge_slot(i, a)] += self.g[i][a];
+            }
+        }
+        out
+    }
+}
+
+impl Kernel<3, 6> for Shape<'_> {
+    #[inline]
+    fn value(&self) -> [f64; 3] {
+        let p = &self.rest.weights;
+        std::array::from_fn(|l| (0..3).map(|i| p[l][i] * self.dtheta[i]).sum())
+    }
+    #[inline]
+    fn gradient(&self) -> [[Vec3; 6]; 3] {
+        let p = &self.rest.weights;
+        let ga = self.angle_gradients();
+        std::array::from_fn(|l| {
+            std::array::from_fn(|a| ga[0][a] * p[l][0] + ga[1][a] * p[l][1] + ga[2][a] * p[l][2])
+        })
+    }
+    fn add_curvature(&self, mu: &[f64; 3], out: &mut Blocks<6>) {
+        // sum_l mu_l d2C_l = sum_i sigma_i d2theta_i (each over its hinge's 4 vertices).
+        let sigma = self.pull_back(mu);
+        for i in 0..3 {
+            let Some(b) = &self.bends[i] else { continue };
+            if sigma[i] == 0.0 {
+                continue;
+            }
+            let mut h = [[Matrix3::zeros(); 4]; 4];
+            b.add_hessian(sigma[i], &mut h);
+            for a in 0..4 {
+                for c in 0..4 {
+                    out[hinge_slot(i, a)][hinge_slot(i, c)] += h[a][c];
+                }
+            }
+        }
+    }
+    fn add_clamped(&self, k: &[f64; 3], _mu: &[f64; 3], out: &mut Blocks<6>) {
+        // Gauss-Newton `sum_l k_l dC_l dC_l^T` (PSD; equals Exact at rest with zero velocity).
+        add_outer(k, &self.gradient(), out);
+    }
+}
+
+/// Element-local vertex pairs (a <= b) of a shape element with all 21 pairs (`Exact`,
+/// `Projected`), in entry order.
+pub(crate) const SHAPE_PAIRS_WIDE: [(usize, usize); 21] = [
+    (0, 0),
+    (0, 1),
+    (0, 2),
+    (0, 3),
+    (0, 4),
+    (0, 5),
+    (1, 1),
+    (1, 2),
+    (1, 3),
+    (1, 4),
+    (1, 5),
+    (2, 2),
+    (2, 3),
+    (2, 4),
+    (2, 5),
+    (3, 3),
+    (3, 4),
+    (3, 5),
+    (4, 4),
+    (4, 5),
+    (5, 5),
+];
+
+/// The 18 pairs of [`SHAPE_PAIRS_WIDE`] without the flap-flap pairs (3,4), (3,5), (4,5)
+/// (`Clamped`): every one of them is a mesh edge or a hinge's opposite-vertex pair.
+pub(crate) const SHAPE_PAIRS_NARROW: [(usize, usize); 18] = [
+    (0, 0),
+    (0, 1),
+    (0, 2),
+    (0, 3),
+    (0, 4),
+    (0, 5),
+    (1, 1),
+    (1, 2),
+    (1, 3),
+    (1, 4),
+    (1, 5),
+    (2, 2),
+    (2, 3),
+    (2, 4),
+    (2, 5),
+    (3, 3),
+    (4, 4),
+    (5, 5),
+];
+
+/// Removes the flap-flap blocks (3,4), (3,5), (4,5) of a symmetric element matrix whose
+/// flap-flap blocks are rank one (the Gauss-Newton matrix: block (3+i, 3+j) =
+/// `s_ij u_i u_j^T`, u_i the gradient of theta_i at flap i) and keeps it positive semidefinite
+/// and no smaller: for a dropped block `B = sigma a b^T` (a, b unit), the quadratic form loses
+/// `2 sigma (a.x)(b.y) >= -|sigma| (t (a.x)^2 + (b.y)^2 / t)`, so adding
+/// `|sigma| t a a^T` and `|sigma|/t b b^T` to the two diagonal blocks gives a matrix `>=` the
+/// original. `t = sqrt(|M_aa| / |M_bb|)` (Frobenius norms of the diagonal blocks) makes the
+/// relative increase of both diagonal blocks equal, `|s_ij| / sqrt(s_ii s_jj)` (at most 1).
+/// This keeps the matrix inside the hinge model's sparsity pattern.
+pub(crate) fn drop_flap_pairs(m: &mut Blocks<6>) {
+    for (a, b) in [(3, 4), (3, 5), (4, 5)] {
+        let blk = m[a][b];
+        let sigma = blk.norm();
+        if sigma == 0.0 {
+            continue;
+        }
+        // Rank one: blk = sigma * ua * ub^T. Column space from the largest column, row space
+        // from the largest row.
+        let (mut ci, mut cn) = (0, 0.0);
+        let (mut ri, mut rn) = (0, 0.0);
+        for k in 0..3 {
+            let c = blk.column(k).norm_squared();
+            if c > cn {
+                (ci, cn) = (k, c);
+            }
+            let r = blk.row(k).norm_squared();
+            if r > rn {
+                (ri, rn) = (k, r);
+            }
+        }
+        let ua: Vec3 = blk.column(ci) / cn.sqrt();
+        let ub: Vec3 = blk.row(ri).transpose() / rn.sqrt();
+        let (na, nb) = (m[a][a].norm(), m[b][b].norm());
+        let t = if na > 0.0 && nb > 0.0 {
+            (na / nb).sqrt()
+        } else {
+            1.0
+        };
+        m[a][a] += ua * ua.transpose() * (sigma * t);
+        m[b][b] += ub * ub.transpose() * (sigma / t);
+        m[a][b] = Matrix3::zeros();
+        m[b][a] = Matrix3::zeros();
+    }
+}
+
+/// Shape-operator condition `C = P (theta - theta0)` (3 components, dimensionless) on the
+/// stencil `x = [p0, p1, p2, q0, q1, q2]` (m), with exact gradient and Hessian; theta_i is the
+/// dihedral angle of edge i = (p_{i+1}, p_{i+2}) as in [`crate::dihedral_angle`] on the hinge
+/// `[p_{i+1}, p_{i+2}, p_i, q_i]`. With rigidity D the bend energy is `D/2 |C|^2`
+/// (`A D/2 |II|^2`, see [`ShapeRest`]). Slots of missing flaps are ignored (zero gradient).
+pub fn shape_condition(rest: &ShapeRest, x: &[Vec3; 6]) -> Condition<3, 6> {
+    condition_of(&Shape::new(rest, x))
+}
+
+/// Bend energy (J) of one shape element with rigidity `d` (N m) at `x`.
+#[inline]
+pub(crate) fn shape_energy(rest: &ShapeRest, x: &[Vec3; 6], d: f64) -> f64 {
+    let mut dth = [0.0; 3];
+    for i in 0..3 {
+        if rest.flaps[i] {
+            let th = crate::bend::dihedral_angle(&hinge_x(x, i));
+            dth[i] = crate::bend::wrap_angle(th - rest.rest_angles[i]);
+        }
+    }
+    let p = &rest.weights;
+    (0..3)
+        .map(|l| {
+            let c: f64 = (0..3).map(|i| p[l][i] * dth[i]).sum();
+            0.5 * d * c * c
+        })
+        .sum()
+}
