@@ -12,8 +12,8 @@ use crate::bend::{
 };
 use crate::condition::{Blocks, Definiteness, ElementResponse, ElementSlots, Vec3, respond};
 use crate::shape::{
-    SHAPE_PAIRS_NARROW, SHAPE_PAIRS_WIDE, Shape, ShapeRest, ShapeRestError, Weights,
-    drop_flap_pairs, shape_energy,
+    SHAPE_PAIRS_NARROW, SHAPE_PAIRS_WIDE, Shape, ShapeRest, conservative_maps, drop_flap_pairs,
+    flap_matrix, midedge_map, shape_energy,
 };
 use crate::triangle::{Shear, Stretch, TRI_PAIRS, TriangleParams, TriangleRest, triangle_fast};
 use crate::{BendModel, ForceError, Material};
@@ -146,8 +146,6 @@ pub struct ClothModel {
     /// Hinge across edge i of each triangle (`usize::MAX` on a boundary edge); empty under the
     /// hinge model.
     shape_hinges: Vec<[usize; 3]>,
-    /// Triangles whose stencil nearly lies on a conic and use midedge-average weights.
-    shape_fallbacks: Vec<usize>,
     material: Material,
     definiteness: Definiteness,
     masses: Vec<f64>,
@@ -295,8 +293,8 @@ impl ClothModel {
                 rest_edge_sq: le2,
             });
         }
-        let (mut shape_stencils, mut shape_rest, mut shape_hinges, mut shape_fallbacks) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut shape_stencils, mut shape_rest, mut shape_hinges) =
+            (Vec::new(), Vec::new(), Vec::new());
         if material.bend_model == BendModel::ShapeOperator {
             shape_stencils = tris
                 .iter()
@@ -316,30 +314,60 @@ impl ClothModel {
                 }
             }
             shape_rest.reserve(tris.len());
-            for (t, st) in shape_stencils.iter().enumerate() {
+            let gather = |t: usize| {
+                let st = &shape_stencils[t];
                 let p = [rest[st[0]], rest[st[1]], rest[st[2]]];
                 let q: [Option<_>; 3] = std::array::from_fn(|i| {
                     (shape_hinges[t][i] != usize::MAX).then(|| rest[st[3 + i]])
                 });
-                let build = |w| ShapeRest::new(p, q, [0.0; 3], material.bend_uv, w);
-                let r = match build(Weights::Consistent) {
-                    Ok(r) => r,
-                    Err(ShapeRestError::Conic) => {
-                        shape_fallbacks.push(t);
-                        build(Weights::MidedgeAverage).map_err(|_| {
-                            ForceError::DegenerateBendStencil {
-                                triangle: t,
-                                vertices: *st,
-                            }
-                        })?
+                (p, q)
+            };
+            // Curvature maps: conservative, and as consistent as a conservative map can be
+            // (`conservative_maps`, module docs of `shape`).
+            let mut mids = Vec::with_capacity(tris.len());
+            let mut js = Vec::with_capacity(tris.len());
+            for (t, st) in shape_stencils.iter().enumerate() {
+                let (p, q) = gather(t);
+                mids.push(midedge_map(p));
+                js.push(flap_matrix(p, q).ok_or(ForceError::DegenerateBendStencil {
+                    triangle: t,
+                    vertices: *st,
+                })?);
+            }
+            let areas: Vec<f64> = tri_rest.iter().map(|r| r.area).collect();
+            let sides: Vec<[(usize, usize); 2]> = mesh
+                .hinges()
+                .iter()
+                .map(|hg| {
+                    let side = |t: usize, opp: usize| {
+                        (t, tris[t].iter().position(|&x| x == opp).unwrap_or(0))
+                    };
+                    [side(hg.tris[0], hg.v[2]), side(hg.tris[1], hg.v[3])]
+                })
+                .collect();
+            let bnd: Vec<[bool; 3]> = shape_hinges
+                .iter()
+                .map(|h| h.map(|x| x == usize::MAX))
+                .collect();
+            let mut kmaps = conservative_maps(&mids, &js, &areas, &sides, &bnd);
+            // A free edge's unobservable curvature is the one normal to it (t t^T, the
+            // midedge column): that is the component minimised out of the triangle.
+            for ((k, m), b) in kmaps.iter_mut().zip(&mids).zip(&bnd) {
+                for i in 0..3 {
+                    if b[i] {
+                        k.set_column(i, &m.column(i));
                     }
-                    Err(ShapeRestError::Degenerate) => {
-                        return Err(ForceError::DegenerateBendStencil {
-                            triangle: t,
-                            vertices: *st,
-                        });
-                    }
-                };
+                }
+            }
+            for (t, st) in shape_stencils.iter().enumerate() {
+                let (p, _) = gather(t);
+                let flaps = bnd[t].map(|b| !b);
+                let r = ShapeRest::from_map(p, flaps, &kmaps[t], material.bend_uv).ok_or(
+                    ForceError::DegenerateBendStencil {
+                        triangle: t,
+                        vertices: *st,
+                    },
+                )?;
                 shape_rest.push(r);
             }
         }
@@ -361,7 +389,6 @@ impl ClothModel {
             shape_stencils,
             shape_rest,
             shape_hinges,
-            shape_fallbacks,
             material: *material,
             definiteness,
             masses,
@@ -448,13 +475,6 @@ impl ClothModel {
     /// Shape-operator rest data, one per triangle. Empty under [`BendModel::Hinge`].
     pub fn shape_rest(&self) -> &[ShapeRest] {
         &self.shape_rest
-    }
-
-    /// Triangles whose six stencil points nearly lie on one conic (the three angles do not
-    /// determine the curvature), which use the midedge-average weights instead (see
-    /// `docs/bending.md`); ascending. Empty on the grids and discs of `cloth_mesh`.
-    pub fn shape_fallbacks(&self) -> &[usize] {
-        &self.shape_fallbacks
     }
 
     /// Sorted, unique off-diagonal vertex pairs `(i, j)`, `i < j`, of this model's entries:
@@ -934,6 +954,7 @@ impl ClothModel {
                 if def == Definiteness::Clamped {
                     *e = shape_fast_gauss_newton(
                         &self.shape_rest[t],
+                        &self.shape_stencils[t],
                         &self.shape_gather(t, x),
                         &self.shape_gather(t, v),
                         d,
@@ -948,9 +969,10 @@ impl ClothModel {
                 }
                 let mut r = ElementResponse::zero();
                 self.shape_response(t, x, v, def, &mut r);
+                let st = &self.shape_stencils[t];
                 for (k, &(a, b)) in SHAPE_PAIRS_WIDE.iter().enumerate() {
-                    bx[k] = r.dfdx[a][b];
-                    bv[k] = r.dfdv[a][b];
+                    bx[k] = pair_block(&r.dfdx, st, a, b);
+                    bv[k] = pair_block(&r.dfdv, st, a, b);
                 }
                 f.copy_from_slice(&r.forces);
                 *e = r.energy;
@@ -990,6 +1012,18 @@ fn narrow(m: &mut Blocks<6>) {
     }
 }
 
+/// The entry block of local pair (a, b), a <= b: `m[a][b]`, or `m[a][b] + m[b][a]` when both
+/// slots are the same vertex (two flaps of a triangle can coincide, and a missing flap repeats
+/// a triangle vertex), since an entry (i, i) is added once, without its transpose.
+#[inline]
+fn pair_block(m: &Blocks<6>, stencil: &[usize; 6], a: usize, b: usize) -> Matrix3<f64> {
+    if a != b && stencil[a] == stencil[b] {
+        m[a][b] + m[b][a]
+    } else {
+        m[a][b]
+    }
+}
+
 /// Fast path of one shape-operator element under `Clamped`: energy `d/2 |C|^2`, forces
 /// `-sum_i sigma_i dtheta_i` with `sigma = P^T (d C + beta d Cdot)`, Gauss-Newton
 /// `df/dx = -d G_a S G_b^T` (`S = P^T P`, `G_a` the 3x3 matrix of the angle gradients at
@@ -997,6 +1031,7 @@ fn narrow(m: &mut Blocks<6>) {
 /// the same result as the generic routine (tested). Returns the energy.
 fn shape_fast_gauss_newton(
     rest: &ShapeRest,
+    stencil: &[usize; 6],
     x: &[Vec3; 6],
     v: &[Vec3; 6],
     d: f64,
@@ -1045,8 +1080,9 @@ fn shape_fast_gauss_newton(
     }
     drop_flap_pairs(&mut m);
     for (e, &(a, b)) in SHAPE_PAIRS_NARROW.iter().enumerate() {
-        out.dfdx[e] = -m[a][b];
-        out.dfdv[e] = m[a][b] * -beta;
+        let blk = pair_block(&m, stencil, a, b);
+        out.dfdx[e] = -blk;
+        out.dfdv[e] = blk * -beta;
     }
     energy
 }

@@ -1,52 +1,73 @@
-//! Shape-operator bending: a discrete second fundamental form per triangle from the dihedral
-//! angles of its three edges, with rest weights that reproduce every quadratic surface exactly
-//! on any mesh, and the plate energy `A D/2 |II|^2` (Poisson ratio 0).
+//! Shape-operator bending: a discrete second fundamental form (curvature) per triangle from
+//! the dihedral angles of its three edges, and the plate energy `A D/2 |K|^2` (Poisson ratio
+//! 0). The idea of a per-triangle shape operator made of edge terms is Grinspun, Gingold,
+//! Reisman & Zorin 2006, "Computing discrete shape operators on general meshes"; the choice of
+//! weights below is our own (measurements in `docs/bending.md`).
 //!
-//! # Derivation (own; the idea of a per-triangle shape operator made of edge terms is Grinspun,
-//! Gingold, Reisman & Zorin 2006, "Computing discrete shape operators on general meshes")
+//! # Angles and curvature
 //!
-//! Take a flat triangle f = (p0, p1, p2) (rest (u, v) coordinates, counter-clockwise), edge i
-//! opposite p_i, and the flap vertex q_i of the neighbour across edge i. Lift the mesh by a
-//! small height `z(u, v)` along minus the triangle normal (so that a surface curving away from
-//! its normal has a positive Hessian, matching the sign of [`crate::dihedral_angle`]). To first
-//! order the dihedral angle of edge i is the jump of the slope normal to the edge, which equals
-//! the height of q_i above the plane of f divided by the distance `d_i` of q_i from the edge
-//! line. For a quadratic `z` with Hessian `K`, that height is the error of linear interpolation
-//! on f evaluated at q_i: `e(q) = -1/2 sum_k lambda_k(q) (q - p_k)^T K (q - p_k)` (Taylor
-//! expansion of `z(p_k)` about q; `lambda_k` the barycentric coordinates of q with respect to f,
-//! one of them negative). Hence
+//! Triangle f = (p0, p1, p2) (rest (u, v), counter-clockwise), edge i opposite p_i, flap q_i
+//! across edge i. Lift the flat mesh by a small height z along minus the normal (so a surface
+//! curving away from its normal has a positive Hessian K, matching the sign of
+//! [`crate::dihedral_angle`]). To first order theta_i is the jump of the slope normal to edge
+//! i, which is the height of q_i above the plane of f divided by the distance d_i of q_i from
+//! the edge line. For a quadratic z with Hessian K that height is the error of linear
+//! interpolation on f at q_i, `-1/2 sum_k lambda_k(q_i) (q_i - p_k)^T K (q_i - p_k)` (Taylor
+//! expansion of z(p_k) about q_i; lambda the barycentric coordinates), so
+//! `theta_i = <J_i, K>` with `J_i = -1/(2 d_i) sum_k lambda_k(q_i) (q_i - p_k)(q_i - p_k)^T`.
+//! (Check: `<J_i, I> = (|q_i - c|^2 - R^2)/(2 d_i)` with c, R the circumcircle of f.)
 //!
-//! `theta_i = <J_i, K>`,  `J_i = -1/(2 d_i) sum_k lambda_k(q_i) (q_i - p_k)(q_i - p_k)^T`,
+//! A curvature map `K_f = M_f theta_f` (3x3, columns per edge) is
+//! * **consistent** if `M_f J_f = I`: every quadratic surface gets its exact curvature;
+//! * **conservative** if `A_f M_f[e] + A_g M_g[e] = |e| t_e t_e^T` on every interior edge
+//!   (t_e its unit in-plane normal): then `sum_f A_f K_f = sum_e |e| theta_e t_e t_e^T` is the
+//!   distributional Hessian of the piecewise-linear surface, which telescopes to a boundary
+//!   term. Without it, oscillations of the mesh on the scale of one triangle (e.g. one
+//!   sub-lattice of an alternating grid moving against the other) add a net curvature, and
+//!   a bent strip can lower its energy through them: it is too soft in a way refinement does
+//!   not cure. With it, `sum_f A_f |K_f|^2 >= |sum_f A_f K_f|^2 / A` (Cauchy-Schwarz) forbids
+//!   that, and consistency then makes the energy exact.
 //!
-//! three linear functionals of the three components of K. (Check: for `K = I`,
-//! `<J_i, I> = (|q_i - c|^2 - R^2) / (2 d_i)` with c, R the circumcircle of f: the paraboloid
-//! gives a positive angle exactly when the edge is locally Delaunay.) Inverting the 3x3 system
-//! gives `K = J^-1 theta`: the triangle's curvature from its three angles, exact for every
-//! quadratic height field on every mesh whose stencil points do not lie on one conic. The hinge
-//! model instead weights each angle alone (`D |e|^2/(A1 + A2) theta^2`), which is the same
-//! only on meshes where J is diagonal in the right way, and the midedge-average operator of
-//! Grinspun et al. 2006 (as in libshell's `MidedgeAverageFormulation`) uses
-//! `K = sum_i |e_i|/(2A) theta_i t_i t_i^T` (t_i the in-plane edge normal), exact on regular
-//! grids but not on irregular meshes (`docs/bending.md` has the measurements).
+//! `M_f = J_f^-1` is consistent but not conservative: measured, it makes a cantilever on an
+//! alternating grid sag 8 degrees too far. The midedge-average map of Grinspun et al.
+//! (libshell's `MidedgeAverageFormulation`, [`midedge_map`]), `|e_i|/(2A) t_i t_i^T`, is
+//! conservative and consistent on uniform and equilateral grids only; the hinge model
+//! (`k_e theta_e^2`) is neither. With only the triangle and its three flaps both properties
+//! cannot hold together on every mesh (on an alternating grid the diagonal angles measure the
+//! twist alone, and conservation forces part of it into the normal curvatures), so this model
+//! keeps conservation exactly and is as consistent as it can be: per interior edge a
+//! symmetric-matrix shift `Delta_e` moves curvature weight between its two triangles,
+//! `M_f[e] = (|e|/2 t t^T + Delta_e) / A_f`, `M_g[e] = (|e|/2 t t^T - Delta_e) / A_g`, with
+//! all `Delta_e` (and free columns for boundary edges) minimising
+//! `sum_f A_f |M_f J_f - I|_F^2` once at rest ([`conservative_maps`], conjugate gradients).
+//! Where an exactly consistent conservative map exists (uniform and equilateral grids, any
+//! aspect ratio) the least squares finds it; elsewhere the remaining inconsistency makes the
+//! energy slightly too stiff, never too soft.
 //!
-//! Energy per triangle of rest area A: `E = A D/2 (m_u K_uu^2 + m_v K_vv^2 +
-//! 2 sqrt(m_u m_v) K_uv^2)` (orthotropic plate with Poisson ratio 0; `[m_u, m_v]` =
-//! `Material::bend_uv`, the twist rigidity taken as their geometric mean). Written as a
-//! condition `C = sqrt(A) W^(1/2) K = P (theta - theta0)` with stiffness D (3 components over
-//! the 6 stencil vertices), so the generic Knowl 3/5 routine applies unchanged.
+//! # Energy and condition
 //!
-//! Free edges: a boundary edge has no flap and no angle. Its angle is treated as a free
-//! variable and minimised out of the triangle's energy (exactly, since it belongs to this
-//! triangle alone): the triangle keeps the smallest-energy curvature compatible with its other
-//! angles, the discrete form of a plate's free-edge condition (no bending moment across the
-//! edge). With a ghost flap (the mirror image of p_i) to complete J, this is
-//! `P = sqrt(A) (I - Pi_B) W^(1/2) J^-1` with the boundary columns removed, `Pi_B` the
-//! orthogonal projector onto the columns of `W^(1/2) J^-1` that belong to boundary edges; the
-//! result does not depend on the ghost.
+//! Per triangle of rest area A: `E = A D/2 (m_u K_uu^2 + m_v K_vv^2 + 2 sqrt(m_u m_v) K_uv^2)`
+//! (orthotropic plate with Poisson ratio 0; `[m_u, m_v]` = `Material::bend_uv`, the twist
+//! rigidity their geometric mean, Huber's approximation). Written as a condition
+//! `C = sqrt(A) W^(1/2) K = P (theta - theta0)` with stiffness D (3 components over the 6
+//! stencil vertices), so the generic Knowl 3/5 routine applies: forces, Gauss-Newton and exact
+//! Hessians (`d2C = sum_i P_li d2theta_i`, the hinge's exact angle Hessian), damping
+//! `k_d = beta D`.
 //!
-//! Rest curvature: `theta0` are the per-hinge rest angles shared with the hinge model, so a
-//! pre-folded sheet (`ClothModel::set_rest_angles_from`) has zero energy. The weights J come
-//! from the flat rest (u, v) coordinates.
+//! # Free edges
+//!
+//! A boundary edge has no flap and no angle. The curvature it cannot observe is the normal
+//! curvature across it (`t t^T`); that component is minimised out of the triangle's energy
+//! (exactly, since the missing angle belongs to this triangle alone): the triangle keeps the
+//! least-energy curvature compatible with its other angles, the discrete form of a plate's free
+//! edge (no bending moment across it). In C this is the projection of the interior columns of
+//! `W^(1/2) M` onto the orthogonal complement of the boundary columns.
+//!
+//! # Rest curvature
+//!
+//! `theta0` are the per-hinge rest angles shared with the hinge model, so a pre-folded sheet
+//! (`ClothModel::set_rest_angles_from`) has zero energy. The maps come from the flat rest
+//! (u, v) coordinates.
 
 use nalgebra::{Matrix2, Matrix3, Vector2, Vector3};
 
@@ -84,32 +105,6 @@ pub struct ShapeRest {
     pub rest_edge_sq: [f64; 3],
 }
 
-/// Smallest accepted ratio of the singular values of J (smallest / largest). Below it the six
-/// stencil points nearly lie on one conic and the element falls back to
-/// [`Weights::MidedgeAverage`].
-pub(crate) const CONIC_TOLERANCE: f64 = 1e-2;
-
-/// How the curvature is read from the three angles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Weights {
-    /// `K = J^-1 theta` (exact for quadratic surfaces on any mesh).
-    Consistent,
-    /// `K = sum_i |e_i|/(2A) theta_i t_i t_i^T` (Grinspun et al. 2006 midedge normals set to
-    /// the average of the face normals, linearised; libshell's `MidedgeAverageFormulation`).
-    /// Used where J is near-singular, and in the measurements of `docs/bending.md`.
-    MidedgeAverage,
-}
-
-/// Why shape-operator rest data could not be built.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ShapeRestError {
-    /// Zero-area triangle or a flap on the wrong side of / on its edge line.
-    Degenerate,
-    /// The six stencil points (nearly) lie on one conic: the angles do not determine the
-    /// curvature.
-    Conic,
-}
-
 /// `(J_uu, J_vv, 2 J_uv)` of a flap at `q` (rest coordinates) across edge i of triangle `p`,
 /// so that `theta_i = j . (K_uu, K_vv, K_uv)` to first order.
 fn flap_row(p: &[Vector2<f64>; 3], q: Vector2<f64>, i: usize, area2: f64) -> Option<Vector3<f64>> {
@@ -134,58 +129,63 @@ fn flap_row(p: &[Vector2<f64>; 3], q: Vector2<f64>, i: usize, area2: f64) -> Opt
     Some(Vector3::new(jm[(0, 0)], jm[(1, 1)], 2.0 * jm[(0, 1)]))
 }
 
+/// J of a triangle `p` (rest coordinates, counter-clockwise) with flaps `q` (`None` on a
+/// boundary edge, which gets a ghost flap: p_i mirrored across the edge line): row i gives
+/// `theta_i = row . (K_uu, K_vv, K_uv)` to first order. `None` if degenerate.
+pub(crate) fn flap_matrix(
+    p: [Vector2<f64>; 3],
+    q: [Option<Vector2<f64>>; 3],
+) -> Option<Matrix3<f64>> {
+    let area2 = (p[1] - p[0]).perp(&(p[2] - p[0]));
+    let scale = (0..3).fold(0.0f64, |m, i| m.max((p[(i + 1) % 3] - p[i]).norm_squared()));
+    if !(area2.is_finite() && area2 > 1e-12 * scale) {
+        return None;
+    }
+    let mut j = Matrix3::zeros();
+    for i in 0..3 {
+        let qi = q[i].unwrap_or_else(|| {
+            let (a, b) = (p[(i + 1) % 3], p[(i + 2) % 3]);
+            let t = (b - a).normalize();
+            let r = p[i] - a;
+            a + t * (2.0 * r.dot(&t)) - r
+        });
+        j.set_row(i, &flap_row(&p, qi, i, area2)?.transpose());
+    }
+    j.iter().all(|x| x.is_finite()).then_some(j)
+}
+
+/// Midedge-average curvature map of a triangle (Grinspun et al. 2006 with the midedge normal
+/// set to the average of the two face normals, linearised; libshell's
+/// `MidedgeAverageFormulation`): column i is `|e_i|/(2A) (t_u^2, t_v^2, t_u t_v)`, t_i the
+/// unit in-plane normal of edge i, so `K = sum_i |e_i|/(2A) theta_i t_i t_i^T`. Conservative:
+/// `A_f M_f[e] + A_g M_g[e] = |e| t t^T` on every edge.
+pub(crate) fn midedge_map(p: [Vector2<f64>; 3]) -> Matrix3<f64> {
+    let area2 = (p[1] - p[0]).perp(&(p[2] - p[0]));
+    Matrix3::from_fn(|r, i| {
+        let e = p[(i + 2) % 3] - p[(i + 1) % 3];
+        let t = Vector2::new(e.y, -e.x) / e.norm();
+        e.norm() / area2 * [t.x * t.x, t.y * t.y, t.x * t.y][r]
+    })
+}
+
 impl ShapeRest {
-    /// Rest data from the rest (u, v) coordinates (m) of the triangle `p` (counter-clockwise)
-    /// and its flaps (`None` for a boundary edge), the rest angles and anisotropy `bend_uv`.
-    pub(crate) fn new(
+    /// Rest data of a triangle `p` (rest coordinates, m) whose edges i have a flap where
+    /// `flaps[i]`, from its curvature map `kmap` (`K = kmap theta`, columns of boundary edges
+    /// = the curvature component each boundary edge cannot observe), and `bend_uv`: applies
+    /// `W^(1/2)`, minimises the boundary angles out (projection, see the module docs) and
+    /// scales by sqrt(A). `None` if degenerate or not finite.
+    pub(crate) fn from_map(
         p: [Vector2<f64>; 3],
-        q: [Option<Vector2<f64>>; 3],
-        rest_angles: [f64; 3],
+        flaps: [bool; 3],
+        kmap: &Matrix3<f64>,
         bend_uv: [f64; 2],
-        weights: Weights,
-    ) -> Result<Self, ShapeRestError> {
-        let area2 = (p[1] - p[0]).perp(&(p[2] - p[0]));
+    ) -> Option<Self> {
+        let area = 0.5 * (p[1] - p[0]).perp(&(p[2] - p[0]));
         let rest_edge_sq: [f64; 3] =
             std::array::from_fn(|i| (p[(i + 2) % 3] - p[(i + 1) % 3]).norm_squared());
-        let scale = rest_edge_sq.iter().fold(0.0f64, |a, &b| a.max(b));
-        if !(area2.is_finite() && area2 > 1e-12 * scale) {
-            return Err(ShapeRestError::Degenerate);
+        if !(area.is_finite() && area > 0.0 && kmap.iter().all(|x| x.is_finite())) {
+            return None;
         }
-        let area = 0.5 * area2;
-        let flaps = q.map(|x| x.is_some());
-        // Rows of J; a boundary edge gets a ghost flap (p_i mirrored across the edge line).
-        let mut j = Matrix3::zeros();
-        for i in 0..3 {
-            let qi = q[i].unwrap_or_else(|| {
-                let (a, b) = (p[(i + 1) % 3], p[(i + 2) % 3]);
-                let t = (b - a).normalize();
-                let r = p[i] - a;
-                a + t * (2.0 * r.dot(&t)) - r
-            });
-            let row = flap_row(&p, qi, i, area2).ok_or(ShapeRestError::Degenerate)?;
-            j.set_row(i, &row.transpose());
-        }
-        let midedge = || {
-            // Column i: |e_i|/(2A) (t_u^2, t_v^2, t_u t_v), t the unit in-plane edge normal.
-            Matrix3::from_fn(|r, i| {
-                let e = p[(i + 2) % 3] - p[(i + 1) % 3];
-                let t = Vector2::new(e.y, -e.x) / e.norm();
-                let c = e.norm() / area2;
-                c * [t.x * t.x, t.y * t.y, t.x * t.y][r]
-            })
-        };
-        let kmap = match weights {
-            Weights::MidedgeAverage => midedge(),
-            Weights::Consistent => {
-                // Conditioning in units where the triangle has unit size: J ~ length, so
-                // J / sqrt(A) has entries of order one on good meshes.
-                let sv = (j / area.sqrt()).singular_values();
-                if !(sv.min().is_finite() && sv.min() > CONIC_TOLERANCE * sv.max()) {
-                    return Err(ShapeRestError::Conic);
-                }
-                j.try_inverse().ok_or(ShapeRestError::Conic)?
-            }
-        };
         let (mu, mv) = (bend_uv[0], bend_uv[1]);
         let w = Matrix3::from_diagonal(&Vector3::new(
             mu.sqrt(),
@@ -223,15 +223,12 @@ impl ShapeRest {
             }
             r.set_column(i, &c);
         }
-        if flaps.iter().all(|f| !f) {
-            r = Matrix3::zeros();
-        }
         let s = area.sqrt();
-        Ok(Self {
+        Some(Self {
             area,
             weights: std::array::from_fn(|l| std::array::from_fn(|i| s * r[(l, i)])),
             flaps,
-            rest_angles,
+            rest_angles: [0.0; 3],
             rest_edge_sq,
         })
     }
@@ -469,4 +466,119 @@ pub(crate) fn shape_energy(rest: &ShapeRest, x: &[Vec3; 6], d: f64) -> f64 {
             0.5 * d * c * c
         })
         .sum()
+}
+
+/// Conservative curvature maps closest to consistency (see the module docs): per triangle f
+/// the map `M_f` (columns per edge, `K_f = M_f theta`) with, on every interior edge e between
+/// f and g, `A_f M_f[e] + A_g M_g[e] = |e| n n^T` (so the area-weighted sum of the triangle
+/// curvatures is the distributional Hessian: no oscillation can pose as mean curvature), and
+/// `sum_f A_f |M_f J_f - I|^2` least (consistency: exact where attainable). Parametrised as
+/// midedge-average maps plus `+-Delta_e / A` per interior edge and free boundary columns;
+/// solved by conjugate gradients on the normal equations from Delta = 0 (the midedge-average
+/// maps, which are conservative).
+///
+/// `sides[h] = [(t0, i0), (t1, i1)]` per interior edge; `mid[f]`, `j[f]`, `area[f]` per
+/// triangle; `boundary[f][i]` whether edge i of f has no neighbour.
+pub(crate) fn conservative_maps(
+    mid: &[Matrix3<f64>],
+    j: &[Matrix3<f64>],
+    area: &[f64],
+    sides: &[[(usize, usize); 2]],
+    boundary: &[[bool; 3]],
+) -> Vec<Matrix3<f64>> {
+    let nt = mid.len();
+    let nh = sides.len();
+    // Unknown index of each (triangle, edge) and its coefficient.
+    let mut slot = vec![[(usize::MAX, 0.0); 3]; nt];
+    for (h, sd) in sides.iter().enumerate() {
+        slot[sd[0].0][sd[0].1] = (h, 1.0 / area[sd[0].0]);
+        slot[sd[1].0][sd[1].1] = (h, -1.0 / area[sd[1].0]);
+    }
+    let mut ny = nh;
+    for f in 0..nt {
+        for i in 0..3 {
+            if boundary[f][i] {
+                slot[f][i] = (ny, 1.0);
+                ny += 1;
+            }
+        }
+    }
+    // dR_f = sum_i c y_k j_i^T ; adjoint: y_k += c (G_f J_f^T)[:, i].
+    let forward = |y: &[Vector3<f64>], f: usize| -> Matrix3<f64> {
+        let mut dm = Matrix3::zeros();
+        for i in 0..3 {
+            let (k, c) = slot[f][i];
+            if k != usize::MAX {
+                dm.set_column(i, &(y[k] * c));
+            }
+        }
+        dm * j[f]
+    };
+    let adjoint = |g: &[Matrix3<f64>], out: &mut [Vector3<f64>]| {
+        out.iter_mut().for_each(|o| *o = Vector3::zeros());
+        for f in 0..nt {
+            let gj = g[f] * j[f].transpose();
+            for i in 0..3 {
+                let (k, c) = slot[f][i];
+                if k != usize::MAX {
+                    out[k] += gj.column(i) * c;
+                }
+            }
+        }
+    };
+    let apply = |y: &[Vector3<f64>], out: &mut [Vector3<f64>], tmp: &mut [Matrix3<f64>]| {
+        for f in 0..nt {
+            tmp[f] = forward(y, f) * area[f];
+        }
+        adjoint(tmp, out);
+    };
+    let mut tmp = vec![Matrix3::zeros(); nt];
+    for f in 0..nt {
+        tmp[f] = -(mid[f] * j[f] - Matrix3::identity()) * area[f];
+    }
+    let mut b = vec![Vector3::zeros(); ny];
+    adjoint(&tmp, &mut b);
+    let dot = |a: &[Vector3<f64>], b: &[Vector3<f64>]| -> f64 {
+        a.iter().zip(b).map(|(x, y)| x.dot(y)).sum()
+    };
+    let mut y = vec![Vector3::zeros(); ny];
+    let mut r = b.clone();
+    let mut p = r.clone();
+    let mut ap = vec![Vector3::zeros(); ny];
+    let mut rr = dot(&r, &r);
+    let rr0 = rr;
+    for _ in 0..5000 {
+        if rr <= 1e-24 * rr0 || rr == 0.0 {
+            break;
+        }
+        apply(&p, &mut ap, &mut tmp);
+        let pap = dot(&p, &ap);
+        if pap <= 0.0 {
+            break;
+        }
+        let alpha = rr / pap;
+        for k in 0..ny {
+            y[k] += p[k] * alpha;
+            r[k] -= ap[k] * alpha;
+        }
+        let rr1 = dot(&r, &r);
+        let beta = rr1 / rr;
+        rr = rr1;
+        for k in 0..ny {
+            p[k] = r[k] + p[k] * beta;
+        }
+    }
+    (0..nt)
+        .map(|f| {
+            let mut m = mid[f];
+            for i in 0..3 {
+                let (k, c) = slot[f][i];
+                if k != usize::MAX {
+                    let col = m.column(i) + y[k] * c;
+                    m.set_column(i, &col);
+                }
+            }
+            m
+        })
+        .collect()
 }

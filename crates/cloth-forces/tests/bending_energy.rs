@@ -106,39 +106,85 @@ fn meshes(level: usize) -> Vec<(String, ClothMesh)> {
     v
 }
 
-/// The default model converges to the plate energy on every mesh type and curvature case:
-/// within 12% on the coarsest level, 4% on the finest, and the error shrinks with refinement
-/// (the deficit is the free-edge strip, whose triangles keep the least-energy curvature).
-/// The hinge model is also measured: on the finest level it is off by more than 10% on at
-/// least one case of every mesh type except the disc.
+/// Measures both models on every mesh type, level and curvature case (the table of
+/// `docs/bending.md`), and checks the shape-operator model against plate theory:
+///
+/// * uniform grids (square and 2:1 cells), equilateral grids and discs: every case within 4%
+///   on the finest level, and the worst error shrinks with refinement (the deficit is the
+///   free-edge strip, whose triangles keep the least-energy curvature);
+/// * jittered equilateral meshes: within 8% on every level;
+/// * alternating grids: exact (within 4%, converging) for bending along the grid axes and for
+///   the saddle; the pure twist is stiffer (about 2x, 5x with 1:3 cells: the limit of a
+///   conservative map on this lattice, `shape` module docs), pinned here so a change shows;
+/// * jittered alternating meshes: closer to the plate than the hinge in every case.
+///
+/// The hinge model's twist on the uniform grid is pinned at issue 11's formula
+/// `D/2 ((a+c)^2 + (b+c)^2 + 4c^2)` gives 3x the plate's `D/2 2c^2` for a pure twist.
+/// Mesh name, per-case ratios of the shape-operator model and of the hinge.
+type Row = (String, Vec<f64>, Vec<f64>);
+
 #[test]
-fn shape_operator_energy_converges_to_plate_energy_on_every_mesh() {
-    let mut errs = vec![Vec::new(); 3];
-    for (level, errs_level) in errs.iter_mut().enumerate() {
+#[allow(clippy::needless_range_loop)] // k indexes the same mesh in all three levels
+fn shape_operator_energy_against_plate_energy_on_every_mesh() {
+    // errs[level][mesh] = (name, per-case shape ratios, per-case hinge ratios)
+    let mut table: Vec<Vec<Row>> = vec![Vec::new(); 3];
+    for (level, rows) in table.iter_mut().enumerate() {
         for (name, mesh) in meshes(level) {
             let mut line = format!("{name:24} n={:5}", mesh.num_vertices());
-            let mut worst: f64 = 0.0;
-            let mut worst_hinge: f64 = 0.0;
+            let (mut sv, mut hv) = (Vec::new(), Vec::new());
             for abc in CASES {
                 let s = ratio(&mesh, BendModel::ShapeOperator, abc);
                 let h = ratio(&mesh, BendModel::Hinge, abc);
                 line += &format!("  {s:.3}/{h:.3}");
-                worst = worst.max((s - 1.0).abs());
-                worst_hinge = worst_hinge.max((h - 1.0).abs());
+                sv.push(s);
+                hv.push(h);
             }
             eprintln!("{line}   (shape/hinge per case)");
-            errs_level.push((name, worst, worst_hinge));
+            rows.push((name, sv, hv));
         }
     }
-    for (k, (name, e, _)) in errs[0].iter().enumerate() {
-        let (e1, e2) = (errs[1][k].1, errs[2][k].1);
-        assert!(*e < 0.12, "{name} coarse: {e}");
-        assert!(e2 < 0.04, "{name} fine: {e2}");
-        assert!(e2 < e1 && e1 < *e, "{name}: no convergence {e} {e1} {e2}");
-    }
-    for (name, _, eh) in &errs[2] {
-        if name != "disc" {
-            assert!(*eh > 0.10, "{name}: hinge unexpectedly exact ({eh})");
+    let worst = |v: &[f64], cases: &[usize]| {
+        cases
+            .iter()
+            .map(|&c| (v[c] - 1.0).abs())
+            .fold(0.0, f64::max)
+    };
+    let all = [0, 1, 2, 3, 4];
+    for k in 0..table[0].len() {
+        let name = table[0][k].0.as_str();
+        let e: Vec<f64> = (0..3).map(|l| worst(&table[l][k].1, &all)).collect();
+        let fine = &table[2][k];
+        match name {
+            "uniform" | "uniform 2:1 cells" | "equilateral" | "disc" => {
+                assert!(e[2] < 0.04, "{name}: {e:?}");
+                assert!(e[2] < e[1] && e[1] < e[0], "{name}: no convergence {e:?}");
+            }
+            "jittered equilateral" => assert!(e.iter().all(|&x| x < 0.08), "{name}: {e:?}"),
+            "alternating" | "alternating 1:3 cells" => {
+                let b: Vec<f64> = (0..3).map(|l| worst(&table[l][k].1, &[0, 1, 3])).collect();
+                assert!(b[2] < 0.04 && b[2] < b[1] && b[1] < b[0], "{name}: {b:?}");
+                let twist = fine.1[2];
+                let lim = if name == "alternating" {
+                    (1.8, 2.1)
+                } else {
+                    (4.5, 5.6)
+                };
+                assert!(twist > lim.0 && twist < lim.1, "{name}: twist {twist}");
+            }
+            "jittered alternating" => {
+                for c in all {
+                    assert!(
+                        (fine.1[c] - 1.0).abs() < (fine.2[c] - 1.0).abs(),
+                        "{name} case {c}"
+                    );
+                }
+            }
+            _ => panic!("unexpected mesh {name}"),
         }
     }
+    let uniform_twist_hinge = table[2][0].2[2];
+    assert!(
+        (uniform_twist_hinge - 3.0).abs() < 0.05,
+        "{uniform_twist_hinge}"
+    );
 }

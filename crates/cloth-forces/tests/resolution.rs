@@ -111,8 +111,9 @@ fn cylinder_bend_energy_matches_plate_theory_on_equilateral_meshes() {
 
 /// Documents (and pins) the bending anisotropy of right-triangle grids under the hinge model:
 /// exact along the axes, too stiff diagonally (about 3x for Uniform along its diagonals, about
-/// 1.5-2x for Alternating). The shape-operator model is isotropic on both (within 5%: the
-/// deficit is the free-edge strip).
+/// 1.5-2x for Alternating). The shape-operator model is isotropic on Uniform (within 5%: the
+/// deficit is the free-edge strip); on Alternating it is exact along the axes and, like the
+/// hinge, about 1.5x too stiff diagonally (the twist limit of `docs/bending.md`).
 #[test]
 fn right_triangle_grids_are_anisotropic_in_bending() {
     let r = 0.4;
@@ -127,7 +128,12 @@ fn right_triangle_grids_are_anisotropic_in_bending() {
                 "{name} angle={angle:.3}: hinge ratio {:.3}, shape operator {s:.3}",
                 cylinder_ratio(mesh, r, angle, hinge)
             );
-            assert!((s - 1.0).abs() < 0.05, "{name} {angle}: {s}");
+            if name == "uniform" || angle == 0.0 {
+                assert!((s - 1.0).abs() < 0.05, "{name} {angle}: {s}");
+            } else {
+                // Alternating bent off its axes: as stiff as the hinge (twist, `shape` docs).
+                assert!(s < 1.6, "{name} {angle}: {s}");
+            }
         }
         assert!((cylinder_ratio(mesh, r, 0.0, hinge) - 1.0).abs() < 0.05);
     }

@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod cantilever;
+
 use cloth_forces::{Evaluation, Vec3};
 use nalgebra::{DMatrix, DVector, Matrix3};
 
