@@ -433,3 +433,65 @@ fn one_evaluation_can_serve_different_models() {
     assert_eq!(shared.forces.len(), xs.len());
     assert_eq!(shared.dfdx().len(), shared.entries().len());
 }
+
+/// Regression: a triangle whose two flaps are the same vertex (here, around a valence-3 centre
+/// vertex) has a stencil pair (q_i, q_j) that is a diagonal entry; its block must include both
+/// element blocks (i, j) and (j, i), else the exact matrix is not the symmetric Jacobian (the
+/// static cantilever solve failed to factorise on such a Delaunay strip).
+#[test]
+fn coincident_flaps_give_the_exact_symmetric_jacobian() {
+    use cloth_mesh::Vec2;
+    // Triangle A B C split at its centroid O, plus one outer triangle per side.
+    let rest = vec![
+        Vec2::new(0.0, 0.0),    // A
+        Vec2::new(0.1, 0.0),    // B
+        Vec2::new(0.05, 0.09),  // C
+        Vec2::new(0.05, 0.03),  // O
+        Vec2::new(0.06, -0.07), // below AB
+        Vec2::new(0.13, 0.08),  // right of BC
+        Vec2::new(-0.03, 0.07), // left of CA
+    ];
+    let tris = vec![
+        [0, 1, 3],
+        [1, 2, 3],
+        [2, 0, 3],
+        [1, 0, 4],
+        [2, 1, 5],
+        [0, 2, 6],
+    ];
+    let pos: Vec<Vec3> = rest.iter().map(|r| Vec3::new(r.x, 0.0, r.y)).collect();
+    let mesh = ClothMesh::new(pos, rest, tris).unwrap();
+    let model = ClothModel::new(&mesh, &material(), Definiteness::Exact).unwrap();
+    // Triangle 0 = (A, B, O): the flaps across (B, O) and (O, A) are both C.
+    let st = model.shape_stencils()[0];
+    assert_eq!(st[3 + 0], 2);
+    assert_eq!(st[3 + 1], 2);
+    let n = mesh.num_vertices();
+    let x = deformed(&mesh, 0.01, 3);
+    let z = vec![Vec3::zeros(); n];
+    let mut ev = Evaluation::default();
+    model.evaluate(&x, &z, &mut ev, Par::default());
+    let k = dense(&ev, n, false);
+    let eps = 1e-7;
+    let mut fd = nalgebra::DMatrix::zeros(3 * n, 3 * n);
+    for i in 0..n {
+        for c in 0..3 {
+            let (mut xp, mut xm) = (x.clone(), x.clone());
+            xp[i][c] += eps;
+            xm[i][c] -= eps;
+            let (mut ep, mut em) = (Evaluation::default(), Evaluation::default());
+            model.evaluate(&xp, &z, &mut ep, Par::default());
+            model.evaluate(&xm, &z, &mut em, Par::default());
+            fd.set_column(
+                3 * i + c,
+                &((flat(&ep.forces) - flat(&em.forces)) / (2.0 * eps)),
+            );
+        }
+    }
+    assert!(
+        (&fd - &k).amax() <= 1e-5 * k.amax(),
+        "{}",
+        (&fd - &k).amax()
+    );
+    assert!((&k - k.transpose()).amax() <= 1e-12 * k.amax());
+}
