@@ -464,7 +464,7 @@ fn coincident_flaps_give_the_exact_symmetric_jacobian() {
     let model = ClothModel::new(&mesh, &material(), Definiteness::Exact).unwrap();
     // Triangle 0 = (A, B, O): the flaps across (B, O) and (O, A) are both C.
     let st = model.shape_stencils()[0];
-    assert_eq!(st[3 + 0], 2);
+    assert_eq!(st[3], 2);
     assert_eq!(st[3 + 1], 2);
     let n = mesh.num_vertices();
     let x = deformed(&mesh, 0.01, 3);
