@@ -10,7 +10,9 @@ use rayon::prelude::*;
 use crate::bend::{
     Bend, HINGE_PAIRS, HingeRest, dihedral_angle, hinge_fast_gauss_newton, wrap_angle,
 };
-use crate::condition::{Blocks, Definiteness, ElementResponse, ElementSlots, Vec3, respond};
+use crate::condition::{
+    Blocks, Definiteness, ElementResponse, ElementSlots, Kernel, Vec3, respond,
+};
 use crate::shape::{
     SHAPE_PAIRS_NARROW, SHAPE_PAIRS_WIDE, Shape, ShapeRest, conservative_maps, drop_flap_pairs,
     flap_matrix, midedge_map, shape_energy,
@@ -177,6 +179,8 @@ pub struct Evaluation {
     dfdv: Vec<Matrix3<f64>>,
     slot_forces: Vec<Vec3>,
     elem_energy: Vec<f64>,
+    /// Shape-operator pre-pass: wrapped `theta - theta0` and its gradient per hinge.
+    hinge_angles: Vec<(f64, [Vec3; 4])>,
 }
 
 impl Evaluation {
@@ -861,7 +865,21 @@ impl ClothModel {
             });
         match self.material.bend_model {
             BendModel::Hinge => self.hinge_pass(x, v, hx, hv, hf, he),
-            BendModel::ShapeOperator => self.shape_pass(x, v, hx, hv, hf, he, nbe),
+            BendModel::ShapeOperator => {
+                let angles = &mut out.hinge_angles;
+                if def == Definiteness::Clamped {
+                    angles.resize(self.hinges.len(), (0.0, [Vec3::zeros(); 4]));
+                    angles
+                        .par_iter_mut()
+                        .enumerate()
+                        .with_min_len(MIN_LEN)
+                        .for_each(|(h, o)| {
+                            let b = Bend::new(&self.hinge_rest[h], self.hinge_gather(h, x));
+                            *o = (b.value()[0], b.gradient()[0]);
+                        });
+                }
+                self.shape_pass(x, v, hx, hv, hf, he, nbe, angles)
+            }
         }
         dx.par_iter_mut().zip(dv.par_iter_mut()).for_each(|(a, b)| {
             *a = Matrix3::zeros();
@@ -940,6 +958,7 @@ impl ClothModel {
         hf: &mut [Vec3],
         he: &mut [f64],
         nbe: usize,
+        angles: &[(f64, [Vec3; 4])],
     ) {
         let def = self.definiteness;
         let d = self.material.bend;
@@ -952,10 +971,33 @@ impl ClothModel {
             .with_min_len(MIN_LEN / 2)
             .for_each(|(t, (((bx, bv), f), e))| {
                 if def == Definiteness::Clamped {
+                    // Angles and gradients from the hinge pre-pass, scattered onto the
+                    // stencil (a hinge seen from its second triangle lists the edge and the
+                    // wings the other way round; theta is symmetric).
+                    let st = &self.shape_stencils[t];
+                    let mut dth = [0.0; 3];
+                    let mut ga = [[Vec3::zeros(); 6]; 3];
+                    for i in 0..3 {
+                        let h = self.shape_hinges[t][i];
+                        if h == usize::MAX {
+                            continue;
+                        }
+                        let (th, g) = &angles[h];
+                        dth[i] = *th;
+                        let order = if self.hinges[h][2] == st[i] {
+                            [0, 1, 2, 3]
+                        } else {
+                            [1, 0, 3, 2]
+                        };
+                        for a in 0..4 {
+                            ga[i][crate::shape::hinge_slot(i, a)] += g[order[a]];
+                        }
+                    }
                     *e = shape_fast_gauss_newton(
                         &self.shape_rest[t],
-                        &self.shape_stencils[t],
-                        &self.shape_gather(t, x),
+                        st,
+                        dth,
+                        &ga,
                         &self.shape_gather(t, v),
                         d,
                         beta,
@@ -1029,10 +1071,12 @@ fn pair_block(m: &Blocks<6>, stencil: &[usize; 6], a: usize, b: usize) -> Matrix
 /// `df/dx = -d G_a S G_b^T` (`S = P^T P`, `G_a` the 3x3 matrix of the angle gradients at
 /// stencil slot a), `df/dv = beta df/dx`, flap-flap blocks folded by [`drop_flap_pairs`];
 /// the same result as the generic routine (tested). Returns the energy.
+#[allow(clippy::too_many_arguments)]
 fn shape_fast_gauss_newton(
     rest: &ShapeRest,
     stencil: &[usize; 6],
-    x: &[Vec3; 6],
+    dth: [f64; 3],
+    ga: &[[Vec3; 6]; 3],
     v: &[Vec3; 6],
     d: f64,
     beta: f64,
@@ -1044,18 +1088,15 @@ fn shape_fast_gauss_newton(
         out.dfdv.iter_mut().for_each(|b| *b = Matrix3::zeros());
         return 0.0;
     }
-    let k = Shape::new(rest, x);
-    let ga = k.angle_gradients();
-    use crate::condition::Kernel;
-    let c = k.value();
     let p = &rest.weights;
     let thdot: [f64; 3] = std::array::from_fn(|i| (0..6).map(|a| ga[i][a].dot(&v[a])).sum());
     let mut sigma = [0.0; 3];
     let mut energy = 0.0;
     for l in 0..3 {
+        let c: f64 = (0..3).map(|i| p[l][i] * dth[i]).sum();
         let cdot: f64 = (0..3).map(|i| p[l][i] * thdot[i]).sum();
-        let mu = d * c[l] + beta * d * cdot;
-        energy += 0.5 * d * c[l] * c[l];
+        let mu = d * c + beta * d * cdot;
+        energy += 0.5 * d * c * c;
         for i in 0..3 {
             sigma[i] += p[l][i] * mu;
         }
@@ -1063,24 +1104,40 @@ fn shape_fast_gauss_newton(
     for a in 0..6 {
         out.forces[a] = -(ga[0][a] * sigma[0] + ga[1][a] * sigma[1] + ga[2][a] * sigma[2]);
     }
+    // Gauss-Newton d G_a S G_b^T with S = P^T P. Triangle slots: G_a dense (3x3, columns =
+    // angle gradients). Flap slot 3 + j: only angle j moves it, G = u_j e_j^T, so the blocks
+    // with a triangle slot are outer products, and the flap-flap blocks are folded into the
+    // flap diagonal as `drop_flap_pairs` does: for B = d S_ij u_i u_j^T the added diagonal
+    // term is d |S_ij| sqrt(S_ii / S_jj) u_i u_i^T.
     let s = rest.gram();
     let sm = Matrix3::from_fn(|i, j| d * s[i][j]);
-    let g: [Matrix3<f64>; 6] =
+    let g: [Matrix3<f64>; 3] =
         std::array::from_fn(|a| Matrix3::from_columns(&[ga[0][a], ga[1][a], ga[2][a]]));
-    let mut m: Blocks<6> = [[Matrix3::zeros(); 6]; 6];
-    for a in 0..6 {
-        let y = g[a] * sm;
-        for b in a..6 {
-            let blk = y * g[b].transpose();
-            m[a][b] = blk;
-            if b != a {
-                m[b][a] = blk.transpose();
+    let gs: [Matrix3<f64>; 3] = std::array::from_fn(|a| g[a] * sm);
+    let u: [Vec3; 3] = std::array::from_fn(|j| ga[j][3 + j]);
+    let flap_diag: [f64; 3] = std::array::from_fn(|i| {
+        let mut w = s[i][i];
+        for j in 0..3 {
+            if j != i && s[j][j] > 0.0 && s[i][j] != 0.0 {
+                w += s[i][j].abs() * (s[i][i] / s[j][j]).sqrt();
             }
         }
-    }
-    drop_flap_pairs(&mut m);
+        d * w
+    });
+    let block = |a: usize, b: usize| -> Matrix3<f64> {
+        match (a < 3, b < 3) {
+            (true, true) => gs[a] * g[b].transpose(),
+            (true, false) => gs[a].column(b - 3) * u[b - 3].transpose(),
+            (false, true) => u[a - 3] * gs[b].column(a - 3).transpose(),
+            (false, false) => u[a - 3] * u[a - 3].transpose() * flap_diag[a - 3],
+        }
+    };
     for (e, &(a, b)) in SHAPE_PAIRS_NARROW.iter().enumerate() {
-        let blk = pair_block(&m, stencil, a, b);
+        let blk = if a != b && stencil[a] == stencil[b] {
+            block(a, b) + block(b, a)
+        } else {
+            block(a, b)
+        };
         out.dfdx[e] = -blk;
         out.dfdv[e] = blk * -beta;
     }

@@ -405,6 +405,8 @@ pub(crate) const SHAPE_PAIRS_NARROW: [(usize, usize); 18] = [
 /// relative increase of both diagonal blocks equal, `|s_ij| / sqrt(s_ii s_jj)` (at most 1).
 /// This keeps the matrix inside the hinge model's sparsity pattern.
 pub(crate) fn drop_flap_pairs(m: &mut Blocks<6>) {
+    // Diagonal norms before any folding, so the result does not depend on the pair order.
+    let norms = [m[3][3].norm(), m[4][4].norm(), m[5][5].norm()];
     for (a, b) in [(3, 4), (3, 5), (4, 5)] {
         let blk = m[a][b];
         let sigma = blk.norm();
@@ -427,7 +429,7 @@ pub(crate) fn drop_flap_pairs(m: &mut Blocks<6>) {
         }
         let ua: Vec3 = blk.column(ci) / cn.sqrt();
         let ub: Vec3 = blk.row(ri).transpose() / rn.sqrt();
-        let (na, nb) = (m[a][a].norm(), m[b][b].norm());
+        let (na, nb) = (norms[a - 3], norms[b - 3]);
         let t = if na > 0.0 && nb > 0.0 {
             (na / nb).sqrt()
         } else {
