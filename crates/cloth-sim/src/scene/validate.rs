@@ -354,6 +354,7 @@ impl Ctx<'_> {
                 self.non_negative(&k("bend_uv[0]"), bend_uv[0])?,
                 self.non_negative(&k("bend_uv[1]"), bend_uv[1])?,
             ],
+            bend_model: t.bend_model.unwrap_or(d.bend_model),
             ..d
         })
     }
