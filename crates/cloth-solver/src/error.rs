@@ -28,6 +28,21 @@ pub enum SolverError {
         /// The offending pivot or diagonal entry.
         value: f64,
     },
+    /// A coarse operator of the multigrid hierarchy (`P^T A_f P`, level `level >= 1`) has a
+    /// diagonal block, or its coarsest dense factorisation a pivot, that is not positive
+    /// definite: `A` is not SPD on the free subspace (or is numerically singular there).
+    #[error(
+        "multigrid level {level}: coarse node {index} is not positive definite (value {value:e})"
+    )]
+    CoarseNotPositiveDefinite {
+        /// Level of the hierarchy (1 = first coarse level).
+        level: usize,
+        /// Coarse node (aggregate) index on that level.
+        index: usize,
+        /// The smallest diagonal entry of the failing block (NaN when the failure is a pivot
+        /// of the coarsest dense factorisation).
+        value: f64,
+    },
     /// Two inputs that must have the same length do not.
     #[error("dimension mismatch for {what}: expected {expected}, found {found}")]
     DimensionMismatch {
