@@ -1,0 +1,245 @@
+//! Block-Jacobi MPCG vs smoothed-aggregation multigrid MPCG on realistic cloth matrices
+//! (cotton sheet, `A = M - h df/dv - h^2 df/dx`, h = 1/30 s, deformed moving state, two
+//! corners fixed) of 51^2, 101^2, 201^2 and 317^2 vertices, tolerance 1e-3.
+//!
+//! `cargo bench -p cloth-solver --bench multigrid` prints a markdown table: iterations, median
+//! wall-clock times of the solve (block-Jacobi) and of the multigrid symbolic analysis
+//! (`Multigrid::new`, once per pattern), numeric setup and iteration, and the hierarchy's
+//! memory per vertex. `MG_SIDES=51,101` restricts the sizes, `MG_REPS=5` sets the repetitions.
+
+#[path = "../tests/common/cloth.rs"]
+mod cloth;
+
+use std::time::Instant;
+
+use cloth::cloth_problem;
+use cloth_solver::{
+    Multigrid, MultigridParams, Par, PcgParams, PcgWorkspace, Preconditioner, Smoother, Vector3,
+    solve_mpcg, solve_mpcg_multigrid,
+};
+
+/// CPU time of the whole process (all threads), ns, from /proc (Linux); robust to other
+/// processes competing for the cores, unlike wall-clock time.
+fn cpu_ns() -> f64 {
+    let mut total = 0.0;
+    if let Ok(dir) = std::fs::read_dir("/proc/self/task") {
+        for e in dir.flatten() {
+            if let Ok(s) = std::fs::read_to_string(e.path().join("schedstat")) {
+                total += s
+                    .split_whitespace()
+                    .next()
+                    .and_then(|t| t.parse::<f64>().ok())
+                    .unwrap_or(0.0);
+            }
+        }
+    }
+    total
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn env_list(name: &str, default: &[usize]) -> Vec<usize> {
+    std::env::var(name)
+        .ok()
+        .map(|s| s.split(',').filter_map(|t| t.trim().parse().ok()).collect())
+        .unwrap_or_else(|| default.to_vec())
+}
+
+fn variants() -> Vec<(String, MultigridParams)> {
+    let d = MultigridParams::default();
+    let mut v = vec![("default".to_string(), d)];
+    if std::env::var("MG_SWEEP").is_ok() {
+        for theta in [0.0, 0.01, 0.05, 0.1] {
+            v.push((
+                format!("theta {theta}"),
+                MultigridParams {
+                    strength_threshold: theta,
+                    ..d
+                },
+            ));
+        }
+        for (name, sm) in [
+            (
+                "cheb1",
+                Smoother::Chebyshev {
+                    degree: 1,
+                    ratio: 30.0,
+                },
+            ),
+            (
+                "cheb3",
+                Smoother::Chebyshev {
+                    degree: 3,
+                    ratio: 30.0,
+                },
+            ),
+            (
+                "cheb2 r10",
+                Smoother::Chebyshev {
+                    degree: 2,
+                    ratio: 10.0,
+                },
+            ),
+            ("gs1", Smoother::GaussSeidel { sweeps: 1 }),
+            ("gs2", Smoother::GaussSeidel { sweeps: 2 }),
+        ] {
+            v.push((name.to_string(), MultigridParams { smoother: sm, ..d }));
+        }
+        for cs in [100, 1000] {
+            v.push((
+                format!("coarse {cs}"),
+                MultigridParams {
+                    coarse_size: cs,
+                    ..d
+                },
+            ));
+        }
+    }
+    v
+}
+
+/// Median CPU time (ms) of `f` over `reps` runs, and the last result.
+fn cpu_median<T>(reps: usize, mut f: impl FnMut() -> T) -> (f64, T) {
+    let mut times = Vec::with_capacity(reps);
+    let mut last = None;
+    for _ in 0..reps {
+        let t = cpu_ns();
+        last = Some(f());
+        times.push((cpu_ns() - t) * 1e-6);
+    }
+    (median(times), last.expect("reps >= 1"))
+}
+
+/// Median wall-clock time (ms) of `f` over `reps` runs.
+fn wall_median(reps: usize, mut f: impl FnMut()) -> f64 {
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let t = Instant::now();
+        f();
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    median(times)
+}
+
+/// Bytes of a BlockMatrix: diagonal blocks, off-diagonal blocks with column and mirror
+/// indices, row pointers.
+fn matrix_bytes(a: &cloth_solver::BlockMatrix) -> usize {
+    let n = a.n();
+    let off = a.nnz_blocks() - n;
+    n * 72 + off * (72 + 16) + (n + 1) * 8
+}
+
+fn main() {
+    // criterion-style arguments (--bench, filters) are accepted and ignored.
+    let sides = env_list("MG_SIDES", &[51, 101, 201, 317]);
+    let reps = env_list("MG_REPS", &[5])[0].max(1);
+    let seq = Par::Seq;
+    println!(
+        "Times: median of {reps} runs; CPU ms on one thread (Par::Seq, robust to other load), \
+         wall ms with the default pool in the last column."
+    );
+    println!(
+        "| vertices | solver | iterations | analyse | setup | iterate | total | total wall | hierarchy B/vertex | solver B/vertex |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for side in sides {
+        let p = cloth_problem(side, 0.0);
+        let n = p.b.len();
+        let a_bytes = matrix_bytes(&p.a);
+        let pcg = PcgParams {
+            tolerance: 1e-3,
+            max_iterations: 10_000,
+            preconditioner: Preconditioner::BlockJacobi,
+        };
+        let mut ws = PcgWorkspace::new();
+        let mut dv = vec![Vector3::zeros(); n];
+        let ws_bytes = 5 * 24 * n + 72 * n;
+        if std::env::var("MG_SKIP_BJ").is_err() {
+            let (cpu, info) = cpu_median(reps, || {
+                solve_mpcg(
+                    &mut dv,
+                    &p.a,
+                    &p.b,
+                    &p.z,
+                    &p.constraints,
+                    &pcg,
+                    seq,
+                    &mut ws,
+                )
+                .expect("block-Jacobi solve")
+            });
+            let wall = wall_median(reps, || {
+                solve_mpcg(
+                    &mut dv,
+                    &p.a,
+                    &p.b,
+                    &p.z,
+                    &p.constraints,
+                    &pcg,
+                    Par::default(),
+                    &mut ws,
+                )
+                .expect("block-Jacobi solve");
+            });
+            println!(
+                "| {n} | block-Jacobi | {} | - | - | {cpu:.1} | {cpu:.1} | {wall:.1} | - | {} |",
+                info.iterations,
+                (a_bytes + ws_bytes) / n
+            );
+        }
+        for (name, params) in variants() {
+            let (analyse, mg) = cpu_median(reps.min(3), || {
+                Multigrid::new(&p.a, &p.positions, &params, seq).expect("hierarchy")
+            });
+            let mut mg = mg;
+            let mut solve = |mg: &mut Multigrid, max_iterations: usize, par: Par| {
+                let params = PcgParams {
+                    max_iterations,
+                    ..pcg
+                };
+                solve_mpcg_multigrid(
+                    &mut dv,
+                    &p.a,
+                    mg,
+                    &p.b,
+                    &p.z,
+                    &p.constraints,
+                    &p.positions,
+                    &params,
+                    par,
+                    &mut ws,
+                )
+                .expect("multigrid solve")
+            };
+            // Setup + initial residual + one V-cycle, then the full solve.
+            let (t0, _) = cpu_median(reps, || solve(&mut mg, 0, seq));
+            let (total, info) = cpu_median(reps, || solve(&mut mg, 10_000, seq));
+            assert!(info.converged, "{info:?}");
+            let per_it = (total - t0) / info.iterations.max(1) as f64;
+            let setup = t0 - per_it;
+            let wall = wall_median(reps, || {
+                solve(&mut mg, 10_000, Par::default());
+            });
+            let mg_bytes = mg.memory_bytes();
+            let ws_mg = 5 * 24 * n;
+            println!(
+                "| {n} | SA-AMG {name} ({} levels {:?}, op. cx {:.2}) | {} | {analyse:.1} | {setup:.1} | {:.1} | {total:.1} | {wall:.1} | {} | {} |",
+                mg.levels(),
+                mg.level_unknowns(),
+                mg.operator_complexity(),
+                info.iterations,
+                total - setup,
+                mg_bytes / n,
+                (a_bytes + ws_mg + mg_bytes) / n,
+            );
+            if std::env::var("MG_MEMORY").is_ok() {
+                for (what, bytes) in mg.memory_breakdown() {
+                    println!("|   | {what} | | | | | | | {} | |", bytes / n);
+                }
+            }
+        }
+    }
+}
