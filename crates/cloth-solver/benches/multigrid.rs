@@ -14,8 +14,8 @@ use std::time::Instant;
 
 use cloth::cloth_problem;
 use cloth_solver::{
-    Multigrid, MultigridParams, Par, PcgParams, PcgWorkspace, Preconditioner, Smoother, Vector3,
-    solve_mpcg, solve_mpcg_multigrid,
+    Multigrid, MultigridParams, Par, PcgParams, PcgWorkspace, Preconditioner, Reuse, Smoother,
+    Vector3, solve_mpcg, solve_mpcg_multigrid,
 };
 
 /// CPU time of the whole process (all threads), ns, from /proc (Linux); robust to other
@@ -132,10 +132,85 @@ fn matrix_bytes(a: &cloth_solver::BlockMatrix) -> usize {
     n * 72 + off * (72 + 16) + (n + 1) * 8
 }
 
+/// A sequence of `steps` systems of one pattern (the deformation travels by 0.1 rad per
+/// step, moving particles by up to 1 cm, like a falling sheet at h = 1/30 s): mean iterations
+/// and mean single-thread CPU ms per solve (setup included) for each reuse policy.
+fn sequence_table(sides: &[usize], steps: usize) {
+    println!();
+    println!("Reuse across {steps} consecutive systems of one pattern (mean per solve, CPU ms):");
+    println!("| vertices | reuse | iterations | setup | iterate | total |");
+    println!("|---|---|---|---|---|---|");
+    for &side in sides {
+        let problems: Vec<_> = (0..steps)
+            .map(|k| cloth_problem(side, 0.1 * k as f64))
+            .collect();
+        let n = problems[0].b.len();
+        let pcg = PcgParams {
+            tolerance: 1e-3,
+            max_iterations: 10_000,
+            ..Default::default()
+        };
+        for reuse in [
+            Reuse::Nothing,
+            Reuse::Prolongators { solves: 2 },
+            Reuse::Prolongators { solves: 4 },
+            Reuse::Hierarchy { solves: 2 },
+            Reuse::Hierarchy { solves: 4 },
+        ] {
+            let params = MultigridParams {
+                reuse,
+                ..Default::default()
+            };
+            let p0 = &problems[0];
+            let mut mg =
+                Multigrid::new(&p0.a, &p0.positions, &params, Par::Seq).expect("hierarchy");
+            let mut ws = PcgWorkspace::new();
+            let mut dv = vec![Vector3::zeros(); n];
+            let (mut its, mut setup, mut total) = (0.0, 0.0, 0.0);
+            for p in &problems {
+                let t = cpu_ns();
+                let w = Instant::now();
+                let info = solve_mpcg_multigrid(
+                    &mut dv,
+                    &p.a,
+                    &mut mg,
+                    &p.b,
+                    &p.z,
+                    &p.constraints,
+                    &p.positions,
+                    &pcg,
+                    Par::Seq,
+                    &mut ws,
+                )
+                .expect("multigrid solve");
+                let cpu = (cpu_ns() - t) * 1e-6;
+                let wall = w.elapsed().as_secs_f64() * 1e3;
+                assert!(info.converged);
+                its += info.iterations as f64;
+                total += cpu;
+                // Split the CPU time by the wall-clock share of the setup.
+                setup += cpu * (mg.last_setup().seconds * 1e3 / wall).min(1.0);
+            }
+            let k = steps as f64;
+            println!(
+                "| {n} | {reuse:?} | {:.1} | {:.1} | {:.1} | {:.1} |",
+                its / k,
+                setup / k,
+                (total - setup) / k,
+                total / k
+            );
+        }
+    }
+}
+
 fn main() {
     // criterion-style arguments (--bench, filters) are accepted and ignored.
     let sides = env_list("MG_SIDES", &[51, 101, 201, 317]);
     let reps = env_list("MG_REPS", &[5])[0].max(1);
+    if std::env::var("MG_SEQ_ONLY").is_ok() {
+        sequence_table(&sides, 8);
+        return;
+    }
     let seq = Par::Seq;
     println!(
         "Times: median of {reps} runs; CPU ms on one thread (Par::Seq, robust to other load), \
@@ -145,7 +220,7 @@ fn main() {
         "| vertices | solver | iterations | analyse | setup | iterate | total | total wall | hierarchy B/vertex | solver B/vertex |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|");
-    for side in sides {
+    for &side in &sides {
         let p = cloth_problem(side, 0.0);
         let n = p.b.len();
         let a_bytes = matrix_bytes(&p.a);
@@ -242,4 +317,5 @@ fn main() {
             }
         }
     }
+    sequence_table(&sides, 8);
 }

@@ -61,6 +61,8 @@ pub use constraint::Constraint;
 pub use direct::{DirectSolver, solve_direct};
 pub use error::SolverError;
 pub use matrix::{AssemblyPlan, BlockMatrix};
-pub use multigrid::{Multigrid, MultigridParams, Smoother, solve_mpcg_multigrid};
+pub use multigrid::{
+    Multigrid, MultigridParams, MultigridSetupInfo, Reuse, Smoother, solve_mpcg_multigrid,
+};
 pub use nalgebra::{Matrix3, Vector3};
 pub use pcg::{PcgInfo, PcgParams, PcgWorkspace, Preconditioner, constraint_forces, solve_mpcg};

@@ -34,9 +34,9 @@
 //! # Reuse
 //! [`Multigrid::new`] does the symbolic work once per matrix pattern (aggregates, patterns of
 //! `P`, `A P` and `P^T A P`, colourings) from the matrix values it is given (the strength of
-//! connection). [`solve_mpcg_multigrid`] refreshes the numeric part on every call: smoother
-//! data and Galerkin products always, the prolongator (candidates, QR, smoothing) every
-//! [`MultigridParams::prolongator_reuse`] solves or when the constraints change.
+//! connection). [`solve_mpcg_multigrid`] refreshes the numeric part on every call; by default
+//! all of it, or, per [`MultigridParams::reuse`], keeping the prolongators (or the whole
+//! coarse hierarchy) for a number of solves while the constraints do not change.
 
 mod aggregate;
 mod bsr;
@@ -55,6 +55,12 @@ use cycle::{Coarsest, postsmooth, presmooth};
 use level::{Level, NULL_DIM, Vecs, rigid_block, rigid_centres};
 pub(crate) use ops::FineOp;
 use ops::{CoarseOp, Operator};
+
+/// Chebyshev smoothing targets `[l / ratio, l]` with `l` this factor times the Lanczos
+/// estimate of `lambda_max(D_f^-1 A_f)`: a Chebyshev polynomial amplifies eigen-components
+/// above its interval (by 1.5x at 10% above, degree 2), so the estimate, which may be a few
+/// percent low, is padded (pyamg and hypre pad by 1.1 as well).
+const CHEBYSHEV_PAD: f64 = 1.1;
 
 /// Largest coarsest level (unknowns) factorised densely; a coarsest level left larger (when
 /// coarsening stalls, e.g. on an almost diagonal matrix) is smoothed instead.
@@ -84,6 +90,44 @@ pub enum Smoother {
     },
 }
 
+/// What [`solve_mpcg_multigrid`] may keep from the previous solve's numeric setup. The
+/// symbolic part (aggregates and patterns) is always kept while the matrix pattern holds;
+/// anything kept is rebuilt at once when the constraints change (prolongators must map into
+/// the range of the new filter).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reuse {
+    /// Recompute everything numeric on every solve: candidates from the new positions,
+    /// prolongators, Galerkin products, smoothers, coarsest factor.
+    Nothing,
+    /// Keep the smoothed prolongators for `solves` solves (>= 1; rebuilt on the first);
+    /// Galerkin products, smoothers and the coarsest factor are recomputed on every solve,
+    /// so the V-cycle stays an exact Galerkin hierarchy of the current matrix.
+    Prolongators {
+        /// Lifetime of a prolongator in solves.
+        solves: usize,
+    },
+    /// Keep prolongators and coarse operators for `solves` solves (>= 1); only the fine
+    /// level's smoother (block diagonal, spectral estimate) follows the current matrix. The
+    /// preconditioner stays symmetric positive definite (a V-cycle with any SPD coarse
+    /// operators is), but its coarse levels lag behind the matrix.
+    Hierarchy {
+        /// Lifetime of the hierarchy in solves.
+        solves: usize,
+    },
+}
+
+/// What the last numeric setup of a [`Multigrid`] did, and how long it took.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct MultigridSetupInfo {
+    /// Wall-clock seconds of the numeric setup (s).
+    pub seconds: f64,
+    /// Whether the prolongators were rebuilt (candidates, QR, smoothing).
+    pub rebuilt_prolongators: bool,
+    /// Whether the coarse operators were recomputed (Galerkin products, coarsest factor).
+    pub recomputed_coarse: bool,
+}
+
 /// Parameters of the smoothed-aggregation hierarchy ([`Multigrid`]).
 ///
 /// Defaults were chosen by measurement on cloth matrices `A = M - h df/dv - h^2 df/dx`
@@ -105,14 +149,12 @@ pub struct MultigridParams {
     /// `(0, 2)`). Default 4/3, the value that minimises the energy of the smoothed basis for
     /// model problems (Vanek, Mandel & Brezina 1996, section 4).
     pub prolongator_damping: f64,
-    /// Lanczos steps of the spectral estimate `lambda_max(D_f^-1 A_f)` per level, >= 1.
-    /// Default 10.
+    /// Lanczos steps of the spectral estimate `lambda_max(D_f^-1 A_f)` per level, >= 1; each
+    /// costs one product with the level's operator. Default 6: on cloth matrices the estimate
+    /// is then within 1-3% of its converged value (10 steps: within 1%).
     pub lanczos_steps: usize,
-    /// Number of solves a prolongator is kept, >= 1: 1 rebuilds it (candidates from the new
-    /// positions, QR, smoothing) on every solve; `k > 1` rebuilds it every `k` solves and
-    /// otherwise only recomputes the Galerkin products and smoother data. A change of the
-    /// constraints always rebuilds it. Default 1.
-    pub prolongator_reuse: usize,
+    /// What a solve may keep from the previous numeric setup (default [`Reuse::Nothing`]).
+    pub reuse: Reuse,
 }
 
 impl Default for MultigridParams {
@@ -126,8 +168,8 @@ impl Default for MultigridParams {
             max_levels: 10,
             coarse_size: 300,
             prolongator_damping: 4.0 / 3.0,
-            lanczos_steps: 10,
-            prolongator_reuse: 1,
+            lanczos_steps: 6,
+            reuse: Reuse::Nothing,
         }
     }
 }
@@ -162,8 +204,11 @@ impl MultigridParams {
         if self.lanczos_steps == 0 {
             return bad("lanczos_steps", "must be >= 1");
         }
-        if self.prolongator_reuse == 0 {
-            return bad("prolongator_reuse", "must be >= 1");
+        match self.reuse {
+            Reuse::Prolongators { solves: 0 } | Reuse::Hierarchy { solves: 0 } => {
+                return bad("reuse.solves", "must be >= 1");
+            }
+            _ => {}
         }
         Ok(())
     }
@@ -194,8 +239,12 @@ pub struct Multigrid {
     built_with: Vec<Constraint>,
     /// Solves since the prolongators were built (`usize::MAX`: none built).
     age: usize,
-    last_setup_seconds: f64,
-    last_rebuilt: bool,
+    last_setup: MultigridSetupInfo,
+}
+
+/// Candidate source for a refresh that does not rebuild prolongators (never called).
+fn unreachable_cand() -> SMatrix<f64, 3, NULL_DIM> {
+    SMatrix::zeros()
 }
 
 fn check_positions(n: usize, positions: &[Vector3<f64>]) -> Result<(), SolverError> {
@@ -221,20 +270,24 @@ fn refresh_transfer<const B: usize, O: Operator<B>>(
     index: usize,
     params: &MultigridParams,
     rebuild: bool,
+    galerkin: bool,
     cand: impl Fn(usize, usize) -> SMatrix<f64, B, NULL_DIM> + Sync,
     coarse: &mut CoarseOp,
 ) -> Result<Option<Vec<SMatrix<f64, NULL_DIM, NULL_DIM>>>, SolverError> {
     level.invert_diagonal(op, index)?;
     let chebyshev = matches!(params.smoother, Smoother::Chebyshev { .. });
     if rebuild || chebyshev {
-        level.smooth.lambda = level.estimate_lambda(op, params.lanczos_steps);
+        level.smooth.lambda = CHEBYSHEV_PAD * level.estimate_lambda(op, params.lanczos_steps);
     }
     let Some(tr) = level.transfer.as_mut() else {
         return Ok(None);
     };
+    if !galerkin {
+        return Ok(None);
+    }
     let next = if rebuild {
         let r = tr.fit(cand);
-        let omega = params.prolongator_damping / level.smooth.lambda;
+        let omega = params.prolongator_damping / level.smooth.lambda * CHEBYSHEV_PAD;
         tr.smooth_prolongator(op, &level.smooth.dinv, omega);
         Some(r)
     } else {
@@ -256,7 +309,7 @@ fn refresh_coarsest<const B: usize, O: Operator<B>>(
     if let Coarsest::Smooth = coarsest {
         level.invert_diagonal(op, index)?;
         if matches!(params.smoother, Smoother::Chebyshev { .. }) {
-            level.smooth.lambda = level.estimate_lambda(op, params.lanczos_steps);
+            level.smooth.lambda = CHEBYSHEV_PAD * level.estimate_lambda(op, params.lanczos_steps);
         }
     }
     coarsest.factor(op, index)
@@ -322,6 +375,7 @@ impl Multigrid {
                     0,
                     params,
                     true,
+                    true,
                     |a, i| rigid_block(&op0, i, &positions[i], &centres[a].0, centres[a].1),
                     &mut cop,
                 )?
@@ -349,6 +403,7 @@ impl Multigrid {
                                 index,
                                 params,
                                 true,
+                                true,
                                 |_, i| cands[i],
                                 &mut next_op,
                             )?
@@ -374,8 +429,11 @@ impl Multigrid {
             coarsest,
             built_with: free.clone(),
             age: 0,
-            last_setup_seconds: 0.0,
-            last_rebuilt: true,
+            last_setup: MultigridSetupInfo {
+                seconds: 0.0,
+                rebuilt_prolongators: true,
+                recomputed_coarse: true,
+            },
         };
         // Coarsest factor (and smoother data of a single-level hierarchy).
         let nl = mg.coarse.len();
@@ -391,7 +449,8 @@ impl Multigrid {
             None => {
                 refresh_coarsest(fine, coarsest, &op0, 0, params)?;
                 fine.invert_diagonal(&op0, 0)?;
-                fine.smooth.lambda = fine.estimate_lambda(&op0, params.lanczos_steps);
+                fine.smooth.lambda =
+                    CHEBYSHEV_PAD * fine.estimate_lambda(&op0, params.lanczos_steps);
             }
         }
         Ok(mg)
@@ -498,15 +557,10 @@ impl Multigrid {
         v
     }
 
-    /// Wall-clock seconds of the last numeric refresh (inside [`solve_mpcg_multigrid`]).
-    pub fn last_setup_seconds(&self) -> f64 {
-        self.last_setup_seconds
-    }
-
-    /// Whether the last refresh rebuilt the prolongators (see
-    /// [`MultigridParams::prolongator_reuse`]).
-    pub fn last_setup_rebuilt_prolongators(&self) -> bool {
-        self.last_rebuilt
+    /// What the last numeric setup (inside [`solve_mpcg_multigrid`], or [`Multigrid::new`])
+    /// did and how long it took (see [`MultigridParams::reuse`]).
+    pub fn last_setup(&self) -> MultigridSetupInfo {
+        self.last_setup
     }
 
     /// Numeric refresh for matrix `a` (pattern already checked), constraints and positions.
@@ -518,9 +572,14 @@ impl Multigrid {
     ) -> Result<(), SolverError> {
         let start = Instant::now();
         let prev_age = self.age;
-        let rebuild = prev_age == usize::MAX
-            || prev_age + 1 >= self.params.prolongator_reuse
-            || self.built_with.as_slice() != constraints;
+        let fresh = prev_age == usize::MAX || self.built_with.as_slice() != constraints;
+        let (keep_p, keep_coarse) = match self.params.reuse {
+            Reuse::Nothing => (false, false),
+            Reuse::Prolongators { solves } => (prev_age + 1 < solves, false),
+            Reuse::Hierarchy { solves } => (prev_age + 1 < solves, prev_age + 1 < solves),
+        };
+        let rebuild = fresh || !keep_p;
+        let galerkin = fresh || !keep_coarse;
         // A failure below leaves the prolongators half-built: force a rebuild next time.
         self.age = usize::MAX;
         let op0 = FineOp {
@@ -537,9 +596,22 @@ impl Multigrid {
         if coarse.is_empty() {
             fine.invert_diagonal(&op0, 0)?;
             if matches!(params.smoother, Smoother::Chebyshev { .. }) {
-                fine.smooth.lambda = fine.estimate_lambda(&op0, params.lanczos_steps);
+                fine.smooth.lambda =
+                    CHEBYSHEV_PAD * fine.estimate_lambda(&op0, params.lanczos_steps);
             }
             refresh_coarsest(fine, coarsest, &op0, 0, params)?;
+        } else if !galerkin {
+            // Coarse levels kept: only the fine smoother follows the matrix.
+            refresh_transfer(
+                fine,
+                &op0,
+                0,
+                params,
+                false,
+                false,
+                |_, _| unreachable_cand(),
+                &mut coarse[0].op,
+            )?;
         } else {
             let mut cand = {
                 let tr = fine
@@ -557,6 +629,7 @@ impl Multigrid {
                     0,
                     params,
                     rebuild,
+                    true,
                     |a, i| rigid_block(&op0, i, &positions[i], &centres[a].0, centres[a].1),
                     &mut coarse[0].op,
                 )?
@@ -575,6 +648,7 @@ impl Multigrid {
                     l + 1,
                     params,
                     rebuild,
+                    true,
                     |_, i| cands[i],
                     &mut hi[0].op,
                 )?;
@@ -593,8 +667,11 @@ impl Multigrid {
         } else {
             self.age = prev_age + 1;
         }
-        self.last_rebuilt = rebuild;
-        self.last_setup_seconds = start.elapsed().as_secs_f64();
+        self.last_setup = MultigridSetupInfo {
+            seconds: start.elapsed().as_secs_f64(),
+            rebuilt_prolongators: rebuild,
+            recomputed_coarse: galerkin,
+        };
         Ok(())
     }
 
@@ -679,8 +756,8 @@ impl Multigrid {
 /// `dv = z + S y`.
 ///
 /// First refreshes the numeric part of `mg` for `a`, `constraints` and `positions` (m, the
-/// particle positions the rotation modes are taken about; see
-/// [`MultigridParams::prolongator_reuse`]), then iterates. `params.preconditioner` is not used
+/// particle positions the rotation modes are taken about; see [`MultigridParams::reuse`]),
+/// then iterates. `params.preconditioner` is not used
 /// (the preconditioner is `mg`); tolerance, stopping test (in the preconditioner norm) and
 /// `max_iterations` have the meaning of [`crate::solve_mpcg`], as do units, constraint
 /// exactness (`(I - S_i) dv_i = (I - S_i) z_i` whatever the iteration count) and

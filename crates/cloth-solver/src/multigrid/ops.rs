@@ -113,6 +113,8 @@ impl Operator<3> for FineOp<'_> {
 pub(crate) struct CoarseOp {
     pub m: Bsr<6, 6>,
     pub diag: Vec<usize>,
+    /// Slot of the transposed block `(j, i)` for every slot `(i, j)`.
+    pub mirror: Vec<usize>,
 }
 
 impl CoarseOp {
@@ -123,11 +125,18 @@ impl CoarseOp {
         let diag = (0..n)
             .map(|i| m.slot(i, i).expect("coarse pattern holds the diagonal"))
             .collect();
-        CoarseOp { m, diag }
+        let mirror = (0..n)
+            .flat_map(|i| (m.row_ptr[i]..m.row_ptr[i + 1]).map(move |k| (i, k)))
+            .map(|(i, k)| {
+                m.slot(m.cols[k], i)
+                    .expect("Galerkin patterns are symmetric")
+            })
+            .collect();
+        CoarseOp { m, diag, mirror }
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.m.memory_bytes() + self.diag.len() * size_of::<usize>()
+        self.m.memory_bytes() + (self.diag.len() + self.mirror.len()) * size_of::<usize>()
     }
 }
 
