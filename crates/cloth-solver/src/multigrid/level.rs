@@ -577,9 +577,8 @@ impl<const B: usize> Transfer<B> {
     /// `A_f`).
     pub fn galerkin<O: Operator<B>>(&mut self, op: &O, coarse: &mut CoarseOp) {
         let (p, pt, ap_ptr, ap_cols) = (&self.p, &self.pt, &self.ap_ptr, &self.ap_cols);
-        let diag = &coarse.diag;
-        let nc = coarse.m.nrows();
-        let (row_ptr, cols, chunks) = coarse.m.row_chunks_mut(GALERKIN_CHUNK);
+        let nc = coarse.upper.nrows();
+        let (row_ptr, cols, chunks) = coarse.upper.row_chunks_mut(GALERKIN_CHUNK);
         chunks.into_par_iter().for_each_init(
             || (Vec::new(), Vec::new(), Vec::new()),
             |(rows, offs, buf): &mut (Vec<usize>, Vec<usize>, Vec<SMatrix<f64, B, NULL_DIM>>),
@@ -614,10 +613,10 @@ impl<const B: usize> Transfer<B> {
                 let base = row_ptr[first];
                 for j in first..last {
                     let (lo, hi) = (row_ptr[j], row_ptr[j + 1]);
-                    // Upper triangle only (columns >= j); the lower one is its transpose.
-                    let d0 = diag[j] - lo;
-                    let row_cols = &cols[diag[j]..hi];
-                    let row_vals = &mut vals[lo - base..hi - base][d0..];
+                    // Upper triangle only (columns >= j, diagonal first): the lower one is its
+                    // transpose and is not stored.
+                    let row_cols = &cols[lo..hi];
+                    let row_vals = &mut vals[lo - base..hi - base];
                     row_vals.iter_mut().for_each(|v| *v = SMatrix::zeros());
                     for t in pt.ptr[j]..pt.ptr[j + 1] {
                         let i = pt.rows[t];
@@ -648,13 +647,6 @@ impl<const B: usize> Transfer<B> {
                 }
             },
         );
-        // Lower triangle: transposes of the upper blocks (serial; a copy).
-        let m = &mut coarse.m;
-        for j in 0..nc {
-            for u in m.row_ptr[j]..coarse.diag[j] {
-                m.vals[u] = m.vals[coarse.mirror[u]].transpose();
-            }
-        }
     }
 
     /// `b_c = P^T r`, parallel over coarse rows.

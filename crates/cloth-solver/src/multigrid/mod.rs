@@ -486,7 +486,7 @@ impl Multigrid {
         let coarse: f64 = self
             .coarse
             .iter()
-            .map(|c| (NULL_DIM * NULL_DIM * c.op.m.cols.len()) as f64)
+            .map(|c| (NULL_DIM * NULL_DIM * c.op.full_blocks()) as f64)
             .sum();
         (fine + coarse) / fine.max(1.0)
     }

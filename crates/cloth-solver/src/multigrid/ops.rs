@@ -107,56 +107,104 @@ impl Operator<3> for FineOp<'_> {
     }
 }
 
-/// A coarse Galerkin operator `P^T A_f P` with `6 x 6` blocks (diagonal in the rows) and the
-/// slot of each diagonal block.
+/// A coarse Galerkin operator `P^T A_f P` with `6 x 6` blocks, stored as its upper triangle
+/// (block rows `i` holding columns `j >= i`, diagonal first): half the memory and memory
+/// traffic of full rows. The full symmetric pattern is kept as indices, each slot naming the
+/// stored block and whether it is used transposed, so products stay row-parallel gathers.
 #[derive(Clone, Debug)]
 pub(crate) struct CoarseOp {
-    pub m: Bsr<6, 6>,
-    pub diag: Vec<usize>,
-    /// Slot of the transposed block `(j, i)` for every slot `(i, j)`.
-    pub mirror: Vec<usize>,
+    /// Upper triangle; the first slot of row `i` is the diagonal block.
+    pub upper: Bsr<6, 6>,
+    /// Full pattern (both triangles, diagonal included).
+    full_ptr: Vec<usize>,
+    full_cols: Vec<usize>,
+    /// Per full slot: `(upper slot << 1) | transposed`.
+    full_map: Vec<usize>,
 }
 
 impl CoarseOp {
-    /// Zero values on a pattern whose every row holds its diagonal.
+    /// Zero values on a symmetric pattern whose every row holds its diagonal.
     pub fn from_pattern(row_ptr: Vec<usize>, cols: Vec<usize>) -> Self {
         let n = row_ptr.len() - 1;
-        let m = Bsr::from_pattern(row_ptr, cols);
-        let diag = (0..n)
-            .map(|i| m.slot(i, i).expect("coarse pattern holds the diagonal"))
-            .collect();
-        let mirror = (0..n)
-            .flat_map(|i| (m.row_ptr[i]..m.row_ptr[i + 1]).map(move |k| (i, k)))
-            .map(|(i, k)| {
-                m.slot(m.cols[k], i)
-                    .expect("Galerkin patterns are symmetric")
+        let mut u_ptr = Vec::with_capacity(n + 1);
+        let mut u_cols = Vec::new();
+        u_ptr.push(0);
+        for i in 0..n {
+            let row = &cols[row_ptr[i]..row_ptr[i + 1]];
+            let first = row.partition_point(|&j| j < i);
+            debug_assert_eq!(
+                row.get(first),
+                Some(&i),
+                "coarse pattern holds the diagonal"
+            );
+            u_cols.extend_from_slice(&row[first..]);
+            u_ptr.push(u_cols.len());
+        }
+        let upper = Bsr::from_pattern(u_ptr, u_cols);
+        let full_map = (0..n)
+            .flat_map(|i| {
+                cols[row_ptr[i]..row_ptr[i + 1]]
+                    .iter()
+                    .map(move |&j| (i, j))
+            })
+            .map(|(i, j)| {
+                if j >= i {
+                    upper.slot(i, j).expect("upper block") << 1
+                } else {
+                    (upper.slot(j, i).expect("symmetric pattern") << 1) | 1
+                }
             })
             .collect();
-        CoarseOp { m, diag, mirror }
+        CoarseOp {
+            upper,
+            full_ptr: row_ptr,
+            full_cols: cols,
+            full_map,
+        }
+    }
+
+    /// Slot of diagonal block `i` in `upper`.
+    #[inline]
+    pub fn diag_slot(&self, i: usize) -> usize {
+        self.upper.row_ptr[i]
+    }
+
+    /// Number of blocks of the full (symmetric) matrix.
+    pub fn full_blocks(&self) -> usize {
+        self.full_cols.len()
     }
 
     pub fn memory_bytes(&self) -> usize {
-        self.m.memory_bytes() + (self.diag.len() + self.mirror.len()) * size_of::<usize>()
+        self.upper.memory_bytes()
+            + (self.full_ptr.len() + self.full_cols.len() + self.full_map.len())
+                * size_of::<usize>()
+    }
+
+    #[inline]
+    fn full_block(&self, k: usize) -> SMatrix<f64, 6, 6> {
+        let code = self.full_map[k];
+        let b = &self.upper.vals[code >> 1];
+        if code & 1 == 0 { *b } else { b.transpose() }
     }
 }
 
 impl Operator<6> for CoarseOp {
     fn n(&self) -> usize {
-        self.m.nrows()
+        self.upper.nrows()
     }
 
     fn pattern(&self) -> (&[usize], &[usize]) {
-        (&self.m.row_ptr, &self.m.cols)
+        (&self.full_ptr, &self.full_cols)
     }
 
     fn pattern_block(&self, k: usize) -> SMatrix<f64, 6, 6> {
-        self.m.vals[k]
+        self.full_block(k)
     }
 
     #[inline]
     fn for_each_in_row(&self, i: usize, mut f: impl FnMut(usize, usize, &SMatrix<f64, 6, 6>)) {
-        for k in self.m.row_ptr[i]..self.m.row_ptr[i + 1] {
-            f(self.m.cols[k], k, &self.m.vals[k]);
+        for k in self.full_ptr[i]..self.full_ptr[i + 1] {
+            f(self.full_cols[k], k, &self.full_block(k));
         }
     }
 
@@ -173,13 +221,20 @@ impl Operator<6> for CoarseOp {
     #[inline]
     fn mul_row(&self, i: usize, x: &[SVector<f64, 6>]) -> SVector<f64, 6> {
         let mut acc = SVector::<f64, 6>::zeros();
-        for k in self.m.row_ptr[i]..self.m.row_ptr[i + 1] {
-            acc += self.m.vals[k] * x[self.m.cols[k]];
+        for k in self.full_ptr[i]..self.full_ptr[i + 1] {
+            let code = self.full_map[k];
+            let b = &self.upper.vals[code >> 1];
+            let xj = &x[self.full_cols[k]];
+            if code & 1 == 0 {
+                acc += b * xj;
+            } else {
+                acc += b.tr_mul(xj);
+            }
         }
         acc
     }
 
     fn filtered_diagonal(&self, i: usize) -> SMatrix<f64, 6, 6> {
-        self.m.vals[self.diag[i]]
+        self.upper.vals[self.diag_slot(i)]
     }
 }
