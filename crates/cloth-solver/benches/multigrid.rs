@@ -12,7 +12,8 @@ mod cloth;
 
 use std::time::Instant;
 
-use cloth::cloth_problem;
+use cloth::{cloth_problem, cloth_problem_with};
+use cloth_forces::Material;
 use cloth_solver::{
     Multigrid, MultigridParams, Par, PcgParams, PcgWorkspace, Preconditioner, Reuse, Smoother,
     Vector3, solve_mpcg, solve_mpcg_multigrid,
@@ -51,6 +52,24 @@ fn env_list(name: &str, default: &[usize]) -> Vec<usize> {
 fn variants() -> Vec<(String, MultigridParams)> {
     let d = MultigridParams::default();
     let mut v = vec![("default".to_string(), d)];
+    if let Ok(grid) = std::env::var("MG_GRID") {
+        // MG_GRID="0.02:2,0.05:1:4": strength threshold : Chebyshev degree : ratio.
+        v.clear();
+        for item in grid.split(',') {
+            let mut it = item.split(':');
+            let theta: f64 = it.next().and_then(|t| t.parse().ok()).unwrap_or(0.02);
+            let degree: usize = it.next().and_then(|t| t.parse().ok()).unwrap_or(2);
+            let ratio: f64 = it.next().and_then(|t| t.parse().ok()).unwrap_or(30.0);
+            v.push((
+                format!("theta {theta} cheb{degree} ratio {ratio}"),
+                MultigridParams {
+                    strength_threshold: theta,
+                    smoother: Smoother::Chebyshev { degree, ratio },
+                    ..d
+                },
+            ));
+        }
+    }
     if std::env::var("MG_SWEEP").is_ok() {
         for theta in [0.0, 0.01, 0.05, 0.1] {
             v.push((
@@ -203,6 +222,93 @@ fn sequence_table(sides: &[usize], steps: usize) {
     }
 }
 
+/// Iterations and CPU ms per solve over materials, time steps and a mixed constraint set, for
+/// a few smoother/threshold choices: the robustness side of choosing defaults.
+fn robustness_table(side: usize, reps: usize) {
+    println!();
+    println!("Robustness at {side}^2 (iterations / CPU ms per solve incl. setup):");
+    let choices: Vec<(String, MultigridParams)> = [(0.05, 1), (0.05, 2), (0.02, 2)]
+        .iter()
+        .map(|&(theta, degree)| {
+            (
+                format!("theta {theta} cheb{degree}"),
+                MultigridParams {
+                    strength_threshold: theta,
+                    smoother: Smoother::Chebyshev {
+                        degree,
+                        ratio: 30.0,
+                    },
+                    ..Default::default()
+                },
+            )
+        })
+        .collect();
+    print!("| case |");
+    for (name, _) in &choices {
+        print!(" {name} |");
+    }
+    println!();
+    println!("|---|{}", "---|".repeat(choices.len()));
+    for (label, material, h, mixed) in [
+        ("cotton h=1/30", Material::COTTON, 1.0 / 30.0, false),
+        ("cotton h=1/120", Material::COTTON, 1.0 / 120.0, false),
+        ("denim h=1/30", Material::DENIM, 1.0 / 30.0, false),
+        ("silk h=1/30", Material::SILK, 1.0 / 30.0, false),
+        (
+            "cotton h=1/30 + contact band and sliding edge",
+            Material::COTTON,
+            1.0 / 30.0,
+            true,
+        ),
+    ] {
+        let mut p = cloth_problem_with(side, 0.3, &material, h);
+        if mixed {
+            for c in 0..side {
+                p.constraints[(side - 1) * side + c] = cloth_solver::Constraint::line(
+                    Vector3::new(0.0, 1.0, 0.0),
+                    Vector3::new(0.0, 0.0, 1.0),
+                )
+                .expect("valid line");
+            }
+            for r in side / 3..side / 2 {
+                for c in 0..side {
+                    let normal = Vector3::new(0.3 * (c as f64).sin(), 1.0, 0.2 * (r as f64).cos());
+                    p.constraints[r * side + c] =
+                        cloth_solver::Constraint::plane(normal).expect("valid plane");
+                }
+            }
+        }
+        print!("| {label} |");
+        for (_, params) in &choices {
+            let mut mg = Multigrid::new(&p.a, &p.positions, params, Par::Seq).expect("hierarchy");
+            let mut ws = PcgWorkspace::new();
+            let mut dv = vec![Vector3::zeros(); p.b.len()];
+            let pcg = PcgParams {
+                tolerance: 1e-3,
+                max_iterations: 1000,
+                ..Default::default()
+            };
+            let (cpu, info) = cpu_median(reps, || {
+                solve_mpcg_multigrid(
+                    &mut dv,
+                    &p.a,
+                    &mut mg,
+                    &p.b,
+                    &p.z,
+                    &p.constraints,
+                    &p.positions,
+                    &pcg,
+                    Par::Seq,
+                    &mut ws,
+                )
+                .expect("multigrid solve")
+            });
+            print!(" {} / {cpu:.1} |", info.iterations);
+        }
+        println!();
+    }
+}
+
 /// Marker for "40 iterations at tolerance 0" in the bench's solve closure.
 const FORCED: usize = usize::MAX;
 
@@ -210,6 +316,15 @@ fn main() {
     // criterion-style arguments (--bench, filters) are accepted and ignored.
     let sides = env_list("MG_SIDES", &[51, 101, 201, 317]);
     let reps = env_list("MG_REPS", &[5])[0].max(1);
+    let seq_steps = if std::env::var("MG_NO_SEQ").is_ok() {
+        0
+    } else {
+        8
+    };
+    if std::env::var("MG_ROBUST_ONLY").is_ok() {
+        robustness_table(sides[0], reps);
+        return;
+    }
     if std::env::var("MG_SEQ_ONLY").is_ok() {
         sequence_table(&sides, 8);
         return;
@@ -337,5 +452,7 @@ fn main() {
             }
         }
     }
-    sequence_table(&sides, 8);
+    if seq_steps > 0 {
+        sequence_table(&sides, seq_steps);
+    }
 }

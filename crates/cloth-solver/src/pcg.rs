@@ -35,6 +35,10 @@ use crate::{BlockMatrix, Constraint, SolverError};
 
 /// Preconditioner `M ~ A` for the modified PCG. Both are filter-aware and applied as
 /// `s = S M^-1 r`.
+///
+/// The smoothed-aggregation multigrid preconditioner is not a variant here: it needs the
+/// particle positions and a hierarchy that lives across solves, so it has its own entry point,
+/// [`crate::solve_mpcg_multigrid`] with a [`crate::Multigrid`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Preconditioner {

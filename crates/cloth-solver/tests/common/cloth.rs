@@ -21,11 +21,16 @@ pub struct ClothProblem {
 /// Time step (s).
 pub const H: f64 = 1.0 / 30.0;
 
-/// The system of a `side x side` sheet (`side >= 2`), `phase` shifting the deformation (0 for
-/// the standard state; other values give "later steps" with the same pattern).
+/// The system of a `side x side` cotton sheet (`side >= 2`), `phase` shifting the deformation
+/// (0 for the standard state; other values give "later steps" with the same pattern).
 pub fn cloth_problem(side: usize, phase: f64) -> ClothProblem {
+    cloth_problem_with(side, phase, &Material::default(), H)
+}
+
+/// As [`cloth_problem`] with another material and time step `h` (s).
+pub fn cloth_problem_with(side: usize, phase: f64, material: &Material, h: f64) -> ClothProblem {
     let mesh = grid(side, side, 1.0, 1.0, GridPattern::Alternating).expect("valid grid");
-    let material = Material::default();
+    let material = *material;
     let model = ClothModel::new(&mesh, &material, Definiteness::default()).expect("valid model");
     let x: Vec<Vec3> = mesh
         .positions()
@@ -48,7 +53,7 @@ pub fn cloth_problem(side: usize, phase: f64) -> ClothProblem {
         .dfdx()
         .iter()
         .zip(eval.dfdv())
-        .map(|(kx, kv)| -(kv * H) - kx * (H * H))
+        .map(|(kx, kv)| -(kv * h) - kx * (h * h))
         .collect();
     let diag: Vec<Matrix3<f64>> = masses
         .iter()
@@ -60,7 +65,7 @@ pub fn cloth_problem(side: usize, phase: f64) -> ClothProblem {
         .forces
         .iter()
         .zip(&masses)
-        .map(|(f, &m)| (f + g * m) * H)
+        .map(|(f, &m)| (f + g * m) * h)
         .collect();
     let mut constraints = vec![Constraint::Free; x.len()];
     constraints[0] = Constraint::Fixed;
