@@ -3,9 +3,15 @@
 //! corners fixed) of 51^2, 101^2, 201^2 and 317^2 vertices, tolerance 1e-3.
 //!
 //! `cargo bench -p cloth-solver --bench multigrid` prints a markdown table: iterations, median
-//! wall-clock times of the solve (block-Jacobi) and of the multigrid symbolic analysis
-//! (`Multigrid::new`, once per pattern), numeric setup and iteration, and the hierarchy's
-//! memory per vertex. `MG_SIDES=51,101` restricts the sizes, `MG_REPS=5` sets the repetitions.
+//! CPU times on one thread (read from /proc, so other load on the machine matters less than
+//! for wall-clock time, which is given too, for the default pool) of the block-Jacobi solve
+//! and of the multigrid symbolic analysis (`Multigrid::new`, once per pattern), numeric setup
+//! and iteration, and memory per vertex (hierarchy; and matrix + hierarchy + PCG workspace). `MG_SIDES=51,101` restricts the sizes, `MG_REPS=5` sets the repetitions
+//! (block-Jacobi repeats at most twice above 20k vertices). Further tables: reuse policies
+//! over a sequence of systems (`MG_SEQ_ONLY=1`), robustness over materials, time steps and
+//! constraints (`MG_ROBUST_ONLY=1`); `MG_SWEEP=1` / `MG_GRID=theta:degree:ratio,...` add
+//! parameter variants, `MG_MEMORY=1` a memory breakdown, `MG_PERIT=1` the cost of one
+//! iteration, `MG_SKIP_BJ=1` / `MG_NO_SEQ=1` skip tables.
 
 #[path = "../tests/common/cloth.rs"]
 mod cloth;
@@ -351,6 +357,8 @@ fn main() {
         let mut dv = vec![Vector3::zeros(); n];
         let ws_bytes = 5 * 24 * n + 72 * n;
         if std::env::var("MG_SKIP_BJ").is_err() {
+            // Block-Jacobi takes seconds per solve from 40k vertices on: fewer repetitions.
+            let reps = if n > 20_000 { reps.min(2) } else { reps };
             let (cpu, info) = cpu_median(reps, || {
                 solve_mpcg(
                     &mut dv,

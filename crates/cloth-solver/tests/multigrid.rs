@@ -422,6 +422,42 @@ fn degenerate_hierarchies_still_solve() {
     assert!(info.converged, "{info:?}");
 }
 
+/// Empty and one-particle systems, and a hierarchy asked for before the matrix has values
+/// (the strength of connection needs them): reported or solved, never a panic.
+#[test]
+fn tiny_and_empty_systems() {
+    let empty = BlockMatrix::new(0, &[]).unwrap();
+    let mut mg = Multigrid::new(&empty, &[], &MultigridParams::default(), Par::default()).unwrap();
+    let (dv, info) = mg_solve(&mut mg, &empty, &[], &[], &[], &[], &pcg(1e-8, 10));
+    assert!(dv.is_empty() && info.converged && info.iterations == 0);
+
+    let mut one = BlockMatrix::new(1, &[]).unwrap();
+    one.add_diagonal(0, &(Matrix3::identity() * 2.0));
+    let pos = [Vector3::zeros()];
+    let mut mg = Multigrid::new(&one, &pos, &MultigridParams::default(), Par::default()).unwrap();
+    let b = [Vector3::new(2.0, 4.0, 6.0)];
+    let (dv, info) = mg_solve(
+        &mut mg,
+        &one,
+        &b,
+        &[Vector3::zeros()],
+        &[Constraint::Free],
+        &pos,
+        &pcg(1e-12, 10),
+    );
+    assert!(info.converged && info.iterations <= 1, "{info:?}");
+    assert!((dv[0] - Vector3::new(1.0, 2.0, 3.0)).norm() < 1e-12);
+
+    // Pattern only, all values zero: not positive definite, reported.
+    let p = cloth_problem(9, 0.0);
+    let zero = BlockMatrix::new(p.a.n(), &[(0, 1), (1, 2)]).unwrap();
+    let pos = &p.positions;
+    assert!(matches!(
+        Multigrid::new(&zero, pos, &MultigridParams::default(), Par::default()),
+        Err(SolverError::DiagonalNotPositive { .. } | SolverError::CoarseNotPositiveDefinite { .. })
+    ));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 

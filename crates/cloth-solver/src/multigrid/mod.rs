@@ -334,6 +334,11 @@ impl Multigrid {
     /// coarse levels needs coarse values). `positions` (m, one per particle) give the
     /// rotation modes. The result can be used with any matrix of the same pattern.
     ///
+    /// Unlike [`crate::DirectSolver::new`], this needs representative *values* in `a` (e.g.
+    /// the first step's matrix), not only its pattern: the aggregates follow the strong
+    /// couplings, and they are kept for every later matrix of the pattern. An all-zero `a`
+    /// is reported as not positive definite.
+    ///
     /// Runs with parallelism `par`; the hierarchy does not depend on it.
     ///
     /// # Errors
