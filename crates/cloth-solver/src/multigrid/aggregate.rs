@@ -1,6 +1,7 @@
 //! Greedy aggregation of the strength graph (Vanek, Mandel & Brezina 1996, "Algebraic
 //! multigrid by smoothed aggregation for second and fourth order elliptic problems",
-//! section 4; the three passes as in pyamg's `standard_aggregation`).
+//! aggregation by neighbourhoods of the strength graph; the three passes as in pyamg's
+//! `standard_aggregation`).
 
 /// Marks a node that belongs to no aggregate (it has no strong neighbour; only the smoother
 /// acts on it).

@@ -53,7 +53,8 @@ pub(crate) fn residual<const B: usize, O: Operator<B>>(
 }
 
 /// Chebyshev steps 2..=degree after the first: `r -= A d`, new `d`, `x += d`
-/// (Saad 2003, "Iterative methods for sparse linear systems", algorithm 12.1, with the
+/// (Saad 2003, "Iterative methods for sparse linear systems", chapter 12, Chebyshev
+/// acceleration, with the
 /// preconditioner `D_f^-1`).
 #[allow(clippy::too_many_arguments)]
 fn chebyshev_tail<const B: usize, O: Operator<B>>(

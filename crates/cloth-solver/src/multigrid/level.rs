@@ -101,7 +101,7 @@ pub(crate) struct Level<const B: usize> {
 
 /// Symmetric strength of connection per stored block:
 /// `|A_ij|_F / sqrt(|A_ii|_F |A_jj|_F)` (the block form of Vanek, Mandel & Brezina 1996,
-/// eq. 4.2). Diagonal slots get 0.
+/// strong couplings). Diagonal slots get 0.
 pub(crate) fn strength<const B: usize, O: Operator<B>>(op: &O) -> Vec<f64> {
     let n = op.n();
     let dn: Vec<f64> = (0..n).map(|i| op.filtered_diagonal(i).norm()).collect();
@@ -286,8 +286,9 @@ impl<const B: usize> Level<B> {
 
     /// Estimates the largest eigenvalue of `D_f^-1 A_f` with `steps` Lanczos steps in the
     /// `D_f` inner product from a fixed start vector (Saad 2011, "Numerical methods for large
-    /// eigenvalue problems", section 6.6): the largest Ritz value plus its residual
-    /// `|beta_k s_k|` (Parlett, "The symmetric eigenvalue problem", theorem 10.1.1), which is
+    /// eigenvalue problems", the Lanczos chapter): the largest Ritz value plus its residual
+    /// `|beta_k s_k|` (the Ritz residual bound; Parlett, "The symmetric eigenvalue problem"),
+    /// which is
     /// within a few percent above or below the true value after 4-6 steps on cloth matrices.
     /// Deterministic (fixed start, fixed-chunk reductions).
     pub fn estimate_lambda<O: Operator<B>>(&mut self, op: &O, steps: usize) -> f64 {
@@ -426,7 +427,7 @@ fn dot_dinv<const B: usize>(
 /// with columns that orthogonalisation reduces below `QR_DROP` of the largest candidate
 /// column set to zero. Returns the `6 x 6` upper triangular factor `R` (rows of dropped
 /// columns zero): the aggregate's candidates on the coarse level (Vanek, Mandel & Brezina
-/// 1996, section 3; the "fit candidates" step of pyamg).
+/// 1996, tentative prolongator; the "fit candidates" step of pyamg).
 fn qr_in_place<const B: usize>(
     q: &mut [SMatrix<f64, B, NULL_DIM>],
 ) -> SMatrix<f64, NULL_DIM, NULL_DIM> {
@@ -519,10 +520,11 @@ impl<const B: usize> Transfer<B> {
     }
 
     /// Smoothed prolongator `P = S (T - omega D_f^-1 A_s T)` (Vanek, Mandel & Brezina 1996,
-    /// eq. 3.4, with the constraint-filtered operator of Tamstorf et al. 2015), row-parallel.
+    /// prolongator smoothing, with the constraint-filtered operator of Tamstorf et al. 2015),
+    /// row-parallel.
     /// `A_s` is `A_f` with its weak blocks lumped onto the diagonal (`A_ik x_k` replaced by
     /// `A_ik x_i`, which keeps the translations' row sums; Vanek, Mandel & Brezina 1996,
-    /// section 4, "filtered matrix"), so `P` spreads only along strong connections.
+    /// "filtered matrix"), so `P` spreads only along strong connections.
     pub fn smooth_prolongator<O: Operator<B>>(
         &mut self,
         op: &O,

@@ -157,7 +157,7 @@ pub struct MultigridParams {
     pub coarse_size: usize,
     /// Prolongator damping `c` in `omega = c / lambda_max(D_f^-1 A_f)` (dimensionless, in
     /// `(0, 2)`). Default 4/3, the value that minimises the energy of the smoothed basis for
-    /// model problems (Vanek, Mandel & Brezina 1996, section 4).
+    /// model problems (Vanek, Mandel & Brezina 1996).
     pub prolongator_damping: f64,
     /// Lanczos steps of the spectral estimate `lambda_max(D_f^-1 A_f)` per level, >= 1; each
     /// costs one product with the level's operator. Default 6: on cloth matrices the estimate

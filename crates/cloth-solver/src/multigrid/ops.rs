@@ -37,7 +37,8 @@ pub(crate) trait Operator<const B: usize>: Sync {
     fn filtered_diagonal(&self, i: usize) -> SMatrix<f64, B, B>;
 }
 
-/// `A_f` of the caller's matrix and constraints (Tamstorf, Jones & McCormick 2015, eq. 9).
+/// `A_f` of the caller's matrix and constraints (the pre-filtered operator of Tamstorf, Jones
+/// & McCormick 2015).
 #[derive(Clone, Copy)]
 pub(crate) struct FineOp<'a> {
     pub a: &'a BlockMatrix,
