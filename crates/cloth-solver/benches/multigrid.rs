@@ -187,8 +187,8 @@ fn sequence_table(sides: &[usize], steps: usize) {
                 ..Default::default()
             };
             let p0 = &problems[0];
-            let mut mg =
-                Multigrid::new(&p0.a, &p0.positions, &params, Par::Seq).expect("hierarchy");
+            let mut mg = Multigrid::new(&p0.a, &p0.positions, &p0.constraints, &params, Par::Seq)
+                .expect("hierarchy");
             let mut ws = PcgWorkspace::new();
             let mut dv = vec![Vector3::zeros(); n];
             let (mut its, mut setup, mut total) = (0.0, 0.0, 0.0);
@@ -286,7 +286,8 @@ fn robustness_table(side: usize, reps: usize) {
         }
         print!("| {label} |");
         for (_, params) in &choices {
-            let mut mg = Multigrid::new(&p.a, &p.positions, params, Par::Seq).expect("hierarchy");
+            let mut mg = Multigrid::new(&p.a, &p.positions, &p.constraints, params, Par::Seq)
+                .expect("hierarchy");
             let mut ws = PcgWorkspace::new();
             let mut dv = vec![Vector3::zeros(); p.b.len()];
             let pcg = PcgParams {
@@ -393,7 +394,7 @@ fn main() {
         }
         for (name, params) in variants() {
             let (analyse, mg) = cpu_median(reps.min(3), || {
-                Multigrid::new(&p.a, &p.positions, &params, seq).expect("hierarchy")
+                Multigrid::new(&p.a, &p.positions, &p.constraints, &params, seq).expect("hierarchy")
             });
             let mut mg = mg;
             let mut solve = |mg: &mut Multigrid, max_iterations: usize, par: Par| {

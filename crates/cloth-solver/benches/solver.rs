@@ -149,8 +149,14 @@ fn benches(c: &mut Criterion) {
     let positions: Vec<Vector3<f64>> = (0..n)
         .map(|i| Vector3::new((i % SIDE) as f64, (i / SIDE) as f64, 0.0) / (SIDE - 1) as f64)
         .collect();
-    let mut mg =
-        Multigrid::new(&a, &positions, &MultigridParams::default(), Par::default()).unwrap();
+    let mut mg = Multigrid::new(
+        &a,
+        &positions,
+        &cons,
+        &MultigridParams::default(),
+        Par::default(),
+    )
+    .unwrap();
     let params = PcgParams {
         tolerance: 1e-3,
         max_iterations: 2000,

@@ -104,7 +104,8 @@
 //! constraints[0] = Constraint::Fixed;
 //! let b = vec![Vector3::new(0.0, 0.0, -1e-4 * 9.81 / 30.0); n]; // gravity impulse (N s)
 //! let z = vec![Vector3::zeros(); n];
-//! let mut mg = Multigrid::new(&a, &x, &MultigridParams::default(), Par::default())?;
+//! let params = MultigridParams::default();
+//! let mut mg = Multigrid::new(&a, &x, &constraints, &params, Par::default())?;
 //! let mut dv = vec![Vector3::zeros(); n];
 //! let info = solve_mpcg_multigrid(
 //!     &mut dv, &a, &mut mg, &b, &z, &constraints, &x, &PcgParams::default(), Par::default(),

@@ -95,7 +95,7 @@ fn run_all(
                 coarse_size: 50,
                 ..Default::default()
             };
-            let mut mg = Multigrid::new(a, pos, &mp, Par::default()).unwrap();
+            let mut mg = Multigrid::new(a, pos, cons, &mp, Par::default()).unwrap();
             let params = PcgParams {
                 tolerance: 1e-8,
                 max_iterations: 500,

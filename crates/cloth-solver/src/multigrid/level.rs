@@ -104,7 +104,8 @@ pub(crate) struct Level<const B: usize> {
 /// strong couplings). Diagonal slots get 0.
 pub(crate) fn strength<const B: usize, O: Operator<B>>(op: &O) -> Vec<f64> {
     let n = op.n();
-    let dn: Vec<f64> = (0..n).map(|i| op.filtered_diagonal(i).norm()).collect();
+    // Unfiltered blocks: the aggregates must not depend on the constraints of the moment.
+    let dn: Vec<f64> = (0..n).map(|i| op.diagonal(i).norm()).collect();
     let (row_ptr, cols) = op.pattern();
     let mut s = vec![0.0; row_ptr[n]];
     for i in 0..n {

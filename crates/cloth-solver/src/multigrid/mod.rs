@@ -330,9 +330,14 @@ fn refresh_coarsest<const B: usize, O: Operator<B>>(
 
 impl Multigrid {
     /// Analyses the pattern of `a` and builds the hierarchy (symbolic part; the numeric part
-    /// is computed too, with every particle free, because the strength of connection of the
-    /// coarse levels needs coarse values). `positions` (m, one per particle) give the
-    /// rotation modes. The result can be used with any matrix of the same pattern.
+    /// is computed too, for `constraints`, because the strength of connection of the coarse
+    /// levels needs coarse values). `positions` (m, one per particle) give the rotation
+    /// modes. The result can be used with any matrix of the same pattern and any constraints.
+    ///
+    /// Pass the first system's constraints: `a` then only needs to be positive definite on
+    /// their free subspace, as for the solve (an `A` that is indefinite in a pinned direction
+    /// is fine), and a first solve with the same constraints can keep the prolongators (see
+    /// [`MultigridParams::reuse`]).
     ///
     /// Unlike [`crate::DirectSolver::new`], this needs representative *values* in `a` (e.g.
     /// the first step's matrix), not only its pattern: the aggregates follow the strong
@@ -343,34 +348,44 @@ impl Multigrid {
     ///
     /// # Errors
     /// [`SolverError::InvalidParameter`] for out-of-range `params`;
-    /// [`SolverError::DimensionMismatch`] / [`SolverError::NonFinite`] for `positions` or a
-    /// non-finite `a`; the positive-definiteness errors of a numeric refresh.
+    /// [`SolverError::DimensionMismatch`] / [`SolverError::NonFinite`] for `positions` or
+    /// `constraints` of the wrong length or a non-finite `a` or `positions`;
+    /// [`SolverError::InvalidConstraint`]; the positive-definiteness errors of a numeric
+    /// refresh.
     pub fn new(
         a: &BlockMatrix,
         positions: &[Vector3<f64>],
+        constraints: &[Constraint],
         params: &MultigridParams,
         par: Par,
     ) -> Result<Self, SolverError> {
         params.validate()?;
         let n = a.n();
         check_positions(n, positions)?;
+        check_len("constraints", n, constraints.len())?;
+        for (i, c) in constraints.iter().enumerate() {
+            c.validate(i)?;
+        }
         if let Some(i) = a.first_non_finite_row() {
             return Err(SolverError::NonFinite {
                 what: "matrix block row",
                 index: i,
             });
         }
-        par.install(|| rayon::scope(|_| Self::build(a, positions, params)))
+        par.install(|| rayon::scope(|_| Self::build(a, positions, constraints, params)))
     }
 
     fn build(
         a: &BlockMatrix,
         positions: &[Vector3<f64>],
+        constraints: &[Constraint],
         params: &MultigridParams,
     ) -> Result<Self, SolverError> {
         let n = a.n();
-        let free = vec![Constraint::Free; n];
-        let op0 = FineOp { a, cons: &free };
+        let op0 = FineOp {
+            a,
+            cons: constraints,
+        };
         let theta = params.strength_threshold;
         let coarsen =
             |dofs: usize, index: usize| dofs > params.coarse_size && index + 1 < params.max_levels;
@@ -445,7 +460,7 @@ impl Multigrid {
             fine,
             coarse,
             coarsest,
-            built_with: free.clone(),
+            built_with: constraints.to_vec(),
             age: 0,
             last_setup: MultigridSetupInfo {
                 seconds: 0.0,

@@ -35,6 +35,8 @@ pub(crate) trait Operator<const B: usize>: Sync {
     fn mul_row(&self, i: usize, x: &[SVector<f64, B>]) -> SVector<f64, B>;
     /// The filtered diagonal block `S_i A_ii S_i + (I - S_i)`.
     fn filtered_diagonal(&self, i: usize) -> SMatrix<f64, B, B>;
+    /// The unfiltered diagonal block `A_ii`.
+    fn diagonal(&self, i: usize) -> SMatrix<f64, B, B>;
 }
 
 /// `A_f` of the caller's matrix and constraints (the pre-filtered operator of Tamstorf, Jones
@@ -94,6 +96,10 @@ impl Operator<3> for FineOp<'_> {
             Constraint::Fixed => x[i],
             c => c.filter(&self.a.row_times(i, x)),
         }
+    }
+
+    fn diagonal(&self, i: usize) -> SMatrix<f64, 3, 3> {
+        self.a.diagonal_block(i)
     }
 
     fn filtered_diagonal(&self, i: usize) -> SMatrix<f64, 3, 3> {
@@ -233,6 +239,10 @@ impl Operator<6> for CoarseOp {
             }
         }
         acc
+    }
+
+    fn diagonal(&self, i: usize) -> SMatrix<f64, 6, 6> {
+        self.upper.vals[self.diag_slot(i)]
     }
 
     fn filtered_diagonal(&self, i: usize) -> SMatrix<f64, 6, 6> {
