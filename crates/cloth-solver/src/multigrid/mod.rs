@@ -163,10 +163,11 @@ pub struct MultigridParams {
     /// costs one product with the level's operator. Default 6: on cloth matrices the estimate
     /// is then within 1-3% of its converged value (10 steps: within 1%).
     pub lanczos_steps: usize,
-    /// What a solve may keep from the previous numeric setup. Default [`Reuse::Nothing`]:
-    /// on a moving sheet, keeping the prolongators for 2-4 solves saves 10-20% of the setup
-    /// but setup is under half of a solve, and keeping the whole hierarchy costs 1.5-3x the
-    /// iterations.
+    /// What a solve may keep from the previous numeric setup. Default [`Reuse::Nothing`]: on
+    /// a moving sheet with fixed constraints, keeping the prolongators or the hierarchy for 2
+    /// solves saves at most ~10% of a solve (setup is under half of it), keeping the
+    /// hierarchy for 4 solves costs 1.5-1.8x the iterations, and a constraint change (contact)
+    /// forces a rebuild anyway.
     pub reuse: Reuse,
 }
 
