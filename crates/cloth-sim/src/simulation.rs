@@ -11,7 +11,7 @@ use cloth_mesh::Vec3;
 use std::time::Instant;
 
 /// Which integrator advances the cloth, with its settings.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Integrator {
     /// Linearized backward Euler with constraints and adaptive steps (Baraff & Witkin 1998).
     Implicit(ImplicitSettings),
@@ -51,8 +51,8 @@ impl Simulation {
         }
         let engine = match integrator {
             Integrator::Implicit(s) => Engine::Implicit {
-                stepper: Box::new(Implicit::new(&world, s)?),
                 controller: StepController::new(s.h_max),
+                stepper: Box::new(Implicit::new(&world, s)?),
             },
             Integrator::Verlet(s) => Engine::Verlet(Box::new(Verlet::new(&world, s)?)),
         };
@@ -86,7 +86,7 @@ impl Simulation {
     /// The integrator and its settings.
     pub fn integrator(&self) -> Integrator {
         match &self.engine {
-            Engine::Implicit { stepper, .. } => Integrator::Implicit(stepper.settings),
+            Engine::Implicit { stepper, .. } => Integrator::Implicit(stepper.settings.clone()),
             Engine::Verlet(v) => Integrator::Verlet(v.settings),
         }
     }
@@ -242,7 +242,10 @@ fn implicit_frame(
     sanity: &Sanity,
     stats: &mut FrameStats,
 ) -> Result<(), SimError> {
-    let s = stepper.settings;
+    let (grow_after, h_max, h_min) = {
+        let s = &stepper.settings;
+        (s.grow_after, s.h_max, s.h_min)
+    };
     while t_end - state.t > 1e-12 * t_end.max(1.0) {
         let h = controller.fit(t_end - state.t);
         let t = state.t;
@@ -256,12 +259,12 @@ fn implicit_frame(
                 stats.steps += 1;
                 stats.h_min = stats.h_min.min(h);
                 stats.h_max = stats.h_max.max(h);
-                controller.accepted(s.grow_after, s.h_max);
+                controller.accepted(grow_after, h_max);
             }
             Step::Rejected(reason, info) => {
                 add_attempt(stats, &info);
                 stats.reject(&reason);
-                controller.rejected(reason, h, s.h_min, stats.frame, t)?;
+                controller.rejected(reason, h, h_min, stats.frame, t)?;
             }
         }
     }

@@ -13,7 +13,7 @@ use crate::{SimError, World};
 use cloth_collide::{Collider, ColliderSet, Motion, SelfCollision, Shape};
 use cloth_forces::{ClothModel, External};
 use cloth_mesh::{ClothMesh, Vec3};
-use cloth_solver::{PcgParams, Preconditioner};
+use cloth_solver::{MultigridParams, PcgParams, Preconditioner};
 use nalgebra::Rotation3;
 
 /// Builds the cloth mesh of a scene, placed in the world (`cloth.position`, `cloth.rotation`).
@@ -52,6 +52,10 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
             let solver = match s.preconditioner {
                 SolverChoice::Diagonal => LinearSolver::Mpcg(pcg(Preconditioner::Diagonal)),
                 SolverChoice::BlockJacobi => LinearSolver::Mpcg(pcg(Preconditioner::BlockJacobi)),
+                SolverChoice::Multigrid => LinearSolver::Multigrid(
+                    pcg(Preconditioner::BlockJacobi),
+                    MultigridParams::default(),
+                ),
                 SolverChoice::Direct => LinearSolver::Direct,
             };
             Integrator::Implicit(ImplicitSettings {
