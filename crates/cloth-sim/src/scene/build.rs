@@ -10,7 +10,7 @@ use crate::strain::StrainLimit;
 use crate::system::ClothSystem;
 use crate::verlet::VerletSettings;
 use crate::{SimError, World};
-use cloth_collide::{Collider, ColliderSet, Motion, SelfCollision, Shape};
+use cloth_collide::{Collider, ColliderSet, GltfBody, GltfOptions, Motion, SelfCollision, Shape};
 use cloth_forces::{ClothModel, External};
 use cloth_mesh::{ClothMesh, Vec3};
 use cloth_solver::{MultigridParams, PcgParams, Preconditioner};
@@ -203,6 +203,7 @@ pub fn build_collider(scene: &Scene, k: usize, c: &ColliderSettings) -> Result<C
                 motion,
             )
         }
+        ColliderShape::Gltf { .. } => gltf_collider(scene, k, c, rigid)?,
     };
     Ok(Collider {
         shape,
@@ -213,6 +214,71 @@ pub fn build_collider(scene: &Scene, k: usize, c: &ColliderSettings) -> Result<C
         thickness: c.thickness,
         name,
     })
+}
+
+/// Poses of a glTF body per second of simulation: the frame rate times the smallest whole
+/// number that reaches 120 Hz. Between poses the surface moves linearly, so its velocity over
+/// a step is the skinned motion's mean velocity over at most 1/120 s.
+pub(crate) fn gltf_sample_rate(fps: f64) -> f64 {
+    fps * (GLTF_SAMPLE_HZ / fps).ceil().max(1.0)
+}
+
+/// The least pose rate of glTF colliders (Hz).
+const GLTF_SAMPLE_HZ: f64 = 120.0;
+
+/// A glTF collider: the skinned body posed at [`gltf_sample_rate`] over the whole run, as a
+/// deforming mesh (with the collider's own rigid motion on top).
+fn gltf_collider(
+    scene: &Scene,
+    k: usize,
+    c: &ColliderSettings,
+    rigid: Motion,
+) -> Result<(Shape, Motion), SimError> {
+    let ColliderShape::Gltf {
+        path,
+        animation,
+        scale,
+        time_offset,
+        looping,
+    } = &c.shape
+    else {
+        unreachable!("gltf_collider is called for glTF shapes");
+    };
+    let options = GltfOptions {
+        clip: animation.clone(),
+        time_offset: *time_offset,
+        looping: *looping,
+        scale: *scale,
+    };
+    let body = GltfBody::load(path, &options).map_err(|e| SimError::Invalid {
+        key: format!("collider[{k}].path"),
+        message: e.to_string(),
+    })?;
+    let rate = gltf_sample_rate(scene.run.fps);
+    let samples = (scene.run.duration() * rate).round() as usize + 1;
+    let mut poses = Vec::with_capacity(samples);
+    for i in 0..samples {
+        let mut pose = Vec::new();
+        body.pose(i as f64 / rate, &mut pose);
+        poses.push(pose);
+    }
+    let shape = Shape::Mesh {
+        vertices: poses[0].clone(),
+        triangles: body.triangles().to_vec(),
+    };
+    let deformation = Motion::MeshSequence {
+        frames: poses,
+        fps: rate,
+    };
+    let motion = if matches!(rigid, Motion::Static) {
+        deformation
+    } else {
+        Motion::Composite {
+            rigid: Box::new(rigid),
+            deformation: Box::new(deformation),
+        }
+    };
+    Ok((shape, motion))
 }
 
 /// The deforming-mesh motion of an OBJ collider with `frames`: every frame file (already
