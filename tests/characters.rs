@@ -154,3 +154,147 @@ fn a_glb_collider_with_an_unknown_clip_or_a_bad_file_is_refused_with_its_key() {
     .to_string();
     assert!(e.contains("collider[0].frames"), "{e}");
 }
+
+/// Distance (m) from `p` to the closest point of the triangle mesh, by brute force.
+fn distance_to_mesh(p: &Vec3, vertices: &[Vec3], triangles: &[[usize; 3]]) -> f64 {
+    let mut best = f64::INFINITY;
+    for t in triangles {
+        let (a, b, c) = (vertices[t[0]], vertices[t[1]], vertices[t[2]]);
+        // Sample the triangle densely enough for a millimetre bound on a ~1 cm triangle.
+        let n = 24;
+        for i in 0..=n {
+            for j in 0..=(n - i) {
+                let (u, v) = (i as f64 / n as f64, j as f64 / n as f64);
+                let q = a + (b - a) * u + (c - a) * v;
+                best = best.min((p - q).norm());
+            }
+        }
+    }
+    best
+}
+
+#[test]
+fn a_waistband_attached_to_the_twisting_mannequin_follows_its_surface() {
+    // A skirt-like strip whose top row starts 1 cm in front of the belly, attached there.
+    let text = format!(
+        r#"
+[run]
+fps = 30
+frames = 12
+[cloth]
+mesh = {{ kind = "grid", nx = 9, ny = 5, width = 0.24, height = 0.12 }}
+position = [0.0, 1.0, 0.0]
+rotation = [90.0, 0.0, 0.0]
+material = "cotton"
+[[collider]]
+name = "body"
+shape = "gltf"
+path = "{}"
+animation = "twist"
+[[pin]]
+attach = "body"
+region = {{ min = [-1.0, 1.05, -1.0], max = [1.0, 1.07, 1.0] }}
+"#,
+        mannequin().display()
+    );
+    let mut scene = Scene::from_toml_str(&text, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    // Put the strip's top row 1 cm in front of the body's surface at belly height.
+    let options = GltfOptions {
+        clip: Some("twist".into()),
+        ..GltfOptions::default()
+    };
+    let body = GltfBody::load(&mannequin(), &options).unwrap();
+    let mut posed = Vec::new();
+    body.pose(0.0, &mut posed);
+    let front = posed
+        .iter()
+        .filter(|p| (p.y - 1.06).abs() < 0.02 && p.x.abs() < 0.03)
+        .map(|p| p.z)
+        .fold(f64::NEG_INFINITY, f64::max);
+    scene.cloth.position = nalgebra::Vector3::new(0.0, 1.0, front + 0.01);
+    let mut sim = build_simulation(&scene).unwrap_or_else(|e| panic!("{e}"));
+    let pinned: Vec<usize> = (0..sim.positions().len())
+        .filter(|&i| (sim.positions()[i].y - 1.06).abs() < 0.01)
+        .collect();
+    assert_eq!(pinned.len(), 9, "the top row is pinned");
+    let start: Vec<Vec3> = pinned.iter().map(|&i| sim.positions()[i]).collect();
+    let gap0: Vec<f64> = start
+        .iter()
+        .map(|p| distance_to_mesh(p, &posed, body.triangles()))
+        .collect();
+    for f in 1..=12 {
+        sim.step_frame()
+            .unwrap_or_else(|e| panic!("frame {f}: {e}"));
+        body.pose(sim.time(), &mut posed);
+        for (k, &i) in pinned.iter().enumerate() {
+            let gap = distance_to_mesh(&sim.positions()[i], &posed, body.triangles());
+            assert!(
+                (gap - gap0[k]).abs() < 2e-3,
+                "frame {f}: vertex {i} is {gap} m from the body, it started {} m away",
+                gap0[k]
+            );
+        }
+    }
+    // The torso turned under the band, and the band with it.
+    let moved = pinned
+        .iter()
+        .zip(&start)
+        .map(|(&i, p)| (sim.positions()[i] - p).norm())
+        .fold(0.0, f64::max);
+    assert!(moved > 0.02, "the band moved only {moved} m");
+}
+
+#[test]
+fn a_pin_attached_to_a_rotating_sphere_keeps_its_place_in_the_sphere_frame() {
+    let text = r#"
+[run]
+fps = 30
+frames = 10
+[cloth]
+mesh = { kind = "grid", nx = 5, ny = 5, width = 0.2, height = 0.2 }
+position = [0.0, 0.31, 0.0]
+[[collider]]
+shape = "sphere"
+radius = 0.3
+angular_velocity = [0.0, 90.0, 0.0]
+velocity = [0.1, 0.0, 0.0]
+[[pin]]
+attach = "collider[0]"
+vertices = [12]
+"#;
+    let scene = Scene::from_toml_str(text, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = build_simulation(&scene).unwrap_or_else(|e| panic!("{e}"));
+    let p0 = sim.positions()[12];
+    for _ in 0..10 {
+        sim.step_frame().unwrap();
+    }
+    let t = sim.time();
+    // Expected from the motion law written out here: centre moves by v t, the body turns by
+    // 90 t degrees about +y through its centre.
+    let angle = (90.0 * t).to_radians();
+    let r = nalgebra::Rotation3::from_axis_angle(&Vec3::y_axis(), angle);
+    let expected = Vec3::new(0.1 * t, 0.0, 0.0) + r * p0;
+    let got = sim.positions()[12];
+    assert!(
+        (got - expected).norm() < 1e-9,
+        "pinned vertex at {got:?}, expected {expected:?}"
+    );
+}
+
+#[test]
+fn a_pin_attached_to_no_collider_or_also_keyframed_is_refused() {
+    let base = "[cloth]\nmesh = { kind = \"grid\", nx = 3, ny = 3, width = 0.1, height = 0.1 }\n[[collider]]\nname = \"ball\"\nshape = \"sphere\"\nradius = 0.1\nposition = [0.0, -0.2, 0.0]\n[[pin]]\nvertices = [0]\n";
+    let s = Scene::from_toml_str(&format!("{base}attach = \"bal\"\n"), Path::new(".")).unwrap();
+    let e = build_simulation(&s)
+        .err()
+        .expect("unknown collider")
+        .to_string();
+    assert!(e.contains("pin[0].attach") && e.contains("bal"), "{e}");
+    let e = Scene::from_toml_str(
+        &format!("{base}attach = \"ball\"\nkeyframes = [{{ t = 0.0 }}]\n"),
+        Path::new("."),
+    )
+    .expect_err("attach with keyframes")
+    .to_string();
+    assert!(e.contains("pin[0].keyframes"), "{e}");
+}

@@ -80,7 +80,11 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
 }
 
 /// The pin groups of a scene over the cloth's initial positions `x0`.
-fn build_pins(scene: &Scene, x0: &[Vec3]) -> Result<Vec<PinGroup>, SimError> {
+fn build_pins(
+    scene: &Scene,
+    x0: &[Vec3],
+    colliders: &[Collider],
+) -> Result<Vec<PinGroup>, SimError> {
     let n = x0.len();
     let mut pins = Vec::with_capacity(scene.pins.len());
     for (k, p) in scene.pins.iter().enumerate() {
@@ -97,6 +101,19 @@ fn build_pins(scene: &Scene, x0: &[Vec3]) -> Result<Vec<PinGroup>, SimError> {
                 message: "selects no cloth vertex".into(),
             });
         }
+        if let Some(name) = &p.attach {
+            let collider =
+                attached_collider(scene, colliders, name).ok_or_else(|| SimError::Invalid {
+                    key: format!("pin[{k}].attach"),
+                    message: format!(
+                        "no collider is named `{}`",
+                        cloth_mesh::sanitize_message(name)
+                    ),
+                })?;
+            let points: Vec<Vec3> = selected.iter().map(|&i| x0[i]).collect();
+            pins.push(PinGroup::attached(selected, collider.attach(&points)));
+            continue;
+        }
         let motion = if p.keyframes.is_empty() {
             Motion::Static
         } else {
@@ -105,6 +122,23 @@ fn build_pins(scene: &Scene, x0: &[Vec3]) -> Result<Vec<PinGroup>, SimError> {
         pins.push(PinGroup::new(selected, x0, motion));
     }
     Ok(pins)
+}
+
+/// The collider a pin's `attach` names: by its `name`, or as `collider[k]`.
+fn attached_collider<'a>(
+    scene: &Scene,
+    colliders: &'a [Collider],
+    name: &str,
+) -> Option<&'a Collider> {
+    scene
+        .colliders
+        .iter()
+        .position(|c| c.name.as_deref() == Some(name))
+        .or_else(|| {
+            let k = name.strip_prefix("collider[")?.strip_suffix(']')?;
+            k.parse().ok()
+        })
+        .and_then(|k| colliders.get(k))
 }
 
 /// Builds the whole simulation of a scene: mesh, forces, pins, colliders and integrator.
@@ -121,7 +155,13 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
         wind_coefficient: scene.cloth.drag,
         ..External::default()
     };
-    let pins = build_pins(scene, mesh.positions())?;
+    let colliders = scene
+        .colliders
+        .iter()
+        .enumerate()
+        .map(|(k, c)| build_collider(scene, k, c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let pins = build_pins(scene, mesh.positions(), &colliders)?;
     let contact = ContactSettings {
         cloth_thickness: scene.cloth.thickness,
         ..ContactSettings::default()
@@ -137,13 +177,7 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
         None
     };
     let mut world = World::new(ClothSystem::new(mesh, model, external)?, pins)?;
-    if !scene.colliders.is_empty() {
-        let colliders = scene
-            .colliders
-            .iter()
-            .enumerate()
-            .map(|(k, c)| build_collider(scene, k, c))
-            .collect::<Result<Vec<_>, _>>()?;
+    if !colliders.is_empty() {
         world = world.with_colliders(ColliderSet::new(colliders)?, contact);
     }
     if let Some(sc) = self_collision {

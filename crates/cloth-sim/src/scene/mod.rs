@@ -418,6 +418,12 @@ pub struct PinSettings {
     /// Motion of the group (key `keyframes`, default empty = fixed in place).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub keyframes: Vec<Keyframe>,
+    /// The collider the group is glued to, by its `name` or as `collider[k]` (key `attach`,
+    /// not with `keyframes`): each vertex keeps its place on the collider as it moves, on its
+    /// closest triangle (barycentric, plus its distance along the normal) on a deforming mesh,
+    /// in the collider's local frame otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attach: Option<String>,
 }
 
 impl PinSettings {

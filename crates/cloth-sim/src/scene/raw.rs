@@ -170,6 +170,7 @@ pub(super) struct RawPin {
     pub(super) vertices: Option<Vec<usize>>,
     pub(super) region: Option<RawRegion>,
     pub(super) keyframes: Option<Vec<Keyframe>>,
+    pub(super) attach: Option<String>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]

@@ -469,11 +469,18 @@ impl Ctx<'_> {
         if vertices.is_empty() && region.is_none() {
             return Err(self.invalid(k, "a pin needs a non-empty `vertices` list or a `region`"));
         }
+        if p.attach.is_some() && p.keyframes.is_some() {
+            return Err(self.invalid(
+                &format!("{k}.keyframes"),
+                "a pin attached to a collider moves with it; give `attach` or `keyframes`",
+            ));
+        }
         Ok(PinSettings {
             name: p.name,
             vertices,
             region,
             keyframes: self.keyframes(&format!("{k}.keyframes"), p.keyframes)?,
+            attach: p.attach,
         })
     }
 
