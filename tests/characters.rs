@@ -343,3 +343,87 @@ fn colliders_json_holds_the_body_posed_at_each_output_frame() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_preroll_settles_the_cloth_while_the_body_blends_from_its_bind_pose() {
+    let preroll = 0.5;
+    let text = format!(
+        r#"
+[run]
+fps = 30
+frames = 2
+preroll = {preroll}
+[cloth]
+mesh = {{ kind = "grid", nx = 13, ny = 13, width = 0.4, height = 0.4 }}
+position = [0.0, 1.74, 0.0]
+[[collider]]
+shape = "gltf"
+path = "{}"
+animation = "walk"
+"#,
+        mannequin().display()
+    );
+    let scene = Scene::from_toml_str(&text, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = build_simulation(&scene).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        (sim.time() + preroll).abs() < 1e-12,
+        "starts at {}",
+        sim.time()
+    );
+    let y0 = sim
+        .positions()
+        .iter()
+        .map(|p| p.y)
+        .fold(f64::INFINITY, f64::min);
+    // The body's motion: the bind pose at the start, the clip's first pose at t = 0.
+    let body = GltfBody::load(
+        &mannequin(),
+        &GltfOptions {
+            clip: Some("walk".into()),
+            ..GltfOptions::default()
+        },
+    )
+    .unwrap();
+    let (mut bind, mut first, mut track) = (Vec::new(), Vec::new(), Vec::new());
+    body.pose_blend(0.0, &mut bind);
+    body.pose(0.0, &mut first);
+    let motion = &sim.colliders().unwrap().colliders()[0].motion;
+    let off = |a: &[Vec3], b: &[Vec3]| {
+        a.iter()
+            .zip(b)
+            .map(|(p, q)| (p - q).norm())
+            .fold(0.0, f64::max)
+    };
+    assert!(motion.sequence_at(-preroll, &mut track));
+    assert!(off(&track, &bind) < 1e-12, "not the bind pose at the start");
+    assert!(motion.sequence_at(0.0, &mut track));
+    assert!(
+        off(&track, &first) < 1e-12,
+        "not the clip's first pose at t = 0"
+    );
+    assert!(
+        off(&bind, &first) > 0.01,
+        "the walk's first pose is the bind pose"
+    );
+    sim.preroll().unwrap();
+    assert_eq!(sim.frame(), 0);
+    assert!(sim.time().abs() < 1e-12);
+    // Frame 0 is the settled cloth: it fell onto the head and is outside the body.
+    let y = sim
+        .positions()
+        .iter()
+        .map(|p| p.y)
+        .fold(f64::INFINITY, f64::min);
+    assert!(
+        y < y0 - 0.05,
+        "the cloth did not settle: lowest {y} m from {y0} m"
+    );
+    let inside = sim
+        .positions()
+        .iter()
+        .filter(|p| inside(p, &first, body.triangles()))
+        .count();
+    assert_eq!(inside, 0);
+    sim.step_frame().unwrap();
+    assert_eq!(sim.frame(), 1);
+}

@@ -27,7 +27,7 @@ impl Collider {
     pub fn attach(&self, points: &[Vec3]) -> Attachment {
         let rigid = self.motion.rigid().clone();
         let initial = points.to_vec();
-        let (Some((frames, fps)), Shape::Mesh { triangles, .. }) =
+        let (Some((frames, fps, start)), Shape::Mesh { triangles, .. }) =
             (self.motion.sequence(), &self.shape)
         else {
             return Attachment {
@@ -53,7 +53,7 @@ impl Collider {
                     .collect()
             })
             .collect();
-        let motion = Motion::deforming(rigid, tracks, fps);
+        let motion = Motion::deforming(rigid, tracks, fps, start);
         Attachment {
             pivot: self.position,
             motion,

@@ -183,7 +183,7 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
     if let Some(sc) = self_collision {
         world = world.with_self_collision(sc, true);
     }
-    Simulation::new(world, build_integrator(scene), scene.run.fps)
+    Simulation::new(world, build_integrator(scene), scene.run.fps)?.with_preroll(scene.run.preroll)
 }
 
 /// The rigid motion of a collider: keyframes, constant velocity, or none.
@@ -289,18 +289,25 @@ fn gltf_collider(
         message: e.to_string(),
     })?;
     let rate = gltf_sample_rate(scene.run.fps);
-    let samples = (scene.run.duration() * rate).round() as usize + 1;
+    // The preroll, rounded up to whole samples so that output frames fall on poses, blends
+    // from the bind pose (its first sample) into the clip's first pose at t = 0.
+    let before = (scene.run.preroll * rate).ceil() as usize;
+    let samples = before + (scene.run.duration() * rate).round() as usize + 1;
     let mut poses = Vec::with_capacity(samples);
     for i in 0..samples {
         let mut pose = Vec::new();
-        body.pose(i as f64 / rate, &mut pose);
+        if i < before {
+            body.pose_blend(i as f64 / before as f64, &mut pose);
+        } else {
+            body.pose((i - before) as f64 / rate, &mut pose);
+        }
         poses.push(pose);
     }
     let shape = Shape::Mesh {
         vertices: poses[0].clone(),
         triangles: body.triangles().to_vec(),
     };
-    let motion = Motion::deforming(rigid, poses, rate);
+    let motion = Motion::deforming(rigid, poses, rate, -(before as f64) / rate);
     Ok((shape, motion))
 }
 
@@ -335,7 +342,7 @@ fn mesh_sequence(
         }
         seq.push(v);
     }
-    Ok(Motion::deforming(rigid, seq, scene.run.fps))
+    Ok(Motion::deforming(rigid, seq, scene.run.fps, 0.0))
 }
 
 /// The vertices and triangles of a solid's OBJ file (the workspace's one OBJ reader; texture

@@ -223,6 +223,11 @@ pub struct RunSettings {
     /// `gravity`, default `[0, -9.81, 0]`; magnitude at most [`MAX_GRAVITY`].
     #[serde(serialize_with = "ser_vec3")]
     pub gravity: Vector3<f64>,
+    /// Seconds simulated before frame 0 while the cloth settles and glTF bodies blend from
+    /// their bind pose into their clip's first pose; frame 0 is the end of the preroll, and
+    /// other motions hold their t = 0 pose during it. Key `preroll`, default 0, finite, >= 0.
+    #[serde(skip_serializing_if = "is_zero_f64")]
+    pub preroll: f64,
     /// Largest estimated run time in hours before the scene is refused (see the `budget`
     /// module). Key `max_hours`, default 4, > 0.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -239,6 +244,7 @@ impl Default for RunSettings {
             fps: crate::DEFAULT_FPS,
             frames: 60,
             gravity: Vector3::new(0.0, -9.81, 0.0),
+            preroll: 0.0,
             max_hours: None,
             max_memory_gb: None,
         }
@@ -741,6 +747,10 @@ impl Scene {
     pub fn frame_time(&self) -> f64 {
         self.run.frame_time()
     }
+}
+
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
 }
 
 fn is_zero(v: &Vector3<f64>) -> bool {

@@ -188,9 +188,20 @@ impl Ctx<'_> {
             fps: self.positive("run.fps", r.fps.unwrap_or(d.fps))?,
             frames: self.count("run.frames", r.frames.unwrap_or(d.frames), 1)?,
             gravity: r.gravity.map_or(Ok(d.gravity), |g| self.gravity(g))?,
+            preroll: self.preroll(r.preroll)?,
             max_hours: positive("run.max_hours", r.max_hours)?,
             max_memory_gb: positive("run.max_memory_gb", r.max_memory_gb)?,
         })
+    }
+
+    /// `run.preroll`: finite and >= 0.
+    fn preroll(&self, v: Option<f64>) -> Result<f64, SceneError> {
+        let v = v.unwrap_or(0.0);
+        let v = self.finite("run.preroll", v)?;
+        if v < 0.0 {
+            return Err(self.invalid("run.preroll", format!("must be >= 0, got {v}")));
+        }
+        Ok(v)
     }
 
     /// Gravity up to [`MAX_GRAVITY`]: beyond it every frame leaves any bound in a few steps
