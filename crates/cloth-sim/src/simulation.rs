@@ -167,7 +167,9 @@ impl Simulation {
                 t_end,
                 &mut stats,
             )?,
-            Engine::Verlet(v) => verlet_frame(v, &self.world, &mut self.state, t_end, &mut stats)?,
+            Engine::Verlet(v) => {
+                verlet_frame(v, &mut self.world, &mut self.state, t_end, &mut stats)?
+            }
         }
         self.frame += 1;
         self.state.t = t_end;
@@ -202,7 +204,7 @@ impl Simulation {
         stats.kinetic_energy = self.state.kinetic_energy(&cloth.masses);
         stats.contacts = match &self.engine {
             Engine::Implicit { stepper, .. } => stepper.num_contacts(),
-            Engine::Verlet(_) => 0,
+            Engine::Verlet(v) => v.last_step().contacts,
         };
         stats.timings.other += sw.lap();
         if self.world.count_intersections {
@@ -257,7 +259,7 @@ fn add_attempt(stats: &mut FrameStats, info: &StepInfo) {
 /// Equal explicit steps no longer than the integrator's `h` from `state.t` to `t_end`.
 fn verlet_frame(
     verlet: &mut Verlet,
-    world: &World,
+    world: &mut World,
     state: &mut State,
     t_end: f64,
     stats: &mut FrameStats,
@@ -268,6 +270,9 @@ fn verlet_frame(
     let h = dt / n as f64;
     for _ in 0..n {
         verlet.step(world, state, h)?;
+        let info = verlet.last_step();
+        stats.strain_iterations += info.iterations;
+        stats.strain_violation = stats.strain_violation.max(info.violation);
     }
     stats.steps = n;
     stats.h_min = h;
