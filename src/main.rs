@@ -70,6 +70,8 @@ enum Command {
         /// Scene file (TOML).
         scene: PathBuf,
     },
+    /// Sweeps of a scene (wedges, datasets): plan, run locally or on Slurm, status, collect.
+    Batch(cmd::batch::BatchArgs),
 }
 
 fn main() -> ExitCode {
@@ -101,6 +103,7 @@ fn main() -> ExitCode {
             every,
         } => cmd::render::render(&dir, out, &view, &size, every),
         Command::Plot { dir, out } => cmd::render::plot(&dir, out),
+        Command::Batch(args) => cmd::batch::batch(args),
     };
     match result {
         Ok(code) => code,

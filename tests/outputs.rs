@@ -168,7 +168,10 @@ fn render_refuses_unknown_formats_numbers_pngs_by_frame_and_reads_a_usd_only_run
     let out = dir.join("out");
     let o = run(&sheet_scene(&dir, 6, 8), &out, &["--format", "usd"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(frame_files(&out).is_empty(), "a USD-only run keeps no OBJ frames");
+    assert!(
+        frame_files(&out).is_empty(),
+        "a USD-only run keeps no OBJ frames"
+    );
     assert!(out.join("animation.usda").is_file());
     let render = |extra: &[&str]| {
         cloth_cmd()
@@ -192,7 +195,10 @@ fn render_refuses_unknown_formats_numbers_pngs_by_frame_and_reads_a_usd_only_run
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["frame_0000.png", "frame_0003.png", "frame_0006.png"]);
+    assert_eq!(
+        names,
+        ["frame_0000.png", "frame_0003.png", "frame_0006.png"]
+    );
     let o = render(&[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.join("preview.gif").is_file());

@@ -53,9 +53,14 @@ enum RunEnd {
 
 /// Runs the scene and writes frames, statistics and optional exports.
 pub fn run(args: RunArgs) -> Result<ExitCode, String> {
-    if let Some(n) = args.threads {
+    if let Some(mut n) = args.threads {
         if n == 0 {
             return Err("--threads must be at least 1".into());
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        if n > cores {
+            eprintln!("warning: --threads {n} is more than the {cores} cores here; using {cores}");
+            n = cores;
         }
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)
@@ -243,12 +248,13 @@ fn print_summary(sim: &Simulation, records: &[FrameStats], wall: f64, out: &Path
         sim.system().mesh.num_triangles()
     );
     println!(
-        "frames / steps     {} / {} ({} rejected: {} stretch, {} penetration, {} not SPD)",
+        "frames / steps     {} / {} ({} rejected: {} stretch, {} penetration, {} inside solid, {} not SPD)",
         t.frames,
         t.steps,
         t.rejected_steps,
         t.rejections.stretch_change,
         t.rejections.penetration,
+        t.rejections.inside_solid,
         t.rejections.not_positive_definite + t.rejections.factorization
     );
     println!(

@@ -345,6 +345,7 @@ pub(crate) fn measure(spec: &CaseSpec) -> Result<CaseResult, String> {
             match scene.solver.preconditioner {
                 SolverChoice::Diagonal => "diagonal",
                 SolverChoice::BlockJacobi => "block_jacobi",
+                SolverChoice::Multigrid => "multigrid",
                 SolverChoice::Direct => "direct",
             },
         ),

@@ -344,6 +344,7 @@ pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
     for (name, s) in [
         ("diagonal", SolverChoice::Diagonal),
         ("block_jacobi", SolverChoice::BlockJacobi),
+        ("multigrid", SolverChoice::Multigrid),
         ("direct", SolverChoice::Direct),
     ] {
         let mut c = CaseSpec::new(&format!("solver_{name}"), "solver", sheet.clone(), t);

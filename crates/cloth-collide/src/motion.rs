@@ -113,6 +113,36 @@ impl Motion {
         pivot + d + r * (p0 - pivot)
     }
 
+    /// An upper bound (m/s) of the speed of any point within `radius` (m) of the pivot over the
+    /// whole motion: linear speed plus angular speed times `radius` for rigid motions (keyframe
+    /// segments taken one by one; Euler-angle rates bound the angular speed by their sum), plus
+    /// the largest vertex displacement per frame times fps for mesh sequences.
+    pub fn max_speed(&self, radius: f64) -> f64 {
+        let rigid = match self.rigid() {
+            Motion::Static | Motion::MeshSequence { .. } | Motion::Composite { .. } => 0.0,
+            Motion::Velocity { linear, angular } => {
+                linear.norm() + angular.map(f64::to_radians).norm() * radius
+            }
+            Motion::Keyframes(keys) => keys
+                .windows(2)
+                .map(|w| {
+                    let dt = w[1].t - w[0].t;
+                    let dr = (w[1].rotation - w[0].rotation).map(|d| d.to_radians().abs());
+                    ((w[1].translation - w[0].translation).norm() + (dr.x + dr.y + dr.z) * radius)
+                        / dt
+                })
+                .fold(0.0, f64::max),
+        };
+        let deforming = self.sequence().map_or(0.0, |(frames, fps)| {
+            frames
+                .windows(2)
+                .flat_map(|w| w[0].iter().zip(&w[1]).map(|(a, b)| (b - a).norm()))
+                .fold(0.0, f64::max)
+                * fps
+        });
+        rigid + deforming
+    }
+
     /// Velocity of the rigid part at time t: the pivot's linear velocity (m/s) and the angular
     /// velocity (rad/s, world axes). Zero outside keyframe ranges and for static motions.
     pub fn rigid_velocity(&self, t: f64) -> (Vec3, Vec3) {

@@ -140,7 +140,7 @@ impl Bend {
     }
 
     /// Exact Hessian of theta (symmetrised), scaled by `f`, added to `out`.
-    fn add_hessian(&self, f: f64, out: &mut Blocks<4>) {
+    pub(crate) fn add_hessian(&self, f: f64, out: &mut Blocks<4>) {
         if !self.ok || f == 0.0 {
             return;
         }

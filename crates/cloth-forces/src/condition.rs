@@ -203,6 +203,7 @@ pub fn project_psd<const S: usize>(b: &mut Blocks<S>) {
     match S {
         3 => project_fixed!(9, b),
         4 => project_fixed!(12, b),
+        6 => project_fixed!(18, b),
         _ => {
             let mut m = blocks_to_dense(b);
             m = (&m + m.transpose()) * 0.5;

@@ -54,6 +54,17 @@ pub enum ForceError {
         /// Its stencil `[v0, v1, v2, v3]`.
         vertices: [usize; 4],
     },
+    /// The shape-operator bend element of triangle `triangle` is degenerate in rest space (a
+    /// flap on its edge line or on the wrong side of it).
+    #[error(
+        "bend stencil of triangle {triangle} (vertices {vertices:?}) is degenerate in rest space"
+    )]
+    DegenerateBendStencil {
+        /// Triangle index.
+        triangle: usize,
+        /// Its stencil `[p0, p1, p2, q0, q1, q2]` (see `ClothModel::shape_stencils`).
+        vertices: [usize; 6],
+    },
     /// A per-vertex slice has the wrong length.
     #[error("{what}: expected {expected} entries, got {got}")]
     LengthMismatch {

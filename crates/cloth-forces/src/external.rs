@@ -149,8 +149,7 @@ impl External {
     /// If `out` was not evaluated by `model` or `x`, `v` are shorter than the vertex count.
     pub fn accumulate(&self, model: &ClothModel, x: &[Vec3], v: &[Vec3], out: &mut Evaluation) {
         let n = model.num_vertices();
-        let nt = model.num_triangles();
-        let diag0 = 6 * nt + 10 * model.num_hinges();
+        let diag0 = model.diagonal_entries_start();
         assert_eq!(
             out.entries().len(),
             diag0 + n,

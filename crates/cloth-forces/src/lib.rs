@@ -1,20 +1,34 @@
 //! Cloth forces after Baraff & Witkin, "Large Steps in Cloth Simulation" (1998), section 4:
-//! stretch and shear conditions per triangle, a bend condition per hinge (interior edge),
-//! condition damping, and external forces, each with analytic Jacobians for implicit
-//! integration, in SI units that do not change meaning when the mesh is refined.
+//! stretch and shear conditions per triangle, a bend condition (per triangle and its flaps by
+//! default, per hinge on request), condition damping, and external forces, each with analytic
+//! Jacobians for implicit integration, in SI units that do not change meaning when the mesh is
+//! refined.
 //!
 //! * Energies (resolution independent, docs/physics.md): stretch `a k_u/2 (|w_u| - b_u)^2 +
-//!   a k_v/2 (|w_v| - b_v)^2` (k in N/m), shear `a k_s/2 (w_u . w_v)^2` (N/m), bend
-//!   `k_e/2 (theta - theta0)^2` with `k_e = D |e|^2/(A1 + A2) * w_aniso` (rest |e|, A1, A2;
-//!   D in N*m). The constant is checked by wrapping sheets onto cylinders of radius R
-//!   (`tests/resolution.rs`): on equilateral meshes (`GridPattern::Equilateral`) the energy is
-//!   0.97-1.00 of the plate energy `D/2 (1/R)^2 * area` in every bending direction at three
-//!   resolutions (the deficit is the hinge-free boundary strip, shrinking as 1/n). Right-triangle
-//!   grids are anisotropic: bent along their axes they are exact, bent along the diagonal
-//!   `Uniform` is 2.95x and `Alternating` 1.49x too stiff (41 x 41 grid).
+//!   a k_v/2 (|w_v| - b_v)^2` (k in N/m), shear `a k_s/2 (w_u . w_v)^2` (N/m), bend (D in
+//!   N*m, [`BendModel`]):
+//!   - [`BendModel::ShapeOperator`] (default): plate bending `A D/2 |K|^2` (Poisson ratio 0)
+//!     with a per-triangle curvature `K` read from the dihedral angles of its three edges
+//!     through weights fixed at rest (conservative, least-squares consistent; [`ShapeRest`],
+//!     `docs/bending.md`). Measured against plate theory (`tests/bending_energy.rs`): within
+//!     2.5% for every curvature (bending, twist, saddle) on uniform grids of any aspect ratio,
+//!     equilateral grids and discs, converging with refinement (the deficit is the free-edge
+//!     strip); on alternating grids exact except the pure twist (2x, as the hinge). The heavy
+//!     cantilever (`tests/cantilever.rs`) converges to the exact elastica on uniform,
+//!     equilateral and alternating-along-axis strips (+0.8 degrees at 16 cells across, first
+//!     order), where the hinge stays 4.7-5.3 degrees off; at 45 degrees to an alternating grid
+//!     it is 6 degrees too stiff (the hinge 2).
+//!   - [`BendModel::Hinge`] (the paper's): `k_e/2 (theta - theta0)^2` with
+//!     `k_e = D |e|^2/(A1 + A2) * w_aniso` (rest |e|, A1, A2). Exact for cylinders along the
+//!     axes of a right-triangle grid and on equilateral meshes (`tests/resolution.rs`), but it
+//!     couples bending to twist: on a uniform grid `z = (a x^2 + 2c xy + b y^2)/2` costs
+//!     `D/2 ((a+c)^2 + (b+c)^2 + 4c^2)` per area (twist 3x, 5.2x with 2:1 cells), discs are
+//!     1.15-1.55x too stiff, and the cantilever sags 2-5 degrees too far at every resolution.
 //! * Dihedral angle sign: see [`dihedral_angle`] (theta > 0 when the surface curves away from
 //!   its normals).
 //! * Damping (Knowl 5): `k_d = beta * k` with beta in seconds (`Material::*_damping`).
+//! * Rest curvature: per-hinge rest angles ([`ClothModel::set_rest_angles_from`]) for both
+//!   bend models.
 //! * One generic routine turns a condition C (value, gradient, Hessian) into energy, forces
 //!   `-k dC^T C`, stiffness and damping Jacobians (Knowls 3 and 5); see [`condition_response`]
 //!   and [`Definiteness`] for how indefinite element Hessians are treated.
@@ -57,6 +71,7 @@ mod error;
 mod external;
 mod material;
 mod model;
+mod shape;
 #[cfg(test)]
 mod tests;
 mod triangle;
@@ -74,8 +89,9 @@ pub use condition::{
 pub use error::ForceError;
 pub use external::{External, UserSpring};
 pub use material::{
-    DEFAULT_BEND_DAMPING, DEFAULT_SHEAR_DAMPING, DEFAULT_STRETCH_DAMPING, Material, PRESET_NAMES,
-    STANDARD_GRAVITY,
+    BendModel, DEFAULT_BEND_DAMPING, DEFAULT_SHEAR_DAMPING, DEFAULT_STRETCH_DAMPING, Material,
+    PRESET_NAMES, STANDARD_GRAVITY,
 };
 pub use model::{ClothModel, Evaluation};
+pub use shape::{ShapeRest, shape_condition};
 pub use triangle::{TriangleRest, shear_condition, stretch_condition};

@@ -25,6 +25,35 @@ pub const DEFAULT_SHEAR_DAMPING: f64 = 2.0e-4;
 /// of Maya's first implicit solver).
 pub const DEFAULT_BEND_DAMPING: f64 = 1.0e-3;
 
+/// Which discrete bending energy a [`crate::ClothModel`] uses (see `docs/bending.md` for the
+/// measurements behind the choice).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
+pub enum BendModel {
+    /// Baraff & Witkin's dihedral-angle hinge per interior edge (Knowl 4), energy
+    /// `k_e/2 (theta - theta0)^2` with `k_e = D |e|^2/(A1 + A2)` times the `bend_uv` weight
+    /// (docs/physics.md). Exact for cylindrical bending along the axes of a right-triangle grid, but
+    /// on a triangle lattice it couples bending to twist: on a uniform grid
+    /// `z = (a x^2 + 2c xy + b y^2)/2` costs `D/2 ((a+c)^2 + (b+c)^2 + 4c^2)` per area instead
+    /// of `D/2 (a^2 + b^2 + 2c^2)` (twist 3x), discs are 1.15-1.55x too stiff, and a heavy
+    /// cantilever at `l = 2c` sags 4.7-5.3 degrees too far on uniform and alternating grids at
+    /// every resolution (`docs/bending.md`). Serde name `"hinge"`.
+    Hinge,
+    /// Default. A discrete shape operator per triangle built from the dihedral angles of its
+    /// three edges, `K = sum_i M_i (theta_i - theta0_i)`, with weights `M_i` fixed at rest
+    /// (conservative, and consistent with quadratic surfaces as far as a conservative map can
+    /// be); energy `A D/2 |K|^2` (Poisson ratio 0, `bend_uv` anisotropy). Stencil: the
+    /// triangle and its three flap vertices. Exact against plate theory on uniform, equilateral
+    /// and disc meshes; see [`crate::ShapeRest`] and `docs/bending.md` for what it gets right
+    /// and wrong. Serde name `"shape_operator"`.
+    #[default]
+    ShapeOperator,
+}
+
 /// Cloth material, in SI units that mean the same at every mesh resolution (see
 /// `docs/physics.md`, "Resolution independence"). This is the one material type of the
 /// workspace: scene files (`cloth.material`) resolve to it, and its defaults are the only
@@ -55,8 +84,10 @@ pub struct Material {
     pub bend: f64,
     /// Anisotropic bending multipliers `[m_u, m_v]` (dimensionless, >= 0) applied to `bend`:
     /// curvature along u (fold line parallel to v) has rigidity `m_u * D`, curvature along v
-    /// has `m_v * D`; a hinge whose rest edge runs along `(du, dv)` gets the paper's weight
-    /// `(m_u du^2 + m_v dv^2) / (du^2 + dv^2)` (Knowl 4). Default `[1, 1]`.
+    /// has `m_v * D`. [`BendModel::ShapeOperator`]: energy density
+    /// `D/2 (m_u K_uu^2 + m_v K_vv^2 + 2 sqrt(m_u m_v) K_uv^2)` (twist rigidity the geometric
+    /// mean); [`BendModel::Hinge`]: a hinge whose rest edge runs along `(du, dv)` gets the
+    /// paper's weight `(m_u du^2 + m_v dv^2) / (du^2 + dv^2)` (Knowl 4). Default `[1, 1]`.
     pub bend_uv: [f64; 2],
     /// Rest stretch targets `[b_u, b_v]` (dimensionless, > 0) of the paper's stretch condition
     /// `C = a (|w_u| - b_u, |w_v| - b_v)`: 1 keeps the rest shape, values below 1 make the cloth
@@ -69,6 +100,11 @@ pub struct Material {
     pub shear_damping: f64,
     /// Bend damping `beta` (s), >= 0. Default [`DEFAULT_BEND_DAMPING`].
     pub bend_damping: f64,
+    /// The discrete bending energy (serde name `bend_model`, values `"hinge"` and
+    /// `"shape_operator"`). Default [`BendModel::ShapeOperator`]; `bend` means the same
+    /// rigidity D in both.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub bend_model: BendModel,
 }
 
 impl Default for Material {
@@ -92,6 +128,7 @@ impl Material {
             stretch_damping: DEFAULT_STRETCH_DAMPING,
             shear_damping: DEFAULT_SHEAR_DAMPING,
             bend_damping: DEFAULT_BEND_DAMPING,
+            bend_model: BendModel::ShapeOperator,
         }
     }
 

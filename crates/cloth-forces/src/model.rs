@@ -10,24 +10,45 @@ use rayon::prelude::*;
 use crate::bend::{
     Bend, HINGE_PAIRS, HingeRest, dihedral_angle, hinge_fast_gauss_newton, wrap_angle,
 };
-use crate::condition::{Definiteness, ElementResponse, ElementSlots, Vec3, respond};
+use crate::condition::{
+    Blocks, Definiteness, ElementResponse, ElementSlots, Kernel, Vec3, respond,
+};
+use crate::shape::{
+    SHAPE_PAIRS_NARROW, SHAPE_PAIRS_WIDE, Shape, ShapeRest, conservative_maps, drop_flap_pairs,
+    flap_matrix, midedge_map, shape_energy,
+};
 use crate::triangle::{Shear, Stretch, TRI_PAIRS, TriangleParams, TriangleRest, triangle_fast};
-use crate::{ForceError, Material};
+use crate::{BendModel, ForceError, Material};
 
 /// Minimum number of elements per rayon task.
 const MIN_LEN: usize = 128;
 /// Fixed chunk size of deterministic parallel energy sums.
 const ENERGY_CHUNK: usize = 1024;
 
+/// The bend elements of a structure: hinges (4 vertices, 10 entries) or shape-operator
+/// triangles (6 vertices, 18 entries without or 21 with the flap-flap pairs).
+enum BendLayout<'a> {
+    Hinge(&'a [[usize; 4]]),
+    Shape {
+        stencils: &'a [[usize; 6]],
+        wide: bool,
+    },
+}
+
 /// Fixed structure shared by a model and its evaluations.
 #[derive(Debug)]
 struct Structure {
     num_vertices: usize,
     num_triangles: usize,
-    num_hinges: usize,
+    /// Number of bend elements (hinges or shape triangles).
+    num_bend: usize,
+    /// Entries per bend element (10 hinge, 18 or 21 shape).
+    bend_entries: usize,
+    /// Vertices (force slots) per bend element (4 hinge, 6 shape).
+    bend_slots: usize,
     entries: Vec<(usize, usize)>,
-    /// CSR over vertices of element force slots (triangle t vertex a: 3t + a; hinge h vertex a:
-    /// 3T + 4h + a), ascending.
+    /// CSR over vertices of element force slots (triangle t vertex a: 3t + a; bend element h
+    /// slot a: 3T + bend_slots * h + a), ascending.
     slot_start: Vec<usize>,
     slots: Vec<usize>,
     /// CSR over vertices of (entry, other vertex, transposed) for df/dx products, ascending entry.
@@ -36,22 +57,35 @@ struct Structure {
 }
 
 impl Structure {
-    fn new(n: usize, tris: &[[usize; 3]], hinges: &[[usize; 4]]) -> Self {
-        let mut entries = Vec::with_capacity(6 * tris.len() + 10 * hinges.len() + n);
+    fn new(n: usize, tris: &[[usize; 3]], bend: BendLayout<'_>) -> Self {
+        let (stencils, pairs): (Vec<&[usize]>, &[(usize, usize)]) = match bend {
+            BendLayout::Hinge(h) => (h.iter().map(|s| &s[..]).collect(), &HINGE_PAIRS),
+            BendLayout::Shape { stencils, wide } => (
+                stencils.iter().map(|s| &s[..]).collect(),
+                if wide {
+                    &SHAPE_PAIRS_WIDE
+                } else {
+                    &SHAPE_PAIRS_NARROW
+                },
+            ),
+        };
+        let bend_slots = stencils.first().map_or(4, |s| s.len());
+        let mut entries = Vec::with_capacity(6 * tris.len() + pairs.len() * stencils.len() + n);
         for t in tris {
             entries.extend(TRI_PAIRS.iter().map(|&(a, b)| (t[a], t[b])));
         }
-        for h in hinges {
-            entries.extend(HINGE_PAIRS.iter().map(|&(a, b)| (h[a], h[b])));
+        for h in &stencils {
+            entries.extend(pairs.iter().map(|&(a, b)| (h[a], h[b])));
         }
         entries.extend((0..n).map(|i| (i, i)));
-        let mut owner: Vec<(usize, usize)> = Vec::with_capacity(3 * tris.len() + 4 * hinges.len());
+        let mut owner: Vec<(usize, usize)> =
+            Vec::with_capacity(3 * tris.len() + bend_slots * stencils.len());
         for (t, tri) in tris.iter().enumerate() {
             owner.extend((0..3).map(|a| (tri[a], 3 * t + a)));
         }
         let base = 3 * tris.len();
-        for (h, hv) in hinges.iter().enumerate() {
-            owner.extend((0..4).map(|a| (hv[a], base + 4 * h + a)));
+        for (h, hv) in stencils.iter().enumerate() {
+            owner.extend((0..bend_slots).map(|a| (hv[a], base + bend_slots * h + a)));
         }
         let (slot_start, slots) = csr(n, owner);
         let mut m = Vec::with_capacity(2 * entries.len());
@@ -65,7 +99,9 @@ impl Structure {
         Self {
             num_vertices: n,
             num_triangles: tris.len(),
-            num_hinges: hinges.len(),
+            num_bend: stencils.len(),
+            bend_entries: pairs.len(),
+            bend_slots,
             entries,
             slot_start,
             slots,
@@ -94,7 +130,8 @@ fn csr<T: Copy>(n: usize, items: Vec<(usize, T)>) -> (Vec<usize>, Vec<T>) {
 }
 
 /// Internal cloth forces of one mesh (Baraff & Witkin section 4): stretch and shear per
-/// triangle, bend per hinge (interior edge), each with condition damping.
+/// triangle, bend per hinge (interior edge, [`BendModel::Hinge`]) or per triangle and its
+/// flaps ([`BendModel::ShapeOperator`], the default), each with condition damping.
 ///
 /// Built once from a [`ClothMesh`] and a [`Material`]; evaluation is stateless (positions and
 /// velocities are passed in) and writes into a reusable [`Evaluation`].
@@ -104,6 +141,13 @@ pub struct ClothModel {
     tri_rest: Vec<TriangleRest>,
     hinges: Vec<[usize; 4]>,
     hinge_rest: Vec<HingeRest>,
+    /// Shape-operator stencils `[p0, p1, p2, q0, q1, q2]` per triangle (a missing flap q_i is
+    /// stored as p_i); empty under the hinge model.
+    shape_stencils: Vec<[usize; 6]>,
+    shape_rest: Vec<ShapeRest>,
+    /// Hinge across edge i of each triangle (`usize::MAX` on a boundary edge); empty under the
+    /// hinge model.
+    shape_hinges: Vec<[usize; 3]>,
     material: Material,
     definiteness: Definiteness,
     masses: Vec<f64>,
@@ -115,9 +159,15 @@ pub struct ClothModel {
 ///
 /// Entries are listed once per element-local vertex pair (a <= b) in a FIXED order independent
 /// of positions and velocities: 6 per triangle (stretch + shear of that triangle, local pairs
-/// (0,0),(0,1),(0,2),(1,1),(1,2),(2,2) of its vertices), then 10 per hinge (local pairs of
-/// `[v0, v1, v2, v3]`), then one diagonal entry (i, i) per vertex (zero from the internal model;
-/// used by [`crate::External`]). Callers can precompute where each entry goes once.
+/// (0,0),(0,1),(0,2),(1,1),(1,2),(2,2) of its vertices), then the bend elements, then one
+/// diagonal entry (i, i) per vertex (zero from the internal model; used by
+/// [`crate::External`]). Bend elements: [`BendModel::Hinge`]: 10 per hinge (local pairs of
+/// `[v0, v1, v2, v3]`); [`BendModel::ShapeOperator`]: per triangle, the local pairs (a <= b) of
+/// its stencil `[p0, p1, p2, q0, q1, q2]` (see [`ClothModel::shape_stencils`]), 18 under
+/// [`Definiteness::Clamped`] (without the flap-flap pairs (3,4), (3,5), (4,5), so every
+/// off-diagonal entry is in `ClothMesh::vertex_pairs`) and 21 under `Exact` and `Projected`
+/// (the flap-flap pairs couple vertices outside the mesh pattern: build the matrix pattern
+/// from [`ClothModel::vertex_pairs`]). Callers can precompute where each entry goes once.
 #[derive(Clone, Debug, Default)]
 pub struct Evaluation {
     /// Force per vertex (N): internal elastic + damping (+ external if accumulated).
@@ -129,6 +179,8 @@ pub struct Evaluation {
     dfdv: Vec<Matrix3<f64>>,
     slot_forces: Vec<Vec3>,
     elem_energy: Vec<f64>,
+    /// Shape-operator pre-pass: wrapped `theta - theta0` and its gradient per hinge.
+    hinge_angles: Vec<(f64, [Vec3; 4])>,
 }
 
 impl Evaluation {
@@ -245,20 +297,126 @@ impl ClothModel {
                 rest_edge_sq: le2,
             });
         }
+        let (mut shape_stencils, mut shape_rest, mut shape_hinges) =
+            (Vec::new(), Vec::new(), Vec::new());
+        if material.bend_model == BendModel::ShapeOperator {
+            shape_stencils = tris
+                .iter()
+                .map(|t| [t[0], t[1], t[2], t[0], t[1], t[2]])
+                .collect();
+            shape_hinges = vec![[usize::MAX; 3]; tris.len()];
+            for (h, hg) in mesh.hinges().iter().enumerate() {
+                // Triangle tris[0] winds (v0, v1, v2): its edge opposite v2 has flap v3;
+                // tris[1] winds (v1, v0, v3): its edge opposite v3 has flap v2.
+                for (t, opp, flap) in [
+                    (hg.tris[0], hg.v[2], hg.v[3]),
+                    (hg.tris[1], hg.v[3], hg.v[2]),
+                ] {
+                    let i = tris[t].iter().position(|&x| x == opp).unwrap_or(0);
+                    shape_stencils[t][3 + i] = flap;
+                    shape_hinges[t][i] = h;
+                }
+            }
+            shape_rest.reserve(tris.len());
+            let gather = |t: usize| {
+                let st = &shape_stencils[t];
+                let p = [rest[st[0]], rest[st[1]], rest[st[2]]];
+                let q: [Option<_>; 3] = std::array::from_fn(|i| {
+                    (shape_hinges[t][i] != usize::MAX).then(|| rest[st[3 + i]])
+                });
+                (p, q)
+            };
+            // Curvature maps: conservative, and as consistent as a conservative map can be
+            // (`conservative_maps`, module docs of `shape`).
+            let mut mids = Vec::with_capacity(tris.len());
+            let mut js = Vec::with_capacity(tris.len());
+            for (t, st) in shape_stencils.iter().enumerate() {
+                let (p, q) = gather(t);
+                mids.push(midedge_map(p));
+                js.push(flap_matrix(p, q).ok_or(ForceError::DegenerateBendStencil {
+                    triangle: t,
+                    vertices: *st,
+                })?);
+            }
+            let areas: Vec<f64> = tri_rest.iter().map(|r| r.area).collect();
+            let sides: Vec<[(usize, usize); 2]> = mesh
+                .hinges()
+                .iter()
+                .map(|hg| {
+                    let side = |t: usize, opp: usize| {
+                        (t, tris[t].iter().position(|&x| x == opp).unwrap_or(0))
+                    };
+                    [side(hg.tris[0], hg.v[2]), side(hg.tris[1], hg.v[3])]
+                })
+                .collect();
+            let bnd: Vec<[bool; 3]> = shape_hinges
+                .iter()
+                .map(|h| h.map(|x| x == usize::MAX))
+                .collect();
+            let mut kmaps = conservative_maps(&mids, &js, &areas, &sides, &bnd);
+            // A free edge's unobservable curvature is the one normal to it (t t^T, the
+            // midedge column): that is the component minimised out of the triangle.
+            for ((k, m), b) in kmaps.iter_mut().zip(&mids).zip(&bnd) {
+                for i in 0..3 {
+                    if b[i] {
+                        k.set_column(i, &m.column(i));
+                    }
+                }
+            }
+            for (t, st) in shape_stencils.iter().enumerate() {
+                let (p, _) = gather(t);
+                let flaps = bnd[t].map(|b| !b);
+                let r = ShapeRest::from_map(p, flaps, &kmaps[t], material.bend_uv).ok_or(
+                    ForceError::DegenerateBendStencil {
+                        triangle: t,
+                        vertices: *st,
+                    },
+                )?;
+                shape_rest.push(r);
+            }
+        }
         let masses = mesh.vertex_masses(material.density)?;
         let vertex_areas = mesh.vertex_masses(1.0)?;
-        let structure = Arc::new(Structure::new(mesh.num_vertices(), &tris, &hinges));
+        let structure = Arc::new(Self::structure_for(
+            mesh.num_vertices(),
+            &tris,
+            &hinges,
+            &shape_stencils,
+            material.bend_model,
+            definiteness,
+        ));
         Ok(Self {
             tris,
             tri_rest,
             hinges,
             hinge_rest,
+            shape_stencils,
+            shape_rest,
+            shape_hinges,
             material: *material,
             definiteness,
             masses,
             vertex_areas,
             structure,
         })
+    }
+
+    fn structure_for(
+        n: usize,
+        tris: &[[usize; 3]],
+        hinges: &[[usize; 4]],
+        stencils: &[[usize; 6]],
+        model: BendModel,
+        definiteness: Definiteness,
+    ) -> Structure {
+        let layout = match model {
+            BendModel::Hinge => BendLayout::Hinge(hinges),
+            BendModel::ShapeOperator => BendLayout::Shape {
+                stencils,
+                wide: definiteness != Definiteness::Clamped,
+            },
+        };
+        Structure::new(n, tris, layout)
     }
 
     /// Number of vertices.
@@ -273,7 +431,7 @@ impl ClothModel {
 
     /// Number of hinges (bend elements), in `ClothMesh::hinges()` order.
     pub fn num_hinges(&self) -> usize {
-        self.structure.num_hinges
+        self.hinges.len()
     }
 
     /// The material the model was built with.
@@ -286,9 +444,64 @@ impl ClothModel {
         self.definiteness
     }
 
-    /// Changes the definiteness treatment (entries are unaffected).
+    /// Changes the definiteness treatment. Entries are unaffected except under
+    /// [`BendModel::ShapeOperator`] when switching between `Clamped` (18 entries per bend
+    /// element) and `Exact`/`Projected` (21, see [`Evaluation`]).
     pub fn set_definiteness(&mut self, d: Definiteness) {
+        let wide = |d: Definiteness| d != Definiteness::Clamped;
+        let rebuild = self.material.bend_model == BendModel::ShapeOperator
+            && wide(d) != wide(self.definiteness);
         self.definiteness = d;
+        if rebuild {
+            self.structure = Arc::new(Self::structure_for(
+                self.num_vertices(),
+                &self.tris,
+                &self.hinges,
+                &self.shape_stencils,
+                self.material.bend_model,
+                d,
+            ));
+        }
+    }
+
+    /// The bend model (from the material).
+    pub fn bend_model(&self) -> BendModel {
+        self.material.bend_model
+    }
+
+    /// Shape-operator stencils `[p0, p1, p2, q0, q1, q2]`, one per triangle in mesh order
+    /// (triangle vertices, then the flap vertex across edge i = (p_{i+1}, p_{i+2}); a boundary
+    /// edge's slot repeats p_i and carries no force). Empty under [`BendModel::Hinge`].
+    pub fn shape_stencils(&self) -> &[[usize; 6]] {
+        &self.shape_stencils
+    }
+
+    /// Shape-operator rest data, one per triangle. Empty under [`BendModel::Hinge`].
+    pub fn shape_rest(&self) -> &[ShapeRest] {
+        &self.shape_rest
+    }
+
+    /// Sorted, unique off-diagonal vertex pairs `(i, j)`, `i < j`, of this model's entries:
+    /// the 3x3 blocks its df/dx and df/dv can fill. Equal to (a subset of)
+    /// `ClothMesh::vertex_pairs` except for [`BendModel::ShapeOperator`] under `Exact` or
+    /// `Projected`, which adds the flap-flap pairs of every triangle.
+    pub fn vertex_pairs(&self) -> Vec<(usize, usize)> {
+        let mut p: Vec<(usize, usize)> = self
+            .structure
+            .entries
+            .iter()
+            .filter(|(i, j)| i != j)
+            .map(|&(i, j)| (i.min(j), i.max(j)))
+            .collect();
+        p.sort_unstable();
+        p.dedup();
+        p
+    }
+
+    /// Index of the first per-vertex diagonal entry in [`Evaluation::entries`] (the entries
+    /// before it belong to triangles and bend elements).
+    pub fn diagonal_entries_start(&self) -> usize {
+        self.structure.entries.len() - self.structure.num_vertices
     }
 
     /// Lumped vertex masses (kg): density * rest area / 3 per incident triangle.
@@ -344,6 +557,7 @@ impl ClothModel {
         for (r, &a) in self.hinge_rest.iter_mut().zip(angles) {
             r.rest_angle = wrap_angle(a);
         }
+        self.sync_shape_rest_angles();
         Ok(())
     }
 
@@ -364,7 +578,19 @@ impl ClothModel {
         for (r, h) in self.hinge_rest.iter_mut().zip(&self.hinges) {
             r.rest_angle = dihedral_angle(&[x[h[0]], x[h[1]], x[h[2]], x[h[3]]]);
         }
+        self.sync_shape_rest_angles();
         Ok(())
+    }
+
+    /// Copies the hinge rest angles into the shape-operator elements.
+    fn sync_shape_rest_angles(&mut self) {
+        for (r, hs) in self.shape_rest.iter_mut().zip(&self.shape_hinges) {
+            for i in 0..3 {
+                if hs[i] != usize::MAX {
+                    r.rest_angles[i] = self.hinge_rest[hs[i]].rest_angle;
+                }
+            }
+        }
     }
 
     /// Checks that `x` has one finite position per vertex; the error names the first bad vertex.
@@ -432,7 +658,7 @@ impl ClothModel {
         out: &mut ElementResponse<4>,
     ) {
         let r = &self.hinge_rest[h];
-        if r.stiffness == 0.0 {
+        if r.stiffness == 0.0 || self.material.bend_model != BendModel::Hinge {
             return;
         }
         let k = [r.stiffness];
@@ -456,8 +682,55 @@ impl ClothModel {
         out
     }
 
+    fn shape_gather(&self, t: usize, x: &[Vec3]) -> [Vec3; 6] {
+        self.shape_stencils[t].map(|i| x[i])
+    }
+
+    fn shape_response(
+        &self,
+        t: usize,
+        x: &[Vec3],
+        v: &[Vec3],
+        def: Definiteness,
+        out: &mut ElementResponse<6>,
+    ) {
+        let d = self.material.bend;
+        if d == 0.0 || self.material.bend_model != BendModel::ShapeOperator {
+            return;
+        }
+        let kd = self.material.bend_damping * d;
+        let r = &self.shape_rest[t];
+        respond(
+            &Shape::new(r, &self.shape_gather(t, x)),
+            &[d; 3],
+            &[kd; 3],
+            &self.shape_gather(t, v),
+            def,
+            out,
+        );
+        if def == Definiteness::Clamped {
+            narrow(&mut out.dfdx);
+            narrow(&mut out.dfdv);
+        }
+    }
+
+    /// Response of shape-operator bend element `t` (triangle t and its flaps, stencil
+    /// [`ClothModel::shape_stencils`]`[t]`) alone, element-local, through the generic
+    /// condition routine (reference path; tested equal to [`ClothModel::evaluate`]). Under
+    /// `Clamped` the flap-flap blocks are folded into the flap diagonal blocks as in
+    /// `evaluate` (see [`Definiteness::Clamped`]). All zero under [`BendModel::Hinge`].
+    ///
+    /// # Panics
+    /// If `t >= shape_stencils().len()` or `x`, `v` are shorter than the vertex count.
+    pub fn shape_element(&self, t: usize, x: &[Vec3], v: &[Vec3]) -> ElementResponse<6> {
+        let mut out = ElementResponse::zero();
+        self.shape_response(t, x, v, self.definiteness, &mut out);
+        out
+    }
+
     /// Response of hinge `h` (bend) alone, element-local, through the generic condition routine
-    /// (reference path; tested equal to [`ClothModel::evaluate`]).
+    /// (reference path; tested equal to [`ClothModel::evaluate`]). All zero unless the bend
+    /// model is [`BendModel::Hinge`].
     pub fn hinge_element(&self, h: usize, x: &[Vec3], v: &[Vec3]) -> ElementResponse<4> {
         let mut out = ElementResponse::zero();
         self.hinge_response(h, x, v, self.definiteness, &mut out);
@@ -485,16 +758,24 @@ impl ClothModel {
                 .sum::<f64>()
             })
             .collect();
-        let hin: Vec<f64> = chunk_ranges(self.hinges.len())
-            .map(|c| {
-                c.map(|h| {
-                    let r = &self.hinge_rest[h];
-                    let d = wrap_angle(dihedral_angle(&self.hinge_gather(h, x)) - r.rest_angle);
-                    0.5 * r.stiffness * d * d
+        let hin: Vec<f64> = match m.bend_model {
+            BendModel::Hinge => chunk_ranges(self.hinges.len())
+                .map(|c| {
+                    c.map(|h| {
+                        let r = &self.hinge_rest[h];
+                        let d = wrap_angle(dihedral_angle(&self.hinge_gather(h, x)) - r.rest_angle);
+                        0.5 * r.stiffness * d * d
+                    })
+                    .sum::<f64>()
                 })
-                .sum::<f64>()
-            })
-            .collect();
+                .collect(),
+            BendModel::ShapeOperator => chunk_ranges(self.shape_rest.len())
+                .map(|c| {
+                    c.map(|t| shape_energy(&self.shape_rest[t], &self.shape_gather(t, x), m.bend))
+                        .sum::<f64>()
+                })
+                .collect(),
+        };
         tri.iter().chain(&hin).sum()
     }
 
@@ -522,13 +803,16 @@ impl ClothModel {
             let ne = s.entries.len();
             out.dfdx.resize(ne, Matrix3::zeros());
             out.dfdv.resize(ne, Matrix3::zeros());
-            out.slot_forces
-                .resize(3 * s.num_triangles + 4 * s.num_hinges, Vec3::zeros());
-            out.elem_energy.resize(s.num_triangles + s.num_hinges, 0.0);
+            out.slot_forces.resize(
+                3 * s.num_triangles + s.bend_slots * s.num_bend,
+                Vec3::zeros(),
+            );
+            out.elem_energy.resize(s.num_triangles + s.num_bend, 0.0);
             out.forces.resize(s.num_vertices, Vec3::zeros());
         }
         let nt = s.num_triangles;
-        let nh = s.num_hinges;
+        let nh = s.num_bend;
+        let nbe = s.bend_entries;
         let def = self.definiteness;
         let m = &self.material;
         let tp = TriangleParams {
@@ -542,9 +826,9 @@ impl ClothModel {
             shear_damping: m.shear_damping * m.shear,
         };
         let (tx, rest_x) = out.dfdx.split_at_mut(6 * nt);
-        let (hx, dx) = rest_x.split_at_mut(10 * nh);
+        let (hx, dx) = rest_x.split_at_mut(nbe * nh);
         let (tv, rest_v) = out.dfdv.split_at_mut(6 * nt);
-        let (hv, dv) = rest_v.split_at_mut(10 * nh);
+        let (hv, dv) = rest_v.split_at_mut(nbe * nh);
         let (tf, hf) = out.slot_forces.split_at_mut(3 * nt);
         let (te, he) = out.elem_energy.split_at_mut(nt);
         tx.par_chunks_mut(6)
@@ -579,6 +863,53 @@ impl ClothModel {
                     );
                 }
             });
+        match self.material.bend_model {
+            BendModel::Hinge => self.hinge_pass(x, v, hx, hv, hf, he),
+            BendModel::ShapeOperator => {
+                let angles = &mut out.hinge_angles;
+                if def == Definiteness::Clamped {
+                    angles.resize(self.hinges.len(), (0.0, [Vec3::zeros(); 4]));
+                    angles
+                        .par_iter_mut()
+                        .enumerate()
+                        .with_min_len(MIN_LEN)
+                        .for_each(|(h, o)| {
+                            let b = Bend::new(&self.hinge_rest[h], self.hinge_gather(h, x));
+                            *o = (b.value()[0], b.gradient()[0]);
+                        });
+                }
+                self.shape_pass(x, v, hx, hv, hf, he, nbe, angles)
+            }
+        }
+        dx.par_iter_mut().zip(dv.par_iter_mut()).for_each(|(a, b)| {
+            *a = Matrix3::zeros();
+            *b = Matrix3::zeros();
+        });
+        let slot_forces = &out.slot_forces;
+        out.forces
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(256)
+            .for_each(|(i, f)| {
+                let mut acc = Vec3::zeros();
+                for &k in &s.slots[s.slot_start[i]..s.slot_start[i + 1]] {
+                    acc += slot_forces[k];
+                }
+                *f = acc;
+            });
+        out.energy = out.elem_energy.iter().sum();
+    }
+
+    fn hinge_pass(
+        &self,
+        x: &[Vec3],
+        v: &[Vec3],
+        hx: &mut [Matrix3<f64>],
+        hv: &mut [Matrix3<f64>],
+        hf: &mut [Vec3],
+        he: &mut [f64],
+    ) {
+        let def = self.definiteness;
         hx.par_chunks_mut(10)
             .zip(hv.par_chunks_mut(10))
             .zip(hf.par_chunks_mut(4))
@@ -613,23 +944,81 @@ impl ClothModel {
                 f.copy_from_slice(&r.forces);
                 *e = r.energy;
             });
-        dx.par_iter_mut().zip(dv.par_iter_mut()).for_each(|(a, b)| {
-            *a = Matrix3::zeros();
-            *b = Matrix3::zeros();
-        });
-        let slot_forces = &out.slot_forces;
-        out.forces
-            .par_iter_mut()
+    }
+
+    /// Shape-operator bend elements: the fast path under `Clamped` (Gauss-Newton written
+    /// straight into the 18 narrowed entries), the generic routine otherwise.
+    #[allow(clippy::too_many_arguments)]
+    fn shape_pass(
+        &self,
+        x: &[Vec3],
+        v: &[Vec3],
+        hx: &mut [Matrix3<f64>],
+        hv: &mut [Matrix3<f64>],
+        hf: &mut [Vec3],
+        he: &mut [f64],
+        nbe: usize,
+        angles: &[(f64, [Vec3; 4])],
+    ) {
+        let def = self.definiteness;
+        let d = self.material.bend;
+        let beta = self.material.bend_damping;
+        hx.par_chunks_mut(nbe)
+            .zip(hv.par_chunks_mut(nbe))
+            .zip(hf.par_chunks_mut(6))
+            .zip(he.par_iter_mut())
             .enumerate()
-            .with_min_len(256)
-            .for_each(|(i, f)| {
-                let mut acc = Vec3::zeros();
-                for &k in &s.slots[s.slot_start[i]..s.slot_start[i + 1]] {
-                    acc += slot_forces[k];
+            .with_min_len(MIN_LEN / 2)
+            .for_each(|(t, (((bx, bv), f), e))| {
+                if def == Definiteness::Clamped {
+                    // Angles and gradients from the hinge pre-pass, scattered onto the
+                    // stencil (a hinge seen from its second triangle lists the edge and the
+                    // wings the other way round; theta is symmetric).
+                    let st = &self.shape_stencils[t];
+                    let mut dth = [0.0; 3];
+                    let mut ga = [[Vec3::zeros(); 6]; 3];
+                    for i in 0..3 {
+                        let h = self.shape_hinges[t][i];
+                        if h == usize::MAX {
+                            continue;
+                        }
+                        let (th, g) = &angles[h];
+                        dth[i] = *th;
+                        let order = if self.hinges[h][2] == st[i] {
+                            [0, 1, 2, 3]
+                        } else {
+                            [1, 0, 3, 2]
+                        };
+                        for a in 0..4 {
+                            ga[i][crate::shape::hinge_slot(i, a)] += g[order[a]];
+                        }
+                    }
+                    *e = shape_fast_gauss_newton(
+                        &self.shape_rest[t],
+                        st,
+                        dth,
+                        &ga,
+                        &self.shape_gather(t, v),
+                        d,
+                        beta,
+                        ElementSlots {
+                            dfdx: bx,
+                            dfdv: bv,
+                            forces: f,
+                        },
+                    );
+                    return;
                 }
-                *f = acc;
+                let mut r = ElementResponse::zero();
+                self.shape_response(t, x, v, def, &mut r);
+                let st = &self.shape_stencils[t];
+                for (k, &(a, b)) in SHAPE_PAIRS_WIDE.iter().enumerate() {
+                    bx[k] = pair_block(&r.dfdx, st, a, b);
+                    bv[k] = pair_block(&r.dfdv, st, a, b);
+                }
+                f.copy_from_slice(&r.forces);
+                *e = r.energy;
             });
-        out.energy = out.elem_energy.iter().sum();
     }
 
     /// Per-triangle stretch `(|w_u|, |w_v|)` at `x` (dimensionless; 1 = rest length along u / v),
@@ -647,6 +1036,128 @@ impl ClothModel {
                 *o = [wu.norm(), wv.norm()];
             });
     }
+}
+
+/// `narrow` for a df/dx or df/dv element matrix (negative semidefinite): applies
+/// [`drop_flap_pairs`] to its negation.
+fn narrow(m: &mut Blocks<6>) {
+    for row in m.iter_mut() {
+        for b in row.iter_mut() {
+            *b = -*b;
+        }
+    }
+    drop_flap_pairs(m);
+    for row in m.iter_mut() {
+        for b in row.iter_mut() {
+            *b = -*b;
+        }
+    }
+}
+
+/// The entry block of local pair (a, b), a <= b: `m[a][b]`, or `m[a][b] + m[b][a]` when both
+/// slots are the same vertex (two flaps of a triangle can coincide, and a missing flap repeats
+/// a triangle vertex), since an entry (i, i) is added once, without its transpose.
+#[inline]
+fn pair_block(m: &Blocks<6>, stencil: &[usize; 6], a: usize, b: usize) -> Matrix3<f64> {
+    if a != b && stencil[a] == stencil[b] {
+        m[a][b] + m[b][a]
+    } else {
+        m[a][b]
+    }
+}
+
+/// Fast path of one shape-operator element under `Clamped`: energy `d/2 |C|^2`, forces
+/// `-sum_i sigma_i dtheta_i` with `sigma = P^T (d C + beta d Cdot)`, Gauss-Newton
+/// `df/dx = -d G_a S G_b^T` (`S = P^T P`, `G_a` the 3x3 matrix of the angle gradients at
+/// stencil slot a), `df/dv = beta df/dx`, flap-flap blocks folded by [`drop_flap_pairs`];
+/// the same result as the generic routine (tested). Returns the energy.
+#[allow(clippy::too_many_arguments)]
+fn shape_fast_gauss_newton(
+    rest: &ShapeRest,
+    stencil: &[usize; 6],
+    dth: [f64; 3],
+    ga: &[[Vec3; 6]; 3],
+    v: &[Vec3; 6],
+    d: f64,
+    beta: f64,
+    out: ElementSlots<'_>,
+) -> f64 {
+    if d == 0.0 {
+        out.forces.iter_mut().for_each(|f| *f = Vec3::zeros());
+        out.dfdx.iter_mut().for_each(|b| *b = Matrix3::zeros());
+        out.dfdv.iter_mut().for_each(|b| *b = Matrix3::zeros());
+        return 0.0;
+    }
+    let p = &rest.weights;
+    let thdot: [f64; 3] = std::array::from_fn(|i| (0..6).map(|a| ga[i][a].dot(&v[a])).sum());
+    let mut sigma = [0.0; 3];
+    let mut energy = 0.0;
+    for l in 0..3 {
+        let c: f64 = (0..3).map(|i| p[l][i] * dth[i]).sum();
+        let cdot: f64 = (0..3).map(|i| p[l][i] * thdot[i]).sum();
+        let mu = d * c + beta * d * cdot;
+        energy += 0.5 * d * c * c;
+        for i in 0..3 {
+            sigma[i] += p[l][i] * mu;
+        }
+    }
+    for a in 0..6 {
+        out.forces[a] = -(ga[0][a] * sigma[0] + ga[1][a] * sigma[1] + ga[2][a] * sigma[2]);
+    }
+    // Gauss-Newton d G_a S G_b^T with S = P^T P, in the relative coordinates of
+    // `drop_flap_pairs` (y_a = x_a for triangle slots, r_j = x_{3+j} - x_j for flaps): angle j
+    // moves flap j alone, with gradient u_j, so the triangle gradients become
+    // G'_a = G_a + u_a e_a^T and the r-r blocks d S_ij u_i u_j^T are folded onto the r
+    // diagonal (for B = d S_ij u_i u_j^T the added term is d |S_ij| sqrt(S_ii / S_jj) u_i u_i^T);
+    // the blocks are then mapped back to x: K_x = T^T K_y T.
+    let s = rest.gram();
+    let sm = Matrix3::from_fn(|i, j| d * s[i][j]);
+    let u: [Vec3; 3] = std::array::from_fn(|j| ga[j][3 + j]);
+    let g: [Matrix3<f64>; 3] = std::array::from_fn(|a| {
+        let mut m = Matrix3::from_columns(&[ga[0][a], ga[1][a], ga[2][a]]);
+        m.set_column(a, &(m.column(a) + u[a]));
+        m
+    });
+    let gs: [Matrix3<f64>; 3] = std::array::from_fn(|a| g[a] * sm);
+    let flap_diag: [Matrix3<f64>; 3] = std::array::from_fn(|i| {
+        let mut w = s[i][i];
+        for j in 0..3 {
+            if j != i && s[j][j] > 0.0 && s[i][j] != 0.0 {
+                w += s[i][j].abs() * (s[i][i] / s[j][j]).sqrt();
+            }
+        }
+        u[i] * u[i].transpose() * (d * w)
+    });
+    // Relative-coordinate blocks: triangle-triangle, triangle-flap.
+    let tt = |a: usize, b: usize| gs[a] * g[b].transpose();
+    let tf = |a: usize, j: usize| gs[a].column(j) * u[j].transpose();
+    let block = |a: usize, b: usize| -> Matrix3<f64> {
+        match (a < 3, b < 3) {
+            (true, true) => {
+                let mut k = tt(a, b) - tf(b, a).transpose() - tf(a, b);
+                if a == b {
+                    k += flap_diag[a];
+                }
+                k
+            }
+            (true, false) if a == b - 3 => tf(a, b - 3) - flap_diag[a],
+            (true, false) => tf(a, b - 3),
+            (false, true) if b == a - 3 => tf(b, a - 3).transpose() - flap_diag[b],
+            (false, true) => tf(b, a - 3).transpose(),
+            (false, false) if a == b => flap_diag[a - 3],
+            (false, false) => Matrix3::zeros(),
+        }
+    };
+    for (e, &(a, b)) in SHAPE_PAIRS_NARROW.iter().enumerate() {
+        let blk = if a != b && stencil[a] == stencil[b] {
+            block(a, b) + block(b, a)
+        } else {
+            block(a, b)
+        };
+        out.dfdx[e] = -blk;
+        out.dfdv[e] = blk * -beta;
+    }
+    energy
 }
 
 /// Parallel iterator over fixed ranges of `ENERGY_CHUNK` indices covering `0..n`, in order.

@@ -4,7 +4,7 @@
 mod common;
 
 use cloth_forces::Par;
-use cloth_forces::{ClothModel, Definiteness, Evaluation, ForceError, Material, Vec3};
+use cloth_forces::{BendModel, ClothModel, Definiteness, Evaluation, ForceError, Material, Vec3};
 use cloth_mesh::{ClothMesh, GridPattern, grid};
 use common::{Rng, dense, flat};
 
@@ -71,13 +71,20 @@ fn forces_are_minus_energy_gradient_and_dfdx_matches_fd() {
 
 #[test]
 fn fast_path_equals_element_reference_and_dense_products() {
-    for def in [
-        Definiteness::Exact,
-        Definiteness::Clamped,
-        Definiteness::Projected,
+    for (def, bend_model) in [
+        (Definiteness::Exact, BendModel::Hinge),
+        (Definiteness::Clamped, BendModel::Hinge),
+        (Definiteness::Projected, BendModel::Hinge),
+        (Definiteness::Exact, BendModel::ShapeOperator),
+        (Definiteness::Clamped, BendModel::ShapeOperator),
+        (Definiteness::Projected, BendModel::ShapeOperator),
     ] {
         let mesh = grid(5, 4, 0.4, 0.3, GridPattern::Uniform).unwrap();
-        let model = ClothModel::new(&mesh, &material(), def).unwrap();
+        let mat = Material {
+            bend_model,
+            ..material()
+        };
+        let model = ClothModel::new(&mesh, &mat, def).unwrap();
         let n = mesh.num_vertices();
         let x = deformed(&mesh, 0.03, 11);
         let v = velocities(n, 5);
@@ -121,6 +128,19 @@ fn fast_path_equals_element_reference_and_dense_products() {
             }
             energy += r.energy;
         }
+        for t in 0..model.shape_stencils().len() {
+            let r = model.shape_element(t, &x, &v);
+            let verts = model.shape_stencils()[t];
+            scatter(&verts, &|a, b| (r.dfdx[a][b], r.dfdv[a][b]));
+            for a in 0..6 {
+                f[verts[a]] += r.forces[a];
+            }
+            energy += r.energy;
+        }
+        assert_eq!(
+            model.shape_stencils().is_empty(),
+            bend_model == BendModel::Hinge
+        );
         let dx = dense(&ev, n, false);
         let dv = dense(&ev, n, true);
         assert!((&dx - &kx).amax() <= 1e-12 * kx.amax());
@@ -163,10 +183,10 @@ fn entries_are_fixed_and_storage_is_reused() {
     );
     assert_eq!(e1, ev.entries());
     assert_eq!(p1, ev.dfdx().as_ptr(), "buffers reallocated");
-    assert_eq!(
-        ev.entries().len(),
-        6 * model.num_triangles() + 10 * model.num_hinges() + n
-    );
+    // Default (shape operator, Clamped): 6 stretch/shear + 18 bend entries per triangle.
+    assert_eq!(model.bend_model(), BendModel::ShapeOperator);
+    assert_eq!(ev.entries().len(), 24 * model.num_triangles() + n);
+    assert_eq!(model.diagonal_entries_start(), 24 * model.num_triangles());
     // Every off-diagonal entry is a vertex pair of the mesh's sparsity pattern.
     let pairs = mesh.vertex_pairs();
     for &(i, j) in ev.entries() {
@@ -177,6 +197,57 @@ fn entries_are_fixed_and_storage_is_reused() {
             );
         }
     }
+    assert!(
+        model
+            .vertex_pairs()
+            .iter()
+            .all(|p| pairs.binary_search(p).is_ok())
+    );
+    // The hinge model: 10 entries per hinge, same pattern.
+    let hinge = ClothModel::new(
+        &mesh,
+        &Material {
+            bend_model: BendModel::Hinge,
+            ..material()
+        },
+        Definiteness::Clamped,
+    )
+    .unwrap();
+    let mut eh = Evaluation::default();
+    hinge.evaluate(
+        &deformed(&mesh, 0.01, 1),
+        &velocities(n, 2),
+        &mut eh,
+        Par::default(),
+    );
+    assert_eq!(
+        eh.entries().len(),
+        6 * model.num_triangles() + 10 * model.num_hinges() + n
+    );
+    // Exact needs the flap-flap pairs too: 21 per triangle, pattern grows beyond the mesh's.
+    let mut exact = model.clone();
+    exact.set_definiteness(Definiteness::Exact);
+    model.evaluate(
+        &deformed(&mesh, 0.01, 1),
+        &velocities(n, 2),
+        &mut ev,
+        Par::default(),
+    );
+    let mut ee = Evaluation::default();
+    exact.evaluate(
+        &deformed(&mesh, 0.01, 1),
+        &velocities(n, 2),
+        &mut ee,
+        Par::default(),
+    );
+    assert_eq!(ee.entries().len(), 27 * model.num_triangles() + n);
+    let wide = exact.vertex_pairs();
+    assert!(wide.len() > pairs.len());
+    assert!(
+        ee.entries()
+            .iter()
+            .all(|&(i, j)| i == j || wide.binary_search(&(i.min(j), i.max(j))).is_ok())
+    );
 }
 
 #[test]
@@ -361,4 +432,66 @@ fn one_evaluation_can_serve_different_models() {
     ms.evaluate(&xs, &vs, &mut shared, Par::default());
     assert_eq!(shared.forces.len(), xs.len());
     assert_eq!(shared.dfdx().len(), shared.entries().len());
+}
+
+/// Regression: a triangle whose two flaps are the same vertex (here, around a valence-3 centre
+/// vertex) has a stencil pair (q_i, q_j) that is a diagonal entry; its block must include both
+/// element blocks (i, j) and (j, i), else the exact matrix is not the symmetric Jacobian (the
+/// static cantilever solve failed to factorise on such a Delaunay strip).
+#[test]
+fn coincident_flaps_give_the_exact_symmetric_jacobian() {
+    use cloth_mesh::Vec2;
+    // Triangle A B C split at its centroid O, plus one outer triangle per side.
+    let rest = vec![
+        Vec2::new(0.0, 0.0),    // A
+        Vec2::new(0.1, 0.0),    // B
+        Vec2::new(0.05, 0.09),  // C
+        Vec2::new(0.05, 0.03),  // O
+        Vec2::new(0.06, -0.07), // below AB
+        Vec2::new(0.13, 0.08),  // right of BC
+        Vec2::new(-0.03, 0.07), // left of CA
+    ];
+    let tris = vec![
+        [0, 1, 3],
+        [1, 2, 3],
+        [2, 0, 3],
+        [1, 0, 4],
+        [2, 1, 5],
+        [0, 2, 6],
+    ];
+    let pos: Vec<Vec3> = rest.iter().map(|r| Vec3::new(r.x, 0.0, r.y)).collect();
+    let mesh = ClothMesh::new(pos, rest, tris).unwrap();
+    let model = ClothModel::new(&mesh, &material(), Definiteness::Exact).unwrap();
+    // Triangle 0 = (A, B, O): the flaps across (B, O) and (O, A) are both C.
+    let st = model.shape_stencils()[0];
+    assert_eq!(st[3], 2);
+    assert_eq!(st[3 + 1], 2);
+    let n = mesh.num_vertices();
+    let x = deformed(&mesh, 0.01, 3);
+    let z = vec![Vec3::zeros(); n];
+    let mut ev = Evaluation::default();
+    model.evaluate(&x, &z, &mut ev, Par::default());
+    let k = dense(&ev, n, false);
+    let eps = 1e-7;
+    let mut fd = nalgebra::DMatrix::zeros(3 * n, 3 * n);
+    for i in 0..n {
+        for c in 0..3 {
+            let (mut xp, mut xm) = (x.clone(), x.clone());
+            xp[i][c] += eps;
+            xm[i][c] -= eps;
+            let (mut ep, mut em) = (Evaluation::default(), Evaluation::default());
+            model.evaluate(&xp, &z, &mut ep, Par::default());
+            model.evaluate(&xm, &z, &mut em, Par::default());
+            fd.set_column(
+                3 * i + c,
+                &((flat(&ep.forces) - flat(&em.forces)) / (2.0 * eps)),
+            );
+        }
+    }
+    assert!(
+        (&fd - &k).amax() <= 1e-5 * k.amax(),
+        "{}",
+        (&fd - &k).amax()
+    );
+    assert!((&k - k.transpose()).amax() <= 1e-12 * k.amax());
 }

@@ -86,9 +86,10 @@ pub(crate) struct ContactMemory {
     active: Vec<Contact>,
     /// Vertices within contact range of some solid in the step being attempted.
     near: Vec<bool>,
-    /// Vertices that a rejected attempt of this step moved into a solid's thickness layer:
-    /// they are engaged in the next attempt whatever their velocity.
-    forced: Vec<bool>,
+    /// Vertices that a rejected attempt of this step moved into a solid's thickness layer, with
+    /// the signed distance they would have ended at (m): they are engaged in the next attempt
+    /// whatever their velocity.
+    forced: Vec<Option<f64>>,
 }
 
 impl ContactMemory {
@@ -97,7 +98,7 @@ impl ContactMemory {
             state: vec![None; n],
             active: Vec::new(),
             near: vec![false; n],
-            forced: vec![false; n],
+            forced: vec![None; n],
         }
     }
 
@@ -142,52 +143,84 @@ impl ContactMemory {
             // A new contact needs the vertex inside the thickness layer (beyond rounding of a
             // previous push-out), or approaching so that it would enter it within the step.
             let engaged = self.state[i].is_some()
-                || self.forced[i]
+                || self.forced[i].is_some()
                 || c.distance < thick * (1.0 - 1e-3)
                 || (rel_n < 0.0 && c.distance + h * rel_n < thick);
             if !engaged {
                 self.state[i] = None;
                 continue;
             }
-            // A new contact starts static; Coulomb's test on its first constraint force decides.
-            let st = self.state[i].get_or_insert(State {
-                mode: Mode::Static,
-                normal_force: 0.0,
-                stops: false,
-                hold: Vec3::zeros(),
-                friction: 0.0,
-            });
-            // Position alteration (Knowl 6): with its normal velocity equal to the surface's,
-            // the vertex moves by h v_s.n along n; y adds what puts it exactly at the
-            // thickness from the surface at t + h (distance `d` is measured there). This
-            // removes penetration, and lands an approaching vertex on the surface instead of
-            // leaving it hovering where it was. It is never pulled towards the surface by
-            // more than its own approach would have brought it in this step, so a contact that
-            // lingers away from the surface does not snap the cloth onto it.
-            let to_layer = thick - c.distance - h * c.surface_velocity.dot(&n);
-            out.y[i] += n * to_layer.max(h * rel_n.min(0.0));
-            match st.mode {
-                Mode::Static => {
-                    out.kind[i] = Constraint::Fixed;
-                    out.z[i] = c.surface_velocity - v[i];
-                }
-                Mode::Sliding => {
-                    out.kind[i] = Constraint::Plane { p: n };
-                    out.z[i] = n * (-rel_n);
-                    out.forces[i] += kinetic_friction(
-                        st,
-                        rel - n * rel_n,
-                        surface.friction,
-                        masses[i],
-                        h,
-                        settings,
-                    );
-                }
-            }
+            self.engage(c, surface, settings, v, masses, h, out);
             self.active.push(*c);
         }
         for s in &mut self.state[k.min(v.len())..] {
             *s = None;
+        }
+    }
+
+    /// Constrains vertex `c.vertex`, engaged in contact `c`: position alteration onto the
+    /// thickness layer, then a static (ndof 0) or sliding (ndof 2 plus kinetic friction)
+    /// constraint by its mode.
+    #[allow(clippy::too_many_arguments)]
+    fn engage(
+        &mut self,
+        c: &Contact,
+        surface: Surface,
+        settings: &ContactSettings,
+        v: &[Vec3],
+        masses: &[f64],
+        h: f64,
+        out: &mut ConstraintSink<'_>,
+    ) {
+        let i = c.vertex;
+        let thick = settings.cloth_thickness + surface.thickness;
+        let n = c.normal;
+        let rel = v[i] - c.surface_velocity;
+        let rel_n = rel.dot(&n);
+        let forced = self.forced[i];
+        // A new contact starts static; Coulomb's test on its first constraint force decides.
+        let st = self.state[i].get_or_insert(State {
+            mode: Mode::Static,
+            normal_force: 0.0,
+            stops: false,
+            hold: Vec3::zeros(),
+            friction: 0.0,
+        });
+        // Position alteration (Knowl 6): with its normal velocity equal to the surface's,
+        // the vertex moves by h v_s.n along n; y adds what puts it exactly at the
+        // thickness from the surface at t + h (distance `d` is measured there). This
+        // removes penetration, and lands an approaching vertex on the surface instead of
+        // leaving it hovering where it was. It is never pulled towards the surface by
+        // more than its own approach would have brought it in this step, so a contact that
+        // lingers away from the surface does not snap the cloth onto it.
+        // A vertex that a rejected attempt of this step carried through the surface into
+        // the solid is pulled by at most the approach that attempt showed (it may have
+        // started far from the surface and slow, e.g. under strong gravity), instead of its
+        // start velocity's.
+        let to_layer = thick - c.distance - h * c.surface_velocity.dot(&n);
+        let approach = match forced {
+            Some(d1) if d1 < 0.0 => d1 - c.distance,
+            _ => h * rel_n,
+        };
+        let pull = to_layer.max(approach.min(0.0));
+        out.y[i] += n * pull;
+        match st.mode {
+            Mode::Static => {
+                out.kind[i] = Constraint::Fixed;
+                out.z[i] = c.surface_velocity - v[i];
+            }
+            Mode::Sliding => {
+                out.kind[i] = Constraint::Plane { p: n };
+                out.z[i] = n * (-rel_n);
+                out.forces[i] += kinetic_friction(
+                    st,
+                    rel - n * rel_n,
+                    surface.friction,
+                    masses[i],
+                    h,
+                    settings,
+                );
+            }
         }
     }
 
@@ -233,12 +266,13 @@ impl ContactMemory {
 
     /// Marks free vertices (not in contact, not pinned, not yet marked) for engagement in the
     /// next attempt of this step; returns how many were newly marked. `deep` lists the vertices
-    /// the detect stage found deep inside a solid's thickness layer at the candidate state.
-    pub fn force_engagement(&mut self, deep: &[usize], pinned: &[bool]) -> usize {
+    /// the detect stage found deep inside a solid's thickness layer at the candidate state,
+    /// with their signed distance there (m).
+    pub fn force_engagement(&mut self, deep: &[(usize, f64)], pinned: &[bool]) -> usize {
         let mut marked = 0;
-        for &i in deep {
-            if self.state[i].is_none() && !pinned[i] && !self.forced[i] {
-                self.forced[i] = true;
+        for &(i, d1) in deep {
+            if self.state[i].is_none() && !pinned[i] && self.forced[i].is_none() {
+                self.forced[i] = Some(d1);
                 marked += 1;
             }
         }
@@ -250,7 +284,7 @@ impl ContactMemory {
     pub fn after_step(&mut self, world: &crate::World, f: &[Vec3], v: &[Vec3], h: f64) {
         let (masses, pinned) = (&world.cloth.masses, world.pinned());
         let (surfaces, stick_speed) = (world.surfaces(), world.contact.stick_speed);
-        self.forced.fill(false);
+        self.forced.fill(None);
         for c in &self.active {
             let i = c.vertex;
             let Some(st) = self.state[i].as_mut() else {

@@ -33,6 +33,16 @@ pub enum Reject {
         /// How many vertices were newly put in contact.
         vertices: usize,
     },
+    /// After every redo for penetration, a vertex still ended inside a solid, deeper than the
+    /// cloth's thickness: h is halved.
+    InsideSolid {
+        /// The deepest such vertex.
+        vertex: usize,
+        /// The collider's index.
+        collider: usize,
+        /// How deep below the solid's surface (m).
+        depth: f64,
+    },
 }
 
 impl Reject {
@@ -62,6 +72,15 @@ impl std::fmt::Display for Reject {
             Reject::Penetration { vertices } => {
                 write!(f, "{vertices} free vertices ended inside a solid")
             }
+            Reject::InsideSolid {
+                vertex,
+                collider,
+                depth,
+            } => write!(
+                f,
+                "vertex {vertex} ended {:.1} mm inside collider #{collider} after contact handling",
+                depth * 1e3
+            ),
         }
     }
 }
@@ -107,6 +126,31 @@ pub enum SimError {
         /// Offending vertex.
         vertex: usize,
     },
+    /// A sanity check failed after an accepted step (see the `sanity` module): the run stops
+    /// instead of writing garbage.
+    #[error(
+        "frame {frame}: vertex {vertex} {cause} at t = {time:.4} s; frames before {frame} are valid"
+    )]
+    Diverged {
+        /// Frame being computed (1-based; 0 when a single step was taken outside the frame
+        /// driver).
+        frame: usize,
+        /// Simulated time at the end of the step (s).
+        time: f64,
+        /// The offending vertex.
+        vertex: usize,
+        /// What is wrong.
+        cause: crate::Divergence,
+    },
+    /// The scene would need more memory or time than the limits allow (see the `budget`
+    /// module).
+    #[error("scene key `{key}`: {message}")]
+    Budget {
+        /// The scene key the cost comes from.
+        key: String,
+        /// The figures.
+        message: String,
+    },
     /// A setting is out of range.
     #[error("invalid setting `{key}`: {message}")]
     Invalid {
@@ -147,6 +191,25 @@ pub enum SimError {
 }
 
 impl SimError {
+    /// The error with its frame number set, for errors raised by a step that did not know it.
+    pub fn in_frame(self, frame: usize) -> Self {
+        match self {
+            SimError::Diverged {
+                time,
+                vertex,
+                cause,
+                ..
+            } => SimError::Diverged {
+                frame,
+                time,
+                vertex,
+                cause,
+            },
+            SimError::NonFinite { vertex, .. } => SimError::NonFinite { frame, vertex },
+            other => other,
+        }
+    }
+
     /// An I/O error on `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         SimError::Io {

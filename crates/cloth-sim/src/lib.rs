@@ -40,6 +40,12 @@
 //! # Ok::<(), cloth_sim::SimError>(())
 //! ```
 
+#![allow(
+    clippy::neg_cmp_op_on_partial_ord,
+    reason = "`!(a <= b)` is deliberately true for NaN: non-finite figures fail the checks"
+)]
+
+mod budget;
 mod contact;
 mod controller;
 mod error;
@@ -47,6 +53,7 @@ mod newton;
 mod output;
 mod pairs;
 mod pins;
+mod sanity;
 mod scene;
 mod simulation;
 mod state;
@@ -67,6 +74,7 @@ pub use cloth_mesh as mesh;
 pub use cloth_mesh::{Par, Vec3, nalgebra};
 pub use cloth_solver as solver;
 
+pub use budget::{Budget, admit, available_memory, estimate};
 pub use cloth_collide::{Keyframe, Motion};
 pub use contact::ContactSettings;
 pub use controller::StepController;
@@ -76,6 +84,7 @@ pub use output::{
     frame_number, frame_path,
 };
 pub use pins::PinGroup;
+pub use sanity::{BOUND_FACTOR, Divergence, ENERGY_FACTOR, MAX_STRETCH};
 pub use scene::{
     ClothSettings, ColliderSettings, ColliderShape, IntegratorKind, MAX_MESH_VERTICES, MeshSpec,
     PinSettings, Region, RunSettings, Scene, SceneError, SolverChoice, SolverSettings,

@@ -2,6 +2,7 @@
 //! implicit step with the [`StepController`], and measures each frame.
 
 use crate::controller::StepController;
+use crate::sanity::Sanity;
 use crate::stats::{FrameStats, Stopwatch};
 use crate::step::{Implicit, ImplicitSettings, Step, StepInfo};
 use crate::verlet::{Verlet, VerletSettings};
@@ -10,7 +11,7 @@ use cloth_mesh::Vec3;
 use std::time::Instant;
 
 /// Which integrator advances the cloth, with its settings.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Integrator {
     /// Linearized backward Euler with constraints and adaptive steps (Baraff & Witkin 1998).
     Implicit(ImplicitSettings),
@@ -35,6 +36,7 @@ pub struct Simulation {
     fps: f64,
     frame: usize,
     stretch: Vec<[f64; 2]>,
+    sanity: Sanity,
 }
 
 impl Simulation {
@@ -49,8 +51,8 @@ impl Simulation {
         }
         let engine = match integrator {
             Integrator::Implicit(s) => Engine::Implicit {
-                stepper: Box::new(Implicit::new(&world, s)?),
                 controller: StepController::new(s.h_max),
+                stepper: Box::new(Implicit::new(&world, s)?),
             },
             Integrator::Verlet(s) => Engine::Verlet(Box::new(Verlet::new(&world, s)?)),
         };
@@ -63,6 +65,7 @@ impl Simulation {
             }
         }
         Ok(Self {
+            sanity: Sanity::new(&world, &state),
             world,
             engine,
             state,
@@ -83,7 +86,7 @@ impl Simulation {
     /// The integrator and its settings.
     pub fn integrator(&self) -> Integrator {
         match &self.engine {
-            Engine::Implicit { stepper, .. } => Integrator::Implicit(stepper.settings),
+            Engine::Implicit { stepper, .. } => Integrator::Implicit(stepper.settings.clone()),
             Engine::Verlet(v) => Integrator::Verlet(v.settings),
         }
     }
@@ -140,9 +143,12 @@ impl Simulation {
 
     /// Schedules a position alteration y (Knowl 6) of vertex `i` by `shift` (m) in the next
     /// implicit step (ignored by the explicit integrator); see [`Implicit::shift_vertex`].
+    /// Such shifts are work done on the cloth, so the kinetic-energy sanity check is off from
+    /// then on.
     pub fn shift_vertex(&mut self, i: usize, shift: Vec3) {
         if let Engine::Implicit { stepper, .. } = &mut self.engine {
             stepper.shift_vertex(i, shift);
+            self.sanity.external_work();
         }
     }
 
@@ -165,40 +171,46 @@ impl Simulation {
                 &mut self.world,
                 &mut self.state,
                 t_end,
+                &self.sanity,
                 &mut stats,
             )?,
-            Engine::Verlet(v) => {
-                verlet_frame(v, &mut self.world, &mut self.state, t_end, &mut stats)?
-            }
+            Engine::Verlet(v) => verlet_frame(
+                v,
+                &mut self.world,
+                &mut self.state,
+                t_end,
+                &self.sanity,
+                &mut stats,
+            )?,
         }
         self.frame += 1;
         self.state.t = t_end;
-        if let Some(vertex) = self.state.first_non_finite() {
-            return Err(SimError::NonFinite {
-                frame: self.frame,
-                vertex,
-            });
-        }
-        self.measure(&mut stats);
+        self.measure(&mut stats)?;
         stats.wall = start.elapsed().as_secs_f64();
         Ok(stats)
     }
 
     /// End-of-frame measures: stretch as the paper measures it (|w_u| and |w_v| of every
     /// triangle, Knowl 4), kinetic energy, contacts and self-intersections.
-    fn measure(&mut self, stats: &mut FrameStats) {
+    fn measure(&mut self, stats: &mut FrameStats) -> Result<(), SimError> {
         let mut sw = Stopwatch::start();
         let cloth = &self.world.cloth;
         cloth
             .model
             .triangle_stretch(&self.state.x, &mut self.stretch);
         let (mut s, mut c) = (0.0f64, 0.0f64);
-        for w in &self.stretch {
+        let mut worst = (0, 0.0f64);
+        for (t, w) in self.stretch.iter().enumerate() {
             for &l in w {
+                if (l - 1.0).is_nan() || l - 1.0 > worst.1 {
+                    worst = (t, l - 1.0);
+                }
                 s = s.max(l - 1.0);
                 c = c.max(1.0 - l);
             }
         }
+        // The explicit integrator's steps are checked without stretch; the frame's end is.
+        (self.sanity).check(&self.world, &self.state, self.frame, Some(worst))?;
         stats.max_stretch = s;
         stats.max_compression = c;
         stats.kinetic_energy = self.state.kinetic_energy(&cloth.masses);
@@ -216,6 +228,7 @@ impl Simulation {
         if stats.steps == 0 {
             stats.h_min = 0.0;
         }
+        Ok(())
     }
 }
 
@@ -226,24 +239,32 @@ fn implicit_frame(
     world: &mut World,
     state: &mut State,
     t_end: f64,
+    sanity: &Sanity,
     stats: &mut FrameStats,
 ) -> Result<(), SimError> {
-    let s = stepper.settings;
+    let (grow_after, h_max, h_min) = {
+        let s = &stepper.settings;
+        (s.grow_after, s.h_max, s.h_min)
+    };
     while t_end - state.t > 1e-12 * t_end.max(1.0) {
         let h = controller.fit(t_end - state.t);
         let t = state.t;
-        match stepper.step(world, state, h)? {
+        let step = stepper
+            .step(world, state, h)
+            .map_err(|e| e.in_frame(stats.frame))?;
+        match step {
             Step::Accepted(info) => {
+                sanity.check(world, state, stats.frame, stepper.most_stretched())?;
                 add_attempt(stats, &info);
                 stats.steps += 1;
                 stats.h_min = stats.h_min.min(h);
                 stats.h_max = stats.h_max.max(h);
-                controller.accepted(s.grow_after, s.h_max);
+                controller.accepted(grow_after, h_max);
             }
             Step::Rejected(reason, info) => {
                 add_attempt(stats, &info);
                 stats.reject(&reason);
-                controller.rejected(reason, h, s.h_min, stats.frame, t)?;
+                controller.rejected(reason, h, h_min, stats.frame, t)?;
             }
         }
     }
@@ -262,6 +283,7 @@ fn verlet_frame(
     world: &mut World,
     state: &mut State,
     t_end: f64,
+    sanity: &Sanity,
     stats: &mut FrameStats,
 ) -> Result<(), SimError> {
     let mut sw = Stopwatch::start();
@@ -273,6 +295,7 @@ fn verlet_frame(
         let info = verlet.last_step();
         stats.strain_iterations += info.iterations;
         stats.strain_violation = stats.strain_violation.max(info.violation);
+        sanity.check(world, state, stats.frame, None)?;
     }
     stats.steps = n;
     stats.h_min = h;

@@ -67,6 +67,8 @@ pub struct Rejections {
     pub factorization: usize,
     /// [`Reject::Penetration`]: free vertices ended inside a solid.
     pub penetration: usize,
+    /// [`Reject::InsideSolid`]: a vertex stayed inside a solid after every redo.
+    pub inside_solid: usize,
 }
 
 impl Rejections {
@@ -77,12 +79,17 @@ impl Rejections {
             Reject::NotPositiveDefinite { .. } => self.not_positive_definite += 1,
             Reject::Factorization { .. } => self.factorization += 1,
             Reject::Penetration { .. } => self.penetration += 1,
+            Reject::InsideSolid { .. } => self.inside_solid += 1,
         }
     }
 
     /// All rejections.
     pub fn total(&self) -> usize {
-        self.stretch_change + self.not_positive_definite + self.factorization + self.penetration
+        self.stretch_change
+            + self.not_positive_definite
+            + self.factorization
+            + self.penetration
+            + self.inside_solid
     }
 
     /// Adds another set of counts to this one.
@@ -91,6 +98,7 @@ impl Rejections {
         self.not_positive_definite += o.not_positive_definite;
         self.factorization += o.factorization;
         self.penetration += o.penetration;
+        self.inside_solid += o.inside_solid;
     }
 }
 

@@ -5,8 +5,8 @@
 
 use cloth_solver::Par;
 use cloth_solver::{
-    BlockMatrix, Constraint, DirectSolver, Matrix3, PcgParams, PcgWorkspace, Preconditioner,
-    Vector3, solve_mpcg,
+    BlockMatrix, Constraint, DirectSolver, Matrix3, Multigrid, MultigridParams, PcgParams,
+    PcgWorkspace, Preconditioner, Vector3, solve_mpcg, solve_mpcg_multigrid,
 };
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -145,6 +145,57 @@ fn benches(c: &mut Criterion) {
             },
         );
     }
+    // Smoothed-aggregation multigrid (hierarchy analysed once; every solve refreshes values).
+    let positions: Vec<Vector3<f64>> = (0..n)
+        .map(|i| Vector3::new((i % SIDE) as f64, (i / SIDE) as f64, 0.0) / (SIDE - 1) as f64)
+        .collect();
+    let mut mg = Multigrid::new(
+        &a,
+        &positions,
+        &cons,
+        &MultigridParams::default(),
+        Par::default(),
+    )
+    .unwrap();
+    let params = PcgParams {
+        tolerance: 1e-3,
+        max_iterations: 2000,
+        ..Default::default()
+    };
+    let info = solve_mpcg_multigrid(
+        &mut dv,
+        &a,
+        &mut mg,
+        &b,
+        &z,
+        &cons,
+        &positions,
+        &params,
+        Par::default(),
+        &mut ws,
+    )
+    .unwrap();
+    eprintln!("Multigrid: {info:?}");
+    c.bench_function(
+        "solve_mpcg_multigrid tol 1e-3 (setup included), 2601 particles",
+        |bch| {
+            bch.iter(|| {
+                solve_mpcg_multigrid(
+                    &mut dv,
+                    &a,
+                    &mut mg,
+                    &b,
+                    &z,
+                    &cons,
+                    &positions,
+                    &params,
+                    Par::default(),
+                    &mut ws,
+                )
+                .unwrap()
+            })
+        },
+    );
     let mut direct = DirectSolver::new(&a).unwrap();
     c.bench_function(
         "DirectSolver::solve (numeric Cholesky + solve), 2601 particles",

@@ -28,6 +28,20 @@ pub enum SolverError {
         /// The offending pivot or diagonal entry.
         value: f64,
     },
+    /// An operator of the multigrid hierarchy (the Galerkin product `P^T A_f P` of level
+    /// `level >= 1`, or level 0 when the fine level itself is factorised densely because it is
+    /// small) has a diagonal block, or its dense factorisation a pivot, that is not positive
+    /// definite: `A` is not SPD on the free subspace (or is numerically singular there).
+    #[error("multigrid level {level}: node {index} is not positive definite (value {value:e})")]
+    CoarseNotPositiveDefinite {
+        /// Level of the hierarchy (0 = the particles, 1 = first coarse level).
+        level: usize,
+        /// Node on that level: a particle on level 0, an aggregate on coarser levels.
+        index: usize,
+        /// The smallest diagonal entry of the failing block (NaN when the failure is a pivot
+        /// of the coarsest dense factorisation).
+        value: f64,
+    },
     /// Two inputs that must have the same length do not.
     #[error("dimension mismatch for {what}: expected {expected}, found {found}")]
     DimensionMismatch {

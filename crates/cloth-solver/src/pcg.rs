@@ -29,11 +29,16 @@ use cloth_mesh::Par;
 use nalgebra::{Matrix3, Vector3};
 use rayon::prelude::*;
 
+use crate::multigrid::{FineOp, Multigrid};
 use crate::par::{ROW_CHUNK, sum_in_order};
 use crate::{BlockMatrix, Constraint, SolverError};
 
 /// Preconditioner `M ~ A` for the modified PCG. Both are filter-aware and applied as
 /// `s = S M^-1 r`.
+///
+/// The smoothed-aggregation multigrid preconditioner is not a variant here: it needs the
+/// particle positions and a hierarchy that lives across solves, so it has its own entry point,
+/// [`crate::solve_mpcg_multigrid`] with a [`crate::Multigrid`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Preconditioner {
@@ -103,7 +108,7 @@ impl PcgWorkspace {
         Self::default()
     }
 
-    fn resize(&mut self, n: usize) {
+    fn resize(&mut self, n: usize, blocks: bool) {
         for v in [
             &mut self.r,
             &mut self.s,
@@ -115,7 +120,9 @@ impl PcgWorkspace {
             v.resize(n, Vector3::zeros());
         }
         self.pinv.clear();
-        self.pinv.resize(n, Matrix3::zeros());
+        if blocks {
+            self.pinv.resize(n, Matrix3::zeros());
+        }
         self.partials.reserve(n.div_ceil(ROW_CHUNK));
     }
 }
@@ -320,6 +327,43 @@ pub(crate) fn solve_mpcg_impl(
     form: PrecondForm,
     reference: Reference,
 ) -> Result<PcgInfo, SolverError> {
+    solve_with(
+        dv,
+        a,
+        b,
+        z,
+        constraints,
+        params,
+        ws,
+        Apply::Blocks(form),
+        reference,
+    )
+}
+
+/// Which preconditioner [`solve_with`] applies.
+pub(crate) enum Apply<'m> {
+    /// `params.preconditioner` (Jacobi or block Jacobi), applied in the given form.
+    Blocks(PrecondForm),
+    /// One V-cycle of this hierarchy, refreshed for the system first.
+    Multigrid {
+        mg: &'m mut Multigrid,
+        positions: &'m [Vector3<f64>],
+    },
+}
+
+/// Validates, sizes the workspace, builds or refreshes the preconditioner and iterates.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn solve_with(
+    dv: &mut [Vector3<f64>],
+    a: &BlockMatrix,
+    b: &[Vector3<f64>],
+    z: &[Vector3<f64>],
+    constraints: &[Constraint],
+    params: &PcgParams,
+    ws: &mut PcgWorkspace,
+    apply: Apply<'_>,
+    reference: Reference,
+) -> Result<PcgInfo, SolverError> {
     validate_inputs(dv, a, b, z, constraints)?;
     if params.tolerance < 0.0 || !params.tolerance.is_finite() {
         return Err(SolverError::InvalidParameter {
@@ -327,11 +371,55 @@ pub(crate) fn solve_mpcg_impl(
             reason: "must be finite and >= 0",
         });
     }
-    ws.resize(a.n());
+    ws.resize(a.n(), matches!(apply, Apply::Blocks(_)));
     // Run the whole iteration on a rayon worker: the many short parallel passes are then
     // scheduled locally instead of each being injected from (and waited on by) an outside
     // thread, which costs a futex wake-up per pass.
-    rayon::scope(|_| iterate(dv, a, b, z, constraints, params, ws, form, reference))
+    rayon::scope(|_| match apply {
+        Apply::Blocks(form) => {
+            build_preconditioner(
+                a,
+                constraints,
+                params.preconditioner,
+                form,
+                &mut ws.pinv,
+                &mut ws.errs,
+            )?;
+            iterate(
+                dv,
+                a,
+                b,
+                z,
+                constraints,
+                params,
+                ws,
+                Precond::Blocks,
+                reference,
+            )
+        }
+        Apply::Multigrid { mg, positions } => {
+            mg.refresh(a, positions, constraints)?;
+            iterate(
+                dv,
+                a,
+                b,
+                z,
+                constraints,
+                params,
+                ws,
+                Precond::Multigrid(mg),
+                reference,
+            )
+        }
+    })
+}
+
+/// The preconditioner inside [`iterate`].
+enum Precond<'m> {
+    /// `s = S pinv r` with the workspace's `pinv` blocks, fused with the vector updates.
+    Blocks,
+    /// `s = S V r`, one V-cycle.
+    Multigrid(&'m mut Multigrid),
 }
 
 /// The iteration proper (inputs already validated, workspace sized).
@@ -344,11 +432,15 @@ fn iterate(
     constraints: &[Constraint],
     params: &PcgParams,
     ws: &mut PcgWorkspace,
-    form: PrecondForm,
+    mut pre: Precond<'_>,
     reference: Reference,
 ) -> Result<PcgInfo, SolverError> {
     #[cfg(test)]
     let n = a.n();
+    let op = FineOp {
+        a,
+        cons: constraints,
+    };
     let PcgWorkspace {
         r,
         s,
@@ -357,28 +449,44 @@ fn iterate(
         y,
         pinv,
         partials,
-        errs,
+        errs: _,
     } = ws;
-    build_preconditioner(a, constraints, params.preconditioner, form, pinv, errs)?;
     let pinv: &[Matrix3<f64>] = pinv;
 
     // r0 = S (b - A z); s0 = S M^-1 r0; delta = r0 . s0.
-    r.par_chunks_mut(ROW_CHUNK)
-        .zip(s.par_chunks_mut(ROW_CHUNK))
-        .enumerate()
-        .map(|(ci, (rs, ss))| {
-            let base = ci * ROW_CHUNK;
-            let mut acc = 0.0;
-            for (o, (ri, si)) in rs.iter_mut().zip(ss.iter_mut()).enumerate() {
-                let i = base + o;
-                let con = &constraints[i];
-                *ri = con.filter(&(b[i] - a.row_times(i, z)));
-                *si = con.filter(&(pinv[i] * *ri));
-                acc += ri.dot(si);
-            }
-            acc
-        })
-        .collect_into_vec(partials);
+    match &mut pre {
+        Precond::Blocks => {
+            r.par_chunks_mut(ROW_CHUNK)
+                .zip(s.par_chunks_mut(ROW_CHUNK))
+                .enumerate()
+                .map(|(ci, (rs, ss))| {
+                    let base = ci * ROW_CHUNK;
+                    let mut acc = 0.0;
+                    for (o, (ri, si)) in rs.iter_mut().zip(ss.iter_mut()).enumerate() {
+                        let i = base + o;
+                        let con = &constraints[i];
+                        *ri = con.filter(&(b[i] - a.row_times(i, z)));
+                        *si = con.filter(&(pinv[i] * *ri));
+                        acc += ri.dot(si);
+                    }
+                    acc
+                })
+                .collect_into_vec(partials);
+        }
+        Precond::Multigrid(mg) => {
+            r.par_chunks_mut(ROW_CHUNK)
+                .enumerate()
+                .for_each(|(ci, rs)| {
+                    let base = ci * ROW_CHUNK;
+                    for (o, ri) in rs.iter_mut().enumerate() {
+                        let i = base + o;
+                        *ri = constraints[i].filter(&(b[i] - a.row_times(i, z)));
+                    }
+                });
+            mg.vcycle(&op, r, s);
+            filtered_dot(r, s, constraints, partials);
+        }
+    }
     // r^T S M^-1 r >= 0 exactly; a negative sum can only be rounding of a tiny residual.
     let mut delta_new = sum_in_order(partials).abs();
     if !delta_new.is_finite() {
@@ -426,28 +534,44 @@ fn iterate(
         let alpha = delta_new / curvature;
         // y += alpha c; r -= alpha q; s = S M^-1 r; delta = r . s.
         let (c_ro, q_ro): (&[Vector3<f64>], &[Vector3<f64>]) = (c, q);
-        y.par_chunks_mut(ROW_CHUNK)
-            .zip(r.par_chunks_mut(ROW_CHUNK))
-            .zip(s.par_chunks_mut(ROW_CHUNK))
-            .enumerate()
-            .map(|(ci, ((ys, rs), ss))| {
-                let base = ci * ROW_CHUNK;
-                let mut acc = 0.0;
-                for (o, ((yi, ri), si)) in ys
-                    .iter_mut()
-                    .zip(rs.iter_mut())
-                    .zip(ss.iter_mut())
-                    .enumerate()
-                {
-                    let i = base + o;
-                    *yi += c_ro[i] * alpha;
-                    *ri -= q_ro[i] * alpha;
-                    *si = constraints[i].filter(&(pinv[i] * *ri));
-                    acc += ri.dot(si);
-                }
-                acc
-            })
-            .collect_into_vec(partials);
+        if let Precond::Multigrid(mg) = &mut pre {
+            y.par_chunks_mut(ROW_CHUNK)
+                .zip(r.par_chunks_mut(ROW_CHUNK))
+                .enumerate()
+                .for_each(|(ci, (ys, rs))| {
+                    let base = ci * ROW_CHUNK;
+                    for (o, (yi, ri)) in ys.iter_mut().zip(rs.iter_mut()).enumerate() {
+                        let i = base + o;
+                        *yi += c_ro[i] * alpha;
+                        *ri -= q_ro[i] * alpha;
+                    }
+                });
+            mg.vcycle(&op, r, s);
+            filtered_dot(r, s, constraints, partials);
+        } else {
+            y.par_chunks_mut(ROW_CHUNK)
+                .zip(r.par_chunks_mut(ROW_CHUNK))
+                .zip(s.par_chunks_mut(ROW_CHUNK))
+                .enumerate()
+                .map(|(ci, ((ys, rs), ss))| {
+                    let base = ci * ROW_CHUNK;
+                    let mut acc = 0.0;
+                    for (o, ((yi, ri), si)) in ys
+                        .iter_mut()
+                        .zip(rs.iter_mut())
+                        .zip(ss.iter_mut())
+                        .enumerate()
+                    {
+                        let i = base + o;
+                        *yi += c_ro[i] * alpha;
+                        *ri -= q_ro[i] * alpha;
+                        *si = constraints[i].filter(&(pinv[i] * *ri));
+                        acc += ri.dot(si);
+                    }
+                    acc
+                })
+                .collect_into_vec(partials);
+        }
         let delta_old = delta_new;
         delta_new = sum_in_order(partials);
         if !delta_new.is_finite() {
@@ -457,6 +581,13 @@ fn iterate(
             });
         }
         if delta_new < 0.0 {
+            if matches!(pre, Precond::Multigrid(_)) && -delta_new > 1e-20 * delta0 {
+                // Not rounding noise: the V-cycle is not positive definite here.
+                return Err(SolverError::NotPositiveDefinite {
+                    iteration: iterations,
+                    curvature: delta_new,
+                });
+            }
             // r^T S M^-1 r >= 0 in exact arithmetic: a negative value is rounding noise of a
             // residual at the floor of double precision. Stop; report its magnitude.
             delta_new = -delta_new;
@@ -496,6 +627,28 @@ fn iterate(
         relative_residual,
         converged: delta_new <= threshold,
     })
+}
+
+/// `s = S s` and `partials` = per-chunk sums of `r . s` (fixed chunks).
+fn filtered_dot(
+    r: &[Vector3<f64>],
+    s: &mut [Vector3<f64>],
+    constraints: &[Constraint],
+    partials: &mut Vec<f64>,
+) {
+    s.par_chunks_mut(ROW_CHUNK)
+        .enumerate()
+        .map(|(ci, ss)| {
+            let base = ci * ROW_CHUNK;
+            let mut acc = 0.0;
+            for (o, si) in ss.iter_mut().enumerate() {
+                let i = base + o;
+                *si = constraints[i].filter(si);
+                acc += r[i].dot(si);
+            }
+            acc
+        })
+        .collect_into_vec(partials);
 }
 
 /// Constraint forces `e = A dv - b` (Knowl 8), the unfiltered residual. Units follow the

@@ -22,7 +22,7 @@ pub enum ViewError {
         path: PathBuf,
         /// The reader's error.
         #[source]
-        source: MeshError,
+        source: Box<MeshError>,
     },
     /// `stats.json` could not be read as a [`cloth_sim::RunReport`] (the message names the
     /// file and, for malformed JSON, the line).
@@ -32,7 +32,7 @@ pub enum ViewError {
         path: PathBuf,
         /// The reader's error.
         #[source]
-        source: SimError,
+        source: Box<SimError>,
     },
     /// The frame rate of a run is not a positive finite number.
     #[error("{}: fps {fps} is not a positive finite number", path.display())]
@@ -179,7 +179,7 @@ impl ViewError {
             MeshError::Io { path, source } => ViewError::Io { path, source },
             source => ViewError::Obj {
                 path: path.into(),
-                source,
+                source: Box::new(source),
             },
         }
     }

@@ -58,7 +58,10 @@ pub fn read_fps(dir: &Path) -> Result<f64, ViewError> {
         Err(SimError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             Ok(DEFAULT_FPS)
         }
-        Err(source) => Err(ViewError::Stats { path, source }),
+        Err(source) => Err(ViewError::Stats {
+            path,
+            source: Box::new(source),
+        }),
     }
 }
 
@@ -96,7 +99,12 @@ pub fn read_colliders(dir: &Path) -> Result<Vec<ColliderTrack>, ViewError> {
                 message,
             });
         }
-        Err(e) => return Err(ViewError::Stats { path, source: e }),
+        Err(e) => {
+            return Err(ViewError::Stats {
+                path,
+                source: Box::new(e),
+            });
+        }
     };
     let mut out = Vec::with_capacity(file.colliders.len());
     for (index, c) in file.colliders.into_iter().enumerate() {

@@ -39,7 +39,10 @@ type Series = (String, Vec<(f64, f64)>);
 /// A missing or malformed `stats.json` is [`ViewError::Stats`].
 pub fn plot(dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, ViewError> {
     let path = dir.join(STATS_FILE);
-    let report = RunReport::read(&path).map_err(|source| ViewError::Stats { path, source })?;
+    let report = RunReport::read(&path).map_err(|source| ViewError::Stats {
+        path,
+        source: Box::new(source),
+    })?;
     let stats = &report.frames;
     std::fs::create_dir_all(out_dir).map_err(|e| ViewError::io(out_dir, e))?;
     let series = |name: &str, f: &dyn Fn(&FrameStats) -> Option<f64>| -> Series {

@@ -49,7 +49,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         par: Par::Seq,
         ..ImplicitSettings::default()
     };
-    let mut stepper = Implicit::new(&world, settings)?;
+    let mut stepper = Implicit::new(&world, settings.clone())?;
     let mut state = State::at_rest(world.cloth.x0.clone());
     let (mut accepted, mut rejected, mut h) = (0, 0, 1.0 / 60.0);
     while state.t < 0.5 {

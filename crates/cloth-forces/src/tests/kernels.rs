@@ -57,7 +57,7 @@ fn cfg() -> Config {
 /// Checks a response at (x, v) against finite differences:
 /// forces(v = 0) = -dE/dx, Exact dfdx(v = 0) = FD of forces, dfdv = FD in v of forces,
 /// damping dfdx = FD of the damping force minus the omitted unsymmetric term, symmetry.
-fn check_response<const M: usize, const S: usize>(
+pub(crate) fn check_response<const M: usize, const S: usize>(
     c: impl Fn(&[Vec3; S]) -> Condition<M, S>,
     k: [f64; M],
     kd: [f64; M],
@@ -134,7 +134,7 @@ fn check_response<const M: usize, const S: usize>(
 
 /// Net force and net torque of internal forces vanish; energy and forces are rigid-motion
 /// invariant / covariant.
-fn check_invariants<const S: usize>(
+pub(crate) fn check_invariants<const S: usize>(
     resp: impl Fn(&[Vec3; S], &[Vec3; S]) -> ElementResponse<S>,
     x: &[Vec3; S],
     v: &[Vec3; S],

@@ -52,3 +52,24 @@ fn every_invalid_field_is_named() {
     };
     m.validate().unwrap();
 }
+
+/// `bend_model` in serialized materials: snake_case values, and absent means the default
+/// (scene files written before the field existed keep working).
+#[cfg(feature = "serde")]
+#[test]
+fn bend_model_serde_names_and_default() {
+    use crate::BendModel;
+    let json = serde_json::to_value(Material::default()).unwrap();
+    assert_eq!(json["bend_model"], "shape_operator");
+    let mut hinge = json.clone();
+    hinge["bend_model"] = "hinge".into();
+    let m: Material = serde_json::from_value(hinge).unwrap();
+    assert_eq!(m.bend_model, BendModel::Hinge);
+    let mut old = json.clone();
+    old.as_object_mut().unwrap().remove("bend_model");
+    let m: Material = serde_json::from_value(old).unwrap();
+    assert_eq!(m.bend_model, BendModel::ShapeOperator);
+    let mut bad = json;
+    bad["bend_model"] = "Hinge".into();
+    assert!(serde_json::from_value::<Material>(bad).is_err());
+}

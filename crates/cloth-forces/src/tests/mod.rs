@@ -4,6 +4,7 @@ mod bend_angles;
 mod definiteness;
 mod kernels;
 mod material;
+mod shape;
 
 use crate::condition::{Blocks, Condition, Vec3};
 use nalgebra::{Matrix3, Rotation3, Vector2};
@@ -15,9 +16,9 @@ pub(crate) struct Sample {
     pub log_scale: f64,
     pub pts: [f64; 8],
     pub f: [f64; 6],
-    pub noise: [f64; 12],
+    pub noise: [f64; 18],
     pub axis: [f64; 3],
-    pub vel: [f64; 12],
+    pub vel: [f64; 18],
 }
 
 pub(crate) fn sample() -> impl Strategy<Value = Sample> {
@@ -25,9 +26,9 @@ pub(crate) fn sample() -> impl Strategy<Value = Sample> {
         -3.0..0.0f64,
         prop::array::uniform8(-1.0..1.0f64),
         prop::array::uniform6(-0.35..0.35f64),
-        prop::array::uniform12(-0.15..0.15f64),
+        prop::array::uniform18(-0.15..0.15f64),
         prop::array::uniform3(-3.0..3.0f64),
-        prop::array::uniform12(-1.0..1.0f64),
+        prop::array::uniform18(-1.0..1.0f64),
     )
         .prop_map(|(log_scale, pts, f, noise, axis, vel)| Sample {
             log_scale,

@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod cantilever;
+
 use cloth_forces::{Evaluation, Vec3};
 use nalgebra::{DMatrix, DVector, Matrix3};
 
@@ -38,4 +40,42 @@ impl Rng {
     pub fn vec(&mut self) -> Vec3 {
         Vec3::new(self.next(), self.next(), self.next())
     }
+}
+
+use cloth_mesh::{ClothMesh, GridPattern, Vec2, grid};
+
+/// A grid whose interior vertices are moved by up to `jitter` times the spacing in a random
+/// direction (boundary vertices slide along their side only; corners stay), same triangles.
+/// Rest and world positions move together, so the jittered mesh is flat and at rest.
+pub fn jittered(
+    nx: usize,
+    ny: usize,
+    width: f64,
+    height: f64,
+    pattern: GridPattern,
+    jitter: f64,
+    seed: u64,
+) -> ClothMesh {
+    let m = grid(nx, ny, width, height, pattern).expect("grid");
+    let h = (width / (nx - 1) as f64).min(height / (ny - 1) as f64);
+    let mut rng = Rng(seed);
+    let eps = 1e-9 * width.max(height);
+    let rest: Vec<Vec2> = m
+        .rest()
+        .iter()
+        .map(|r| {
+            let (du, dv) = (rng.next() * jitter * h, rng.next() * jitter * h);
+            let on_u = r.x < eps || r.x > width - eps;
+            let on_v = r.y < eps || r.y > height - eps;
+            Vec2::new(
+                if on_u { r.x } else { r.x + du },
+                if on_v { r.y } else { r.y + dv },
+            )
+        })
+        .collect();
+    let pos = rest
+        .iter()
+        .map(|r| Vec3::new(r.x - 0.5 * width, 0.0, r.y - 0.5 * height))
+        .collect();
+    ClothMesh::new(pos, rest, m.triangles().to_vec()).expect("jittered mesh")
 }

@@ -13,7 +13,7 @@ use crate::{SimError, World};
 use cloth_collide::{Collider, ColliderSet, Motion, SelfCollision, Shape};
 use cloth_forces::{ClothModel, External};
 use cloth_mesh::{ClothMesh, Vec3};
-use cloth_solver::{PcgParams, Preconditioner};
+use cloth_solver::{MultigridParams, PcgParams, Preconditioner};
 use nalgebra::Rotation3;
 
 /// Builds the cloth mesh of a scene, placed in the world (`cloth.position`, `cloth.rotation`).
@@ -53,6 +53,10 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
             let solver = match s.preconditioner {
                 SolverChoice::Diagonal => LinearSolver::Mpcg(pcg(Preconditioner::Diagonal)),
                 SolverChoice::BlockJacobi => LinearSolver::Mpcg(pcg(Preconditioner::BlockJacobi)),
+                SolverChoice::Multigrid => LinearSolver::Multigrid(
+                    pcg(Preconditioner::BlockJacobi),
+                    MultigridParams::default(),
+                ),
                 SolverChoice::Direct => LinearSolver::Direct,
             };
             Integrator::Implicit(ImplicitSettings {
@@ -111,7 +115,11 @@ fn build_pins(scene: &Scene, x0: &[Vec3]) -> Result<Vec<PinGroup>, SimError> {
 }
 
 /// Builds the whole simulation of a scene: mesh, forces, pins, colliders and integrator.
+///
+/// The scene's estimated memory and run time are checked first ([`crate::admit`]), so nothing
+/// large is allocated for a scene that would be refused.
 pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
+    crate::admit(scene)?;
     let mesh = build_mesh(scene)?;
     let model = ClothModel::new(&mesh, &scene.cloth.material, scene.solver.definiteness)?;
     let external = External {

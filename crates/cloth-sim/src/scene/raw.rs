@@ -4,7 +4,7 @@
 use std::fmt;
 
 use cloth_collide::Keyframe;
-use cloth_forces::{Definiteness, PRESET_NAMES};
+use cloth_forces::{BendModel, Definiteness, PRESET_NAMES};
 use cloth_mesh::GridPattern;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -31,6 +31,8 @@ pub(super) struct RawRun {
     pub(super) fps: Option<f64>,
     pub(super) frames: Option<usize>,
     pub(super) gravity: Option<[f64; 3]>,
+    pub(super) max_hours: Option<f64>,
+    pub(super) max_memory_gb: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -89,6 +91,7 @@ pub(super) struct RawMaterialTable {
     pub(super) bend_damping: Option<f64>,
     pub(super) stretch_targets: Option<[f64; 2]>,
     pub(super) bend_uv: Option<[f64; 2]>,
+    pub(super) bend_model: Option<BendModel>,
 }
 
 impl<'de> Deserialize<'de> for RawMaterial {

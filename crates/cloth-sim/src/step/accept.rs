@@ -35,7 +35,9 @@ impl Check {
     }
 
     /// Judges the candidate `x0 + h (v0 + dv) + y`: `None` to accept (then `x1` holds it),
-    /// or why to reject.
+    /// or why to reject. A vertex pulled into a solid's thickness layer asks for a redo at the
+    /// same h with it in contact; one still inside a solid beyond the thickness when the redos
+    /// are used up asks for a smaller step, so no accepted step leaves cloth inside a solid.
     #[allow(clippy::too_many_arguments)]
     pub fn judge(
         &mut self,
@@ -68,12 +70,21 @@ impl Check {
             *x1 += y;
         }
         timings.other += sw.lap();
-        if world.colliders.is_some() && redos < settings.max_penetration_redos {
+        if world.colliders.is_some() {
             detection.penetrations(world, &self.x1);
-            let marked = contacts.force_engagement(&detection.deep, world.pinned());
             timings.cloth_solid += sw.lap();
-            if marked > 0 {
-                return Some(Reject::Penetration { vertices: marked });
+            if redos < settings.max_penetration_redos {
+                let marked = contacts.force_engagement(&detection.deep, world.pinned());
+                if marked > 0 {
+                    return Some(Reject::Penetration { vertices: marked });
+                }
+            }
+            if let Some((vertex, collider, depth)) = detection.inside {
+                return Some(Reject::InsideSolid {
+                    vertex,
+                    collider,
+                    depth,
+                });
             }
         }
         let (triangle, change) = self.largest_stretch_change();
@@ -82,6 +93,18 @@ impl Check {
             change,
             threshold: settings.stretch_threshold,
         })
+    }
+
+    /// The most stretched triangle of the start state and its stretch `max(|w_u|, |w_v|) - 1`.
+    pub fn most_stretched(&self) -> Option<(usize, f64)> {
+        self.stretch0
+            .iter()
+            .map(|w| w[0].max(w[1]) - 1.0)
+            .enumerate()
+            .fold(None, |best, (t, s)| match best {
+                Some((_, b)) if s <= b => best,
+                _ => Some((t, s)),
+            })
     }
 
     /// The triangle whose `|w_u|` or `|w_v|` changed most between the start and the candidate,

@@ -16,8 +16,12 @@ pub(crate) struct Detection {
     pub contacts: Vec<Contact>,
     /// Solid features near cloth triangles.
     pub features: Vec<FeatureContact>,
-    /// Vertices of a candidate state deep inside a solid's thickness layer.
-    pub deep: Vec<usize>,
+    /// Vertices of a candidate state deep inside a solid's thickness layer, with their signed
+    /// distance to the surface (m).
+    pub deep: Vec<(usize, f64)>,
+    /// The candidate's vertex deepest inside a solid beyond the thickness layer, if any:
+    /// (vertex, collider, depth below the surface in m).
+    pub inside: Option<(usize, usize, f64)>,
     /// Per collider: the rigid map from a surface point at t + h back to where that material
     /// point was at t (`None` for deforming meshes).
     back: Vec<Option<Isometry3<f64>>>,
@@ -47,8 +51,10 @@ impl Detection {
         set.update(t + h);
         // Search far enough that no vertex can cross the whole range within the step: the
         // margin grows with the fastest vertex's travel (twice, for what the step adds).
+        // Gravity adds |g| h^2 / 2 to the travel within the step (counted twice as well).
         let vmax = state.v.iter().map(|v| v.norm()).fold(0.0, f64::max);
-        let margin = settings.margin.max(2.0 * h * vmax);
+        let g = world.cloth.external.gravity.norm();
+        let margin = settings.margin.max(2.0 * h * vmax + g * h * h);
         set.vertex_contacts(
             &state.x,
             settings.cloth_thickness,
@@ -109,6 +115,7 @@ impl Detection {
     /// [`Detection::deep`].
     pub fn penetrations(&mut self, world: &World, x1: &[cloth_mesh::Vec3]) {
         self.deep.clear();
+        self.inside = None;
         let Some(set) = world.colliders() else {
             return;
         };
@@ -118,7 +125,10 @@ impl Detection {
         for c in self.scratch.drain(..) {
             let thick = cloth_thickness + surfaces[c.collider].thickness;
             if c.distance < thick * 0.5 {
-                self.deep.push(c.vertex);
+                self.deep.push((c.vertex, c.distance));
+            }
+            if c.distance < -thick && self.inside.is_none_or(|(_, _, d)| -c.distance > d) {
+                self.inside = Some((c.vertex, c.collider, -c.distance));
             }
         }
     }

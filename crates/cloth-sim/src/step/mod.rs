@@ -28,19 +28,25 @@ use crate::stats::{Stopwatch, Timings};
 use crate::strain::StrainLimit;
 use crate::{Reject, SimError, State, World};
 use cloth_mesh::{Par, Vec3};
-use cloth_solver::PcgParams;
+use cloth_solver::{MultigridParams, PcgParams};
 
 /// Which linear solver an implicit step uses.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum LinearSolver {
-    /// Modified preconditioned conjugate gradient (Knowl 1) with these parameters.
+    /// Modified preconditioned conjugate gradient (Knowl 1) with these parameters (diagonal or
+    /// block-Jacobi preconditioner).
     Mpcg(PcgParams),
+    /// The modified PCG on the pre-filtered system with a smoothed-aggregation multigrid
+    /// preconditioner (Tamstorf, Jones & McCormick 2015; see `cloth_solver::Multigrid`): the
+    /// iteration count stays nearly flat with resolution. The hierarchy's structure is kept
+    /// while the matrix pattern holds; its values are recomputed every solve.
+    Multigrid(PcgParams, MultigridParams),
     /// Sparse Cholesky (faer) of the projected system; exact up to rounding, slower.
     Direct,
 }
 
 /// Settings of the implicit (Baraff-Witkin) integrator.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ImplicitSettings {
     /// Largest step (s). Default 1/30 s, the paper's 33 ms.
     pub h_max: f64,
@@ -177,6 +183,7 @@ impl Implicit {
     /// The integrator for `world`; builds the matrix pattern from the cloth's force model.
     pub fn new(world: &World, settings: ImplicitSettings) -> Result<Self, SimError> {
         settings.validate()?;
+        let par = settings.par;
         let n = world.num_vertices();
         Ok(Self {
             settings,
@@ -187,7 +194,7 @@ impl Implicit {
             redos: 0,
             detect: detect::Detection::default(),
             constrain: constrain::Constraints::new(n),
-            assemble: assemble::Assembly::new(&world.cloth, settings.par)?,
+            assemble: assemble::Assembly::new(&world.cloth, par)?,
             solve: solve::Solution::new(n),
             accept: accept::Check::default(),
             strain: None,
@@ -198,6 +205,12 @@ impl Implicit {
     /// `e = A dv - b`. Zero for free vertices up to the solver tolerance.
     pub fn constraint_forces(&self) -> &[Vec3] {
         &self.constraint_forces
+    }
+
+    /// The most stretched triangle of the last accepted state and its stretch
+    /// `max(|w_u|, |w_v|) - 1` (known after a step; `None` before the first).
+    pub fn most_stretched(&self) -> Option<(usize, f64)> {
+        self.accept.most_stretched()
     }
 
     /// Number of vertices currently in contact with solids.
@@ -253,7 +266,8 @@ impl Implicit {
         (self.assemble).run(world, state, &self.constrain, h, par, t, &mut sw)?;
         // 4. solve
         let solver = &self.settings.solver;
-        let solved = (self.solve).run(solver, &mut self.assemble, &self.constrain, par)?;
+        let solved =
+            (self.solve).run(solver, &mut self.assemble, &self.constrain, &state.x, par)?;
         t.cg += sw.lap();
         // 5. accept or reject
         let verdict = match solved {
@@ -265,7 +279,10 @@ impl Implicit {
             Err(reject) => Some(reject),
         };
         if let Some(reject) = verdict {
-            if !reject.halves_step() {
+            // Redos for penetration count per step size: a smaller step starts afresh.
+            if reject.halves_step() {
+                self.redos = 0;
+            } else {
                 self.redos += 1;
             }
             info.timings.other += sw.lap();

@@ -7,7 +7,9 @@ use super::assemble::Assembly;
 use super::constrain::Constraints;
 use crate::{Reject, SimError};
 use cloth_mesh::{Par, Vec3};
-use cloth_solver::{DirectSolver, PcgInfo, PcgWorkspace, SolverError};
+use cloth_solver::{
+    DirectSolver, Multigrid, MultigridParams, PcgInfo, PcgParams, PcgWorkspace, SolverError,
+};
 
 /// The solution of a step's linear system and the solvers' reusable scratch.
 pub(crate) struct Solution {
@@ -19,6 +21,8 @@ pub(crate) struct Solution {
     /// Ordering and symbolic factorisation for the direct solver, made on first use and kept
     /// while the pattern stays the same.
     direct: Option<DirectSolver>,
+    /// The multigrid hierarchy, made on first use and kept while the pattern stays the same.
+    multigrid: Option<Multigrid>,
 }
 
 impl Solution {
@@ -28,6 +32,7 @@ impl Solution {
             e: vec![Vec3::zeros(); n],
             pcg: PcgWorkspace::default(),
             direct: None,
+            multigrid: None,
         }
     }
 
@@ -39,10 +44,12 @@ impl Solution {
         solver: &LinearSolver,
         asm: &mut Assembly,
         cons: &Constraints,
+        x: &[Vec3],
         par: Par,
     ) -> Result<Result<PcgInfo, Reject>, SimError> {
         if asm.pattern_changed {
             self.direct = None;
+            self.multigrid = None;
             asm.pattern_changed = false;
         }
         let solved = match solver {
@@ -56,6 +63,7 @@ impl Solution {
                 par,
                 &mut self.pcg,
             ),
+            LinearSolver::Multigrid(params, mg) => self.multigrid(asm, cons, x, params, mg, par),
             LinearSolver::Direct => self.direct(asm, cons),
         };
         match solved {
@@ -69,6 +77,33 @@ impl Solution {
             Err(SolverError::Factorization { detail }) => Ok(Err(Reject::Factorization { detail })),
             Err(other) => Err(other.into()),
         }
+    }
+
+    fn multigrid(
+        &mut self,
+        asm: &Assembly,
+        cons: &Constraints,
+        x: &[Vec3],
+        params: &PcgParams,
+        mg_params: &MultigridParams,
+        par: Par,
+    ) -> Result<PcgInfo, SolverError> {
+        let mg = match &mut self.multigrid {
+            Some(mg) if mg.matches(&asm.matrix) => mg,
+            slot => slot.insert(Multigrid::new(&asm.matrix, x, &cons.kind, mg_params, par)?),
+        };
+        cloth_solver::solve_mpcg_multigrid(
+            &mut self.dv,
+            &asm.matrix,
+            mg,
+            &asm.b,
+            &cons.z,
+            &cons.kind,
+            x,
+            params,
+            par,
+            &mut self.pcg,
+        )
     }
 
     fn direct(&mut self, asm: &Assembly, cons: &Constraints) -> Result<PcgInfo, SolverError> {

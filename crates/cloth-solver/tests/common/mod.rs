@@ -1,6 +1,8 @@
 //! Random SPD block systems shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod cloth;
+
 use cloth_solver::{BlockMatrix, Constraint, Matrix3, Vector3};
 
 /// SplitMix64: tiny deterministic generator so proptest only has to draw a seed.
@@ -141,4 +143,47 @@ pub fn norm(v: &[Vector3<f64>]) -> f64 {
 
 pub fn to_flat(v: &[Vector3<f64>]) -> nalgebra::DVector<f64> {
     nalgebra::DVector::from_iterator(3 * v.len(), v.iter().flat_map(|x| x.iter().copied()))
+}
+
+/// Elasticity-like SPD block matrix on a `side x side` grid of spacing `1/(side-1)`: mass
+/// `m` per particle plus, for every edge and one diagonal per cell, a spring block
+/// `k (d d^T + 0.1 I)` along the edge direction `d` (a vector Laplacian, stiff relative to
+/// the mass as in cloth). Returns the matrix and the grid positions (z = 0 plane, slightly
+/// waved out of plane so the rotation modes are not degenerate).
+pub fn grid_system(side: usize, m: f64, k: f64) -> (BlockMatrix, Vec<Vector3<f64>>) {
+    let n = side * side;
+    let id = |r: usize, c: usize| r * side + c;
+    let hgrid = 1.0 / (side - 1) as f64;
+    let pos: Vec<Vector3<f64>> = (0..n)
+        .map(|i| {
+            let (r, c) = ((i / side) as f64 * hgrid, (i % side) as f64 * hgrid);
+            Vector3::new(c, r, 0.05 * (3.0 * c).sin() * (2.0 * r).cos())
+        })
+        .collect();
+    let mut pairs = Vec::new();
+    for r in 0..side {
+        for c in 0..side {
+            if c + 1 < side {
+                pairs.push((id(r, c), id(r, c + 1)));
+            }
+            if r + 1 < side {
+                pairs.push((id(r, c), id(r + 1, c)));
+            }
+            if r + 1 < side && c + 1 < side {
+                pairs.push((id(r, c), id(r + 1, c + 1)));
+            }
+        }
+    }
+    let mut a = BlockMatrix::new(n, &pairs).expect("valid pairs");
+    for i in 0..n {
+        a.add_diagonal(i, &(Matrix3::identity() * m));
+    }
+    for &(i, j) in &pairs {
+        let d = (pos[j] - pos[i]).normalize();
+        let kb = (d * d.transpose() + Matrix3::identity() * 0.1) * k;
+        a.add_diagonal(i, &kb);
+        a.add_diagonal(j, &kb);
+        a.add_block(i, j, &(-kb)).expect("in pattern");
+    }
+    (a, pos)
 }

@@ -1,0 +1,190 @@
+//! Bending energy against plate theory: the surface `y = (a u^2 + 2c uv + b v^2)/2` (u, v the
+//! rest coordinates about the sheet's centre) stores `D/2 (a^2 + b^2 + 2c^2)` per unit area
+//! in a plate with Poisson ratio 0. The default shape-operator model must converge to it with
+//! refinement on every mesh type; the hinge model does not (issue 11).
+
+mod common;
+
+use cloth_forces::{BendModel, ClothModel, Definiteness, Material, Vec3};
+use cloth_mesh::{ClothMesh, GridPattern, disc, equilateral_height, grid};
+use common::jittered;
+
+const D: f64 = 1e-4;
+
+/// Ratio of the model's bend energy to the plate energy for the quadratic height field with
+/// Hessian (a, b, c). Amplitude 1e-3 rad of slope keeps the deformation linear (relative
+/// nonlinear corrections ~1e-6).
+fn ratio(mesh: &ClothMesh, model: BendModel, abc: [f64; 3]) -> f64 {
+    let m = Material {
+        stretch: [0.0; 2],
+        shear: 0.0,
+        bend: D,
+        bend_model: model,
+        ..Material::default()
+    };
+    let cm = ClothModel::new(mesh, &m, Definiteness::Clamped).unwrap();
+    let rest = mesh.rest();
+    let (mut lo, mut hi) = (rest[0], rest[0]);
+    for r in rest {
+        lo = lo.inf(r);
+        hi = hi.sup(r);
+    }
+    let c0 = (lo + hi) * 0.5;
+    let size = (hi - lo).amax();
+    let s = 1e-3 / size;
+    let [a, b, c] = abc.map(|k| k * s);
+    let x: Vec<Vec3> = rest
+        .iter()
+        .map(|r| {
+            let (u, v) = (r.x - c0.x, r.y - c0.y);
+            Vec3::new(u, 0.5 * (a * u * u + 2.0 * c * u * v + b * v * v), v)
+        })
+        .collect();
+    let plate = D / 2.0 * (a * a + b * b + 2.0 * c * c) * mesh.total_rest_area();
+    cm.energy(&x) / plate
+}
+
+/// Curvature cases: along u, along v, pure twist, a saddle, a general mix.
+const CASES: [[f64; 3]; 5] = [
+    [1.0, 0.0, 0.0],
+    [0.0, 1.0, 0.0],
+    [0.0, 0.0, 1.0],
+    [1.0, -1.0, 0.0],
+    [0.7, 0.3, -0.5],
+];
+
+fn meshes(level: usize) -> Vec<(String, ClothMesh)> {
+    let n = [11, 21, 41][level];
+    let r = [4, 8, 16][level];
+    let mut v = vec![
+        (
+            "uniform".to_string(),
+            grid(n, n, 1.0, 1.0, GridPattern::Uniform).unwrap(),
+        ),
+        (
+            "uniform 2:1 cells".to_string(),
+            grid(n, n, 1.0, 0.5, GridPattern::Uniform).unwrap(),
+        ),
+        (
+            "alternating".to_string(),
+            grid(n, n, 1.0, 1.0, GridPattern::Alternating).unwrap(),
+        ),
+        (
+            "alternating 1:3 cells".to_string(),
+            grid(n, n, 1.0, 3.0, GridPattern::Alternating).unwrap(),
+        ),
+        (
+            "equilateral".to_string(),
+            grid(
+                n,
+                n,
+                1.0,
+                equilateral_height(1.0, n, n),
+                GridPattern::Equilateral,
+            )
+            .unwrap(),
+        ),
+        (
+            "jittered alternating".to_string(),
+            jittered(n, n, 1.0, 1.0, GridPattern::Alternating, 0.3, 17),
+        ),
+        (
+            "jittered equilateral".to_string(),
+            jittered(
+                n,
+                n,
+                1.0,
+                equilateral_height(1.0, n, n),
+                GridPattern::Equilateral,
+                0.3,
+                5,
+            ),
+        ),
+        ("disc".to_string(), disc(0.5, r).unwrap()),
+    ];
+    v.retain(|(_, m)| m.num_vertices() > 0);
+    v
+}
+
+/// Measures both models on every mesh type, level and curvature case (the table of
+/// `docs/bending.md`), and checks the shape-operator model against plate theory:
+///
+/// * uniform grids (square and 2:1 cells), equilateral grids and discs: every case within 4%
+///   on the finest level, and the worst error shrinks with refinement (the deficit is the
+///   free-edge strip, whose triangles keep the least-energy curvature);
+/// * jittered equilateral meshes: within 8% on every level;
+/// * alternating grids: exact (within 4%, converging) for bending along the grid axes and for
+///   the saddle; the pure twist is stiffer (about 2x, 5x with 1:3 cells: the limit of a
+///   conservative map on this lattice, `shape` module docs), pinned here so a change shows;
+/// * jittered alternating meshes: closer to the plate than the hinge in every case.
+///
+/// The hinge model's twist on the uniform grid is pinned at issue 11's formula
+/// `D/2 ((a+c)^2 + (b+c)^2 + 4c^2)` gives 3x the plate's `D/2 2c^2` for a pure twist.
+/// Mesh name, per-case ratios of the shape-operator model and of the hinge.
+type Row = (String, Vec<f64>, Vec<f64>);
+
+#[test]
+#[allow(clippy::needless_range_loop)] // k indexes the same mesh in all three levels
+fn shape_operator_energy_against_plate_energy_on_every_mesh() {
+    // errs[level][mesh] = (name, per-case shape ratios, per-case hinge ratios)
+    let mut table: Vec<Vec<Row>> = vec![Vec::new(); 3];
+    for (level, rows) in table.iter_mut().enumerate() {
+        for (name, mesh) in meshes(level) {
+            let mut line = format!("{name:24} n={:5}", mesh.num_vertices());
+            let (mut sv, mut hv) = (Vec::new(), Vec::new());
+            for abc in CASES {
+                let s = ratio(&mesh, BendModel::ShapeOperator, abc);
+                let h = ratio(&mesh, BendModel::Hinge, abc);
+                line += &format!("  {s:.3}/{h:.3}");
+                sv.push(s);
+                hv.push(h);
+            }
+            eprintln!("{line}   (shape/hinge per case)");
+            rows.push((name, sv, hv));
+        }
+    }
+    let worst = |v: &[f64], cases: &[usize]| {
+        cases
+            .iter()
+            .map(|&c| (v[c] - 1.0).abs())
+            .fold(0.0, f64::max)
+    };
+    let all = [0, 1, 2, 3, 4];
+    for k in 0..table[0].len() {
+        let name = table[0][k].0.as_str();
+        let e: Vec<f64> = (0..3).map(|l| worst(&table[l][k].1, &all)).collect();
+        let fine = &table[2][k];
+        match name {
+            "uniform" | "uniform 2:1 cells" | "equilateral" | "disc" => {
+                assert!(e[2] < 0.04, "{name}: {e:?}");
+                assert!(e[2] < e[1] && e[1] < e[0], "{name}: no convergence {e:?}");
+            }
+            "jittered equilateral" => assert!(e.iter().all(|&x| x < 0.08), "{name}: {e:?}"),
+            "alternating" | "alternating 1:3 cells" => {
+                let b: Vec<f64> = (0..3).map(|l| worst(&table[l][k].1, &[0, 1, 3])).collect();
+                assert!(b[2] < 0.04 && b[2] < b[1] && b[1] < b[0], "{name}: {b:?}");
+                let twist = fine.1[2];
+                let lim = if name == "alternating" {
+                    (1.8, 2.1)
+                } else {
+                    (4.5, 5.6)
+                };
+                assert!(twist > lim.0 && twist < lim.1, "{name}: twist {twist}");
+            }
+            "jittered alternating" => {
+                for c in all {
+                    assert!(
+                        (fine.1[c] - 1.0).abs() < (fine.2[c] - 1.0).abs(),
+                        "{name} case {c}"
+                    );
+                }
+            }
+            _ => panic!("unexpected mesh {name}"),
+        }
+    }
+    let uniform_twist_hinge = table[2][0].2[2];
+    assert!(
+        (uniform_twist_hinge - 3.0).abs() < 0.05,
+        "{uniform_twist_hinge}"
+    );
+}

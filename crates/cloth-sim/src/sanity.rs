@@ -1,0 +1,235 @@
+//! Sanity at the chokepoints: after every accepted step of either integrator, the state is
+//! checked for what can only be garbage, so a run stops with a typed error naming the frame,
+//! the vertex and the cause instead of writing frames at 1e31 m and exiting 0.
+//!
+//! The checks and their documented limits:
+//! - **finite**: every position and velocity is finite;
+//! - **bounds**: no vertex farther from the scene's centre than
+//!   `BOUND_FACTOR * L + |g| t^2 / 2 + v_drive t`, with `L` the scene's extent (the cloth's
+//!   initial box, the colliders' origins and the pins' keyframed offsets, at least 1 m), `g`
+//!   gravity and `v_drive` the fastest prescribed motion (pins, colliders);
+//! - **stretch**: no triangle stretched beyond [`MAX_STRETCH`] (`|w_u|` or `|w_v|` more than
+//!   `1 + MAX_STRETCH` times its rest length);
+//! - **energy** (kinetic energy growth without external work): where nothing does work on the
+//!   cloth but gravity — no moving pins or colliders, no wind, no user springs — the kinetic
+//!   energy may not exceed [`ENERGY_FACTOR`] times the initial kinetic and elastic energy plus
+//!   the gravitational energy released since the start (backward Euler dissipates, Verlet
+//!   nearly conserves: a correct run stays well inside it). Static colliders are allowed but
+//!   loosen the factor to [`ENERGY_FACTOR_CONTACT`]: the paper's position alteration (Knowl 6)
+//!   moves vertices onto surfaces without a force and so does a little work of its own
+//!   (measured: up to 1.4x the released energy on the cloth dropped on a cylinder). Where
+//!   pins or colliders are driven, they can do any amount of work and the check is off.
+//! - **solids**: the implicit step never accepts a vertex inside a solid deeper than the
+//!   cloth's thickness after contact handling ([`crate::Reject::InsideSolid`] halves the step
+//!   instead); when that cannot be resolved above `h_min` the run ends with
+//!   [`SimError::StepTooSmall`] naming the vertex and the collider.
+
+use crate::{SimError, State, World};
+use cloth_mesh::Vec3;
+
+/// Largest stretch of any triangle, `|w| - 1` (dimensionless): 3 means four times the rest
+/// length. Stretch-limited cloth stays below 0.1; anything beyond this is an explosion.
+pub const MAX_STRETCH: f64 = 3.0;
+
+/// How many scene extents a vertex may travel beyond what gravity and driven motion explain.
+pub const BOUND_FACTOR: f64 = 1e3;
+
+/// Safety factor on the energy the scene can supply (no colliders).
+pub const ENERGY_FACTOR: f64 = 2.0;
+
+/// Safety factor on the energy the scene can supply when static colliders alter positions.
+pub const ENERGY_FACTOR_CONTACT: f64 = 10.0;
+
+/// What went wrong, for [`SimError::Diverged`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Divergence {
+    /// The vertex is farther from the scene's centre than the bound.
+    OutOfBounds {
+        /// Its distance from the centre (m).
+        distance: f64,
+        /// The bound at this time (m).
+        bound: f64,
+    },
+    /// A triangle of the vertex is stretched beyond [`MAX_STRETCH`].
+    Stretch {
+        /// The triangle.
+        triangle: usize,
+        /// Its stretch, `|w| - 1`.
+        stretch: f64,
+    },
+    /// The kinetic energy exceeds what the scene can supply (the vertex is the fastest).
+    Energy {
+        /// Kinetic energy (J).
+        kinetic: f64,
+        /// The budget (J).
+        budget: f64,
+    },
+}
+
+impl std::fmt::Display for Divergence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Divergence::OutOfBounds { distance, bound } => write!(
+                f,
+                "left the scene: {distance:.3e} m from its centre (bound {bound:.3e} m)"
+            ),
+            Divergence::Stretch { triangle, stretch } => write!(
+                f,
+                "triangle {triangle} stretched by {:.0}% (limit {:.0}%)",
+                stretch * 100.0,
+                MAX_STRETCH * 100.0
+            ),
+            Divergence::Energy { kinetic, budget } => write!(
+                f,
+                "kinetic energy {kinetic:.3e} J exceeds what the scene can supply ({budget:.3e} J)"
+            ),
+        }
+    }
+}
+
+/// Reference quantities of a run, fixed at its start.
+#[derive(Clone, Debug)]
+pub(crate) struct Sanity {
+    centre: Vec3,
+    extent: f64,
+    gravity: Vec3,
+    drive: f64,
+    /// Energy factor, or `None` where external work makes the energy check meaningless.
+    energy_factor: Option<f64>,
+    /// Kinetic + elastic energy at the start plus the gravitational potential there (J).
+    start: f64,
+}
+
+impl Sanity {
+    /// The references of `world` starting from `state`.
+    pub fn new(world: &World, state: &State) -> Self {
+        let cloth = &world.cloth;
+        let mut lo = Vec3::repeat(f64::INFINITY);
+        let mut hi = Vec3::repeat(f64::NEG_INFINITY);
+        let mut grow = |p: &Vec3| {
+            lo = lo.inf(p);
+            hi = hi.sup(p);
+        };
+        state.x.iter().for_each(&mut grow);
+        for pin in world.pins() {
+            if let cloth_collide::Motion::Keyframes(keys) = &pin.motion {
+                keys.iter()
+                    .for_each(|k| grow(&(pin.centre + k.translation)));
+            }
+        }
+        let colliders = world.colliders().map(|s| s.colliders()).unwrap_or(&[]);
+        colliders.iter().for_each(|c| grow(&c.position));
+        let extent = (hi - lo).norm().max(1.0);
+        let pin_drive = world.pins().iter().map(|p| {
+            let r = p
+                .initial
+                .iter()
+                .map(|x| (x - p.centre).norm())
+                .fold(0.0, f64::max);
+            p.motion.max_speed(r)
+        });
+        let collider_drive = colliders
+            .iter()
+            .map(|c| c.motion.max_speed(c.shape.bounding_radius().min(extent)));
+        let drive = pin_drive.chain(collider_drive).fold(0.0, f64::max);
+        let gravity = cloth.external.gravity;
+        let elastic = cloth.model.energy(&state.x);
+        let ext = &cloth.external;
+        let closed = drive == 0.0
+            && (ext.wind == Vec3::zeros() || (ext.drag == 0.0 && ext.wind_coefficient == 0.0))
+            && ext.springs.is_empty();
+        let factor = if colliders.is_empty() {
+            ENERGY_FACTOR
+        } else {
+            ENERGY_FACTOR_CONTACT
+        };
+        let energy_factor = closed.then_some(factor);
+        Self {
+            centre: (lo + hi) * 0.5,
+            extent,
+            gravity,
+            drive,
+            energy_factor,
+            start: state.kinetic_energy(&cloth.masses)
+                + elastic
+                + potential(&gravity, &cloth.masses, &state.x),
+        }
+    }
+
+    /// Turns the energy check off: the caller moves vertices by hand (position alterations),
+    /// which is work the scene does not account for.
+    pub fn external_work(&mut self) {
+        self.energy_factor = None;
+    }
+
+    /// Checks `state` after an accepted step; `stretch` is the most stretched triangle and its
+    /// stretch `|w| - 1`, when the integrator knows it.
+    pub fn check(
+        &self,
+        world: &World,
+        state: &State,
+        frame: usize,
+        stretch: Option<(usize, f64)>,
+    ) -> Result<(), SimError> {
+        let fail = |vertex: usize, cause: Divergence| {
+            Err(SimError::Diverged {
+                frame,
+                time: state.t,
+                vertex,
+                cause,
+            })
+        };
+        if let Some(vertex) = state.first_non_finite() {
+            return Err(SimError::NonFinite { frame, vertex });
+        }
+        let t = state.t.max(0.0);
+        let bound = BOUND_FACTOR * self.extent + 0.5 * self.gravity.norm() * t * t + self.drive * t;
+        let (far, distance) = farthest(&state.x, &self.centre);
+        if distance > bound {
+            return fail(far, Divergence::OutOfBounds { distance, bound });
+        }
+        if let Some((triangle, s)) = stretch.filter(|&(_, s)| s.is_nan() || s > MAX_STRETCH) {
+            let vertex = world.cloth.mesh.triangles()[triangle][0];
+            return fail(
+                vertex,
+                Divergence::Stretch {
+                    triangle,
+                    stretch: s,
+                },
+            );
+        }
+        let Some(factor) = self.energy_factor else {
+            return Ok(());
+        };
+        let masses = &world.cloth.masses;
+        let kinetic = state.kinetic_energy(masses);
+        let released = self.start - potential(&self.gravity, masses, &state.x);
+        let budget = factor * released.max(0.0) + 1e-9;
+        if kinetic.is_nan() || kinetic > budget {
+            let fastest = (0..state.len())
+                .max_by(|&a, &b| {
+                    (masses[a] * state.v[a].norm_squared())
+                        .total_cmp(&(masses[b] * state.v[b].norm_squared()))
+                })
+                .unwrap_or(0);
+            return fail(fastest, Divergence::Energy { kinetic, budget });
+        }
+        Ok(())
+    }
+}
+
+/// Gravitational potential energy `-sum m g . x` (J).
+fn potential(g: &Vec3, masses: &[f64], x: &[Vec3]) -> f64 {
+    -x.iter().zip(masses).map(|(p, m)| m * g.dot(p)).sum::<f64>()
+}
+
+/// The vertex farthest from `c` and its distance (m).
+fn farthest(x: &[Vec3], c: &Vec3) -> (usize, f64) {
+    x.iter()
+        .map(|p| (p - c).norm())
+        .enumerate()
+        .fold(
+            (0, 0.0),
+            |best, (i, d)| if d > best.1 { (i, d) } else { best },
+        )
+}

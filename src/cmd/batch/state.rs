@@ -1,0 +1,143 @@
+//! What state a task is in, read from its run folder alone (no database, nothing kept by a
+//! scheduler), and `cloth batch status`.
+//!
+//! - **done**: `stats.json` says `complete` with the planned frame count and the last frame is
+//!   there. `cloth run` writes that report after the last frame, atomically: it is the task's
+//!   commit record.
+//! - **failed**: `stats.json` records an error from the simulation itself (say, the step fell
+//!   below `h_min`). Rerunning gives the same error, so failed tasks are only rerun when asked.
+//! - **running**: the run's lock file names a live process on this machine.
+//! - **interrupted**: anything else left in the folder (Ctrl-C, `scancel`, a killed node, a
+//!   full disk): rerun.
+//! - **pending**: no folder or nothing in it yet.
+
+use super::{Plan, ranges};
+use cloth::sim::{LOCK_FILE, RunReport, STATS_FILE, frame_path};
+use std::path::Path;
+use std::process::ExitCode;
+
+/// State of one task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskState {
+    /// Complete: skipped by reruns.
+    Done,
+    /// The simulation stopped with this error.
+    Failed(String),
+    /// A live process holds the run's lock (this machine only).
+    Running,
+    /// Started but not finished: rerun.
+    Interrupted,
+    /// Never started.
+    Pending,
+}
+
+impl TaskState {
+    /// Short name for tables.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TaskState::Done => "done",
+            TaskState::Failed(_) => "failed",
+            TaskState::Running => "running",
+            TaskState::Interrupted => "interrupted",
+            TaskState::Pending => "pending",
+        }
+    }
+
+    /// Whether a (re)run should start this task.
+    pub fn wants_run(&self, retry_failed: bool) -> bool {
+        match self {
+            TaskState::Done | TaskState::Running => false,
+            TaskState::Failed(_) => retry_failed,
+            TaskState::Interrupted | TaskState::Pending => true,
+        }
+    }
+}
+
+/// The error `cloth run` records when it is stopped by Ctrl-C (not a simulation failure).
+const INTERRUPTED: &str = "interrupted";
+
+/// The state of the run in `run_dir`, which was planned for `frames` frames.
+pub fn task_state(run_dir: &Path, frames: usize) -> TaskState {
+    let report = RunReport::read(&run_dir.join(STATS_FILE)).ok();
+    if let Some(r) = &report
+        && r.complete
+        && r.frames.len() == frames
+        && frame_path(run_dir, frames).is_file()
+    {
+        return TaskState::Done;
+    }
+    if lock_alive(&run_dir.join(LOCK_FILE)) {
+        return TaskState::Running;
+    }
+    if let Some(RunReport {
+        error: Some(e),
+        complete: false,
+        ..
+    }) = &report
+        && e != INTERRUPTED
+    {
+        return TaskState::Failed(e.clone());
+    }
+    let started = std::fs::read_dir(run_dir).is_ok_and(|mut d| d.next().is_some());
+    if started {
+        TaskState::Interrupted
+    } else {
+        TaskState::Pending
+    }
+}
+
+/// Whether the lock file names a live process here (Linux /proc). A killed run stays a zombie
+/// until its parent reaps it (slurmstepd, or a slow PID 1): that one is dead.
+fn lock_alive(lock: &Path) -> bool {
+    let Some(pid) = std::fs::read_to_string(lock)
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+    else {
+        return false;
+    };
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The state is the field after the parenthesised command name.
+    let state = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+    !(state.starts_with('Z') || state.starts_with('X'))
+}
+
+/// The state of every task of the plan in `dir`, by index.
+pub fn states(dir: &Path, plan: &Plan) -> Vec<TaskState> {
+    use rayon::prelude::*;
+    plan.tasks
+        .par_iter()
+        .map(|t| task_state(&dir.join(&t.output), t.estimate.frames))
+        .collect()
+}
+
+/// `cloth batch status DIR`.
+pub fn status(dir: &Path) -> Result<ExitCode, String> {
+    let plan = Plan::read(dir)?;
+    let states = states(dir, &plan);
+    println!("{}: {} tasks", dir.display(), plan.tasks.len());
+    for name in ["done", "failed", "running", "interrupted", "pending"] {
+        let idx: Vec<usize> = (0..states.len())
+            .filter(|&i| states[i].name() == name)
+            .collect();
+        if idx.is_empty() {
+            continue;
+        }
+        let list = if name == "done" {
+            String::new()
+        } else {
+            format!("  {}", ranges(&idx))
+        };
+        println!("{name:<12}{:>7}{list}", idx.len());
+    }
+    for (i, s) in states.iter().enumerate() {
+        if let TaskState::Failed(e) = s {
+            println!("task {i} failed: {e}");
+        }
+    }
+    if let Some(jobs) = super::slurm::live_jobs(dir) {
+        println!("slurm       {jobs} job(s) of this batch queued or running");
+    }
+    Ok(ExitCode::SUCCESS)
+}
