@@ -49,7 +49,6 @@ mod budget;
 mod contact;
 mod controller;
 mod error;
-mod newton;
 mod output;
 mod pairs;
 mod pins;
@@ -97,5 +96,7 @@ pub use step::{Implicit, ImplicitSettings, LinearSolver, Step, StepInfo};
 pub use strain::{DEFAULT_STRAIN_TOLERANCE, EdgeSet, StrainLimit};
 pub use system::ClothSystem;
 pub use tracks::{ColliderFrame, ColliderTrack, CollidersFile};
-pub use verlet::{DEFAULT_VERLET_ITERATIONS, LongRange, Verlet, VerletInfo, VerletSettings};
+pub use verlet::{
+    DEFAULT_SPRING_SWEEPS, DEFAULT_VERLET_ITERATIONS, LongRange, Verlet, VerletInfo, VerletSettings,
+};
 pub use world::{DirectionalConstraint, World};

@@ -39,7 +39,6 @@
 //! the sweeps only the sideways detail. The colour order makes a sweep parallel and the same
 //! for every thread count; over-relaxation shortens what is left.
 
-use crate::newton::{HardRow, PenaltyProjection};
 use crate::pairs::{Pair, PairSet, SweepParams};
 use crate::step::check_range;
 use crate::strain::{EdgeSet, StrainLimit};
@@ -67,9 +66,13 @@ pub struct VerletSettings {
     /// The maximum-stretch limits, the tolerance to which they must hold after every step and
     /// the cap on sweeps of the projection (default: `[0.9, 1.1]`, 0.5%, 200 sweeps).
     pub strain_limit: StrainLimit,
-    /// Over-relaxation factor of the projection's updates, in (0, 2) (default 1.5; 1 is plain
-    /// Gauss-Seidel).
+    /// Over-relaxation factor of the projection's updates, in (0, 2) (default 1: plain
+    /// Gauss-Seidel; measured, over-relaxation slows the projection down here, see the module
+    /// documentation).
     pub relaxation: f64,
+    /// Sweeps in which the spring rows (edge and bending springs) are updated; later sweeps
+    /// update the hard rows only (strain limits, contacts). Default [`DEFAULT_SPRING_SWEEPS`].
+    pub spring_sweeps: usize,
     /// How the projection removes stretch accumulated along long chains of edges (default
     /// [`LongRange::Tree`]).
     pub long_range: LongRange,
@@ -80,6 +83,9 @@ pub struct VerletSettings {
 /// Default cap on the projection's sweeps per step ([`StrainLimit::iterations`] of
 /// [`VerletSettings::default`]).
 pub const DEFAULT_VERLET_ITERATIONS: usize = 200;
+
+/// Default [`VerletSettings::spring_sweeps`].
+pub const DEFAULT_SPRING_SWEEPS: usize = 4;
 
 impl Default for VerletSettings {
     fn default() -> Self {
@@ -93,6 +99,7 @@ impl Default for VerletSettings {
                 ..StrainLimit::default()
             },
             relaxation: 1.0,
+            spring_sweeps: DEFAULT_SPRING_SWEEPS,
             long_range: LongRange::Tree,
             par: Par::default(),
         }
@@ -126,8 +133,6 @@ pub struct VerletInfo {
     pub capped: bool,
     /// Free vertices pushed out of a solid at the end of the step.
     pub contacts: usize,
-    /// Newton iterations of the projection.
-    pub newton: usize,
 }
 
 /// The explicit integrator: its settings, spring network and scratch. The state belongs to the
@@ -147,12 +152,6 @@ pub struct Verlet {
     x_old: Vec<Vec3>,
     targets: Vec<Vec3>,
     last: VerletInfo,
-    /// The previous step (s; 0 before the first).
-    h_prev: f64,
-    projection: Option<PenaltyProjection>,
-    masses: Vec<f64>,
-    /// Shortest rest length of a limited edge (m).
-    min_rest: f64,
 }
 
 /// Mesh edges (strain-limited springs) and two-ring bending springs of a mesh, rest lengths
@@ -167,8 +166,14 @@ fn spring_pairs(world: &World, s: &VerletSettings) -> Vec<Pair> {
         k,
         limited,
     };
-    let edges = mesh.edges().iter().map(|e| pair(e.v[0], e.v[1], s.stretch_stiffness, true));
-    let bends = mesh.hinges().iter().map(|hg| pair(hg.v[2], hg.v[3], s.bend_stiffness, false));
+    let edges = mesh
+        .edges()
+        .iter()
+        .map(|e| pair(e.v[0], e.v[1], s.stretch_stiffness, true));
+    let bends = mesh
+        .hinges()
+        .iter()
+        .map(|hg| pair(hg.v[2], hg.v[3], s.bend_stiffness, false));
     edges.chain(bends).filter(|p| p.rest > 0.0).collect()
 }
 
@@ -177,7 +182,12 @@ impl Verlet {
     /// its colouring and the long-range attachments to the pins.
     pub fn new(world: &World, settings: VerletSettings) -> Result<Self, SimError> {
         check_range("solver.verlet_h", settings.h, 0.0, f64::INFINITY)?;
-        check_range("solver.strain_tolerance", settings.strain_limit.tolerance, 0.0, 1.0)?;
+        check_range(
+            "solver.strain_tolerance",
+            settings.strain_limit.tolerance,
+            0.0,
+            1.0,
+        )?;
         if !(settings.relaxation > 0.0 && settings.relaxation < 2.0) {
             return Err(SimError::Invalid {
                 key: "solver.strain_relaxation".into(),
@@ -186,7 +196,6 @@ impl Verlet {
         }
         let n = world.num_vertices();
         let edges = EdgeSet::from_mesh(&world.cloth.mesh);
-        let min_rest = edges.rest.iter().copied().fold(f64::INFINITY, f64::min);
         let groups: Vec<&[usize]> = if settings.long_range == LongRange::Tethers {
             world.pins().iter().map(|p| p.vertices.as_slice()).collect()
         } else {
@@ -214,10 +223,6 @@ impl Verlet {
             x_old: Vec::new(),
             targets: Vec::new(),
             last: VerletInfo::default(),
-            h_prev: 0.0,
-            projection: None,
-            masses: world.cloth.masses.clone(),
-            min_rest,
         })
     }
 
@@ -253,8 +258,12 @@ impl Verlet {
         (self.contacts).detect(world, &self.x_old, &self.inv_mass, (t_end, h, travel));
         self.project(&mut state.x, h);
         let x_old = &self.x_old;
-        (state.v.par_iter_mut().zip(state.x.par_iter()).zip(x_old.par_iter()))
-            .for_each(|((v, x), x0)| *v = (x - x0) / h);
+        (state
+            .v
+            .par_iter_mut()
+            .zip(state.x.par_iter())
+            .zip(x_old.par_iter()))
+        .for_each(|((v, x), x0)| *v = (x - x0) / h);
         state.t = t_end;
     }
 
@@ -283,7 +292,8 @@ impl Verlet {
             .reduce(|| 0.0, f64::max)
     }
 
-    /// Step 3: sweeps until every edge is within the limits to the tolerance or the cap.
+    /// Step 3: sweeps until every edge is within the limits to the tolerance (after at least
+    /// `spring_sweeps` sweeps) or the cap; records what the projection did.
     fn project(&mut self, x: &mut [Vec3], h: f64) {
         let s = self.settings;
         let lim = s.strain_limit;
@@ -293,81 +303,34 @@ impl Verlet {
             max: lim.max,
             omega: s.relaxation,
             springs: true,
-            limits: std::env::var("NEWTON").is_err(),
         };
-        if std::env::var("NEWTON").is_ok() && self.projection.is_none() {
-            let pinned: Vec<bool> = self.inv_mass.iter().map(|&w| w == 0.0).collect();
-            self.projection = PenaltyProjection::new(x.len(), &self.pairs.limited_pairs(), &pinned).ok();
-        }
-        let masses = self.masses.clone();
-        let ns: usize = std::env::var("NS").map(|v| v.parse().unwrap()).unwrap_or(if std::env::var("NEWTON").is_ok() { 5 } else { usize::MAX });
-        let warm: f64 = std::env::var(if std::env::var("NEWTON").is_ok() { "PWARM" } else { "WARM" }).map(|v| v.parse().unwrap()).unwrap_or(if std::env::var("NEWTON").is_ok() { 0.0 } else { 1.0 });
-        let scale = if self.h_prev > 0.0 { warm * (h / self.h_prev).powi(2) } else { 0.0 };
-        self.h_prev = h;
-        self.pairs.begin(&self.x_old, x, &self.inv_mass, scale);
+        self.pairs.begin(&self.x_old);
         self.tethers.begin();
         let mut info = VerletInfo::default();
         let mut violation = f64::INFINITY;
-        let gs_cap = if std::env::var("NEWTON").is_ok() { ns.min(lim.iterations) } else { lim.iterations.max(1) };
-        while info.iterations < gs_cap {
+        while info.iterations < lim.iterations.max(1) {
             info.iterations += 1;
-            params.springs = info.iterations <= ns;
-            if std::env::var("DBG3").is_ok() { eprint!("<{:.3}> ", self.pairs.violation(x, lim.min, lim.max)); }
-            if let Some(tree) = self.tree.as_mut().filter(|_| std::env::var("NOTREE").is_err()) {
-                let pulled = tree.solve(x, &self.inv_mass, lim.max, lim.tolerance);
-                if std::env::var("DBG3").is_ok() { eprint!("[t{pulled} {:.3}] ", self.pairs.violation(x, lim.min, lim.max)); }
-                if std::env::var("DBG4").is_ok() && info.iterations < 3 { eprintln!(); self.pairs.debug(x, lim.min, lim.max, &self.x_old); }
+            params.springs = info.iterations <= s.spring_sweeps;
+            if let Some(tree) = self.tree.as_mut() {
+                tree.solve(x, &self.inv_mass, lim.max, lim.tolerance);
             }
             self.tethers.sweep(x, &self.inv_mass, lim.max, s.relaxation);
             let seen = self.pairs.sweep(x, &self.inv_mass, &params);
             self.contacts.sweep(x, &self.x_old, s.relaxation);
-            if std::env::var("DBG2").is_ok() { eprint!("{:.4} ", seen.violation); }
-            if seen.violation <= lim.tolerance && std::env::var("NEWTON").is_err() {
+            if info.iterations >= s.spring_sweeps && seen.violation <= lim.tolerance {
                 violation = self.pairs.violation(x, lim.min, lim.max);
                 if violation <= lim.tolerance {
                     break;
                 }
             }
         }
-        if violation > lim.tolerance {
+        if violation.is_infinite() {
             violation = self.pairs.violation(x, lim.min, lim.max);
-        }
-        if violation > lim.tolerance && std::env::var("NEWTON").is_ok() {
-            violation = self.newton_phase(x, &masses, &mut info);
-        }
-        if std::env::var("DBG").is_ok() && info.iterations > 200 {
-            self.pairs.debug(x, lim.min, lim.max, &self.x_old);
         }
         info.violation = violation;
         info.capped = violation > lim.tolerance;
         info.contacts = self.contacts.active();
         self.last = info;
-    }
-
-    /// Newton iterations on the penalty of the hard rows until every edge is within the limits
-    /// to the tolerance and no vertex is behind its contact plane, or the cap. Returns the
-    /// violation left.
-    fn newton_phase(&mut self, x: &mut [Vec3], masses: &[f64], info: &mut VerletInfo) -> f64 {
-        let lim = self.settings.strain_limit;
-        let cap: usize = std::env::var("NEWTON").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
-        let rows: Vec<HardRow> = self.pairs.hard_rows(&self.inv_mass, (lim.min, lim.max))
-            .chain(self.contacts.hard_rows()).collect();
-        let x_ref = x.to_vec();
-        let mean_mass = masses.iter().sum::<f64>() / masses.len().max(1) as f64;
-        let kfac: f64 = std::env::var("KAPPA").ok().and_then(|v| v.parse().ok()).unwrap_or(1e4);
-        let still = 1e-3 * lim.tolerance * self.min_rest;
-        let (pairs, contacts) = (&self.pairs, &self.contacts);
-        let mut done = |x: &[Vec3]| {
-            let v = pairs.violation(x, lim.min, lim.max);
-            if std::env::var("DBGN").is_ok() { eprint!("{v:.4} "); }
-            v <= lim.tolerance && contacts.penetration(x) <= lim.tolerance * 0.01
-        };
-        let Some(proj) = self.projection.as_mut() else { return f64::INFINITY };
-        match proj.project(x, &x_ref, masses, &rows, kfac * mean_mass, still, cap, &mut done) {
-            Ok(n) => info.newton += n,
-            Err(e) => if std::env::var("DBGN").is_ok() { eprint!("ERR {e:?}"); },
-        }
-        self.pairs.violation(x, lim.min, lim.max)
     }
 
     /// Largest edge stretch and compression at `x` (dimensionless).

@@ -12,7 +12,6 @@
 //! slip reduced by friction.
 
 use crate::World;
-use crate::newton::HardRow;
 use cloth_collide::Contact;
 use cloth_mesh::Vec3;
 
@@ -73,24 +72,6 @@ impl SolidContacts {
                 slip: Vec3::zeros(),
             });
         }
-    }
-
-    /// Number of vertices near a solid in this step.
-    pub fn rows_len(&self) -> usize {
-        self.rows.len()
-    }
-
-    /// The contact planes as hard rows.
-    pub fn hard_rows(&self) -> impl Iterator<Item = HardRow> + '_ {
-        self.rows.iter().map(|r| HardRow::Plane { v: r.vertex, n: r.normal, offset: r.offset })
-    }
-
-    /// Largest penetration of a contact plane at `x` (m, 0 when none).
-    pub fn penetration(&self, x: &[Vec3]) -> f64 {
-        self.rows
-            .iter()
-            .map(|r| r.offset - r.normal.dot(&x[r.vertex]))
-            .fold(0.0, f64::max)
     }
 
     /// Number of vertices the last sweep pushed out of a solid (in contact).

@@ -670,7 +670,10 @@ impl Ctx<'_> {
         let k = "solver.strain_tolerance";
         let tol = self.positive(k, s.strain_tolerance.unwrap_or(d.strain_tolerance))?;
         if tol >= 1.0 {
-            return Err(self.invalid(k, format!("must be < 1 (a fraction of the rest length), got {tol}")));
+            return Err(self.invalid(
+                k,
+                format!("must be < 1 (a fraction of the rest length), got {tol}"),
+            ));
         }
         let k = "solver.strain_relaxation";
         let omega = self.positive(k, s.strain_relaxation.unwrap_or(d.strain_relaxation))?;
