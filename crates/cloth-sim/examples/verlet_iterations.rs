@@ -2,14 +2,15 @@
 //! measurements behind the choice of the spanning-tree projection (see the `verlet` module's
 //! documentation).
 //!
-//! `cargo run --release -p cloth-sim --example verlet_iterations [-- SCENE [SECONDS]]`
+//! `cargo run --release -p cloth-sim --example verlet_iterations [-- SCENE [SECONDS [VARIANT]]]`
 //!
 //! SCENE is `hanging` (the hanging sheet of `scenes/hanging_verlet.toml` at 51 x 51, 1 cm
 //! edges, the default), `fixed` (`scenes/fixed_sheet.toml` with the Verlet integrator) or
 //! `sphere` (`scenes/drape_sphere.toml` with the Verlet integrator, 31 x 31). Every step is a
 //! frame, so each step's count is seen; the run covers SECONDS of simulated time (default 1)
 //! at each step. The cap is raised to 5000 so that the counts are the sweeps needed, not the
-//! cap; "capped" counts the steps that still ended above the tolerance.
+//! cap; "capped" counts the steps that still ended above the tolerance. VARIANT (`none`,
+//! `tethers` or `tree`) runs that long-range variant only (default: all three).
 
 use cloth_sim::{IntegratorKind, LongRange, MeshSpec, Scene, SolverSettings, build_simulation};
 use std::path::PathBuf;
@@ -56,6 +57,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let name = args.first().map_or("hanging", String::as_str);
     let seconds: f64 = args.get(1).and_then(|f| f.parse().ok()).unwrap_or(1.0);
+    let only = args.get(2).map(String::as_str);
     let base = scene(name);
     println!("scene {name}: {:?}, {seconds} s", base.cloth.mesh);
     println!(
@@ -65,10 +67,13 @@ fn main() {
     for per_30 in [8usize, 4, 2, 1] {
         let h = 1.0 / (30.0 * per_30 as f64);
         for long in [LongRange::None, LongRange::Tethers, LongRange::Tree] {
+            let label = format!("{long:?}").to_lowercase();
+            if only.is_some_and(|o| o != label) {
+                continue;
+            }
             let (mean, max, capped, worst, ms) = run(&base, h, long, seconds);
-            let long = format!("{long:?}").to_lowercase();
             println!(
-                "| 1/{} | {long} | {mean:.1} | {max} | {capped} | {worst:.2e} | {ms:.1} |",
+                "| 1/{} | {label} | {mean:.1} | {max} | {capped} | {worst:.2e} | {ms:.1} |",
                 30 * per_30
             );
         }

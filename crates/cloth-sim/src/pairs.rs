@@ -82,6 +82,12 @@ impl SweepInfo {
     }
 }
 
+/// One pair of a batch with its frozen direction, multipliers and correction slot.
+type BatchItem<'a> = (
+    ((&'a Pair, &'a Vec3), &'a mut [f64; 4]),
+    &'a mut (Vec3, Vec3),
+);
+
 /// The pairs in colour order with their per-step state.
 pub(crate) struct PairSet {
     pairs: Vec<Pair>,
@@ -152,12 +158,11 @@ impl PairSet {
             let lambda = &mut self.lambda[b.clone()];
             let corr = &mut self.corr[b.clone()];
             let xr: &[Vec3] = x;
-            let run =
-                |(((pair, n), lam), c): (((&Pair, &Vec3), &mut [f64; 4]), &mut (Vec3, Vec3))| {
-                    let (ci, cj, s) = update(pair, n, lam, xr, inv_mass, p);
-                    *c = (ci, cj);
-                    s
-                };
+            let run = |(((pair, n), lam), c): BatchItem| {
+                let (ci, cj, s) = update(pair, n, lam, xr, inv_mass, p);
+                *c = (ci, cj);
+                s
+            };
             let zipped = pairs
                 .iter()
                 .zip(normal)
@@ -336,7 +341,7 @@ mod tests {
         let set = PairSet::new(pairs.clone(), 10);
         assert_eq!(set.pairs().len(), pairs.len());
         for b in &set.batches {
-            let mut seen = vec![false; 10];
+            let mut seen = [false; 10];
             for p in &set.pairs()[b.clone()] {
                 assert!(!seen[p.i] && !seen[p.j]);
                 seen[p.i] = true;

@@ -256,8 +256,8 @@ mod tests {
         inv[0] = 0.0;
         let pulled = tree.solve(&mut x, &inv, 1.1, 0.005);
         assert_eq!(pulled, n - 1);
-        for i in 0..n {
-            assert!((x[i].y + 1.1 * i as f64).abs() < 1e-12, "{i}: {}", x[i].y);
+        for (i, p) in x.iter().enumerate() {
+            assert!((p.y + 1.1 * i as f64).abs() < 1e-12, "{i}: {}", p.y);
         }
     }
 

@@ -9,35 +9,80 @@
 //!    drag rate `c = drag A / m` towards the wind `w`, taken implicitly); pinned vertices go
 //!    to their targets at `t + h`.
 //! 2. **Detect**: vertices near a collider (placed at `t + h`) get a contact plane.
-//! 3. **Project**: sweeps over long-range attachments to the pins (`tether`), the edge and
-//!    bending pairs (`pairs`: springs, maximum stretch and compression) and the contacts
-//!    (`verlet_contact`), until every edge is within `[min, max]` times its rest length to
-//!    the tolerance, or the iteration cap.
-//! 4. **Velocity**: `v = (x_new - x) / h`, what the projection left (position-based Verlet).
+//! 3. **Project**: sweeps, each one an exact projection onto the stretch limits of a spanning
+//!    tree of the edges rooted at the pins (`tree`; or long-range attachments, `tether`, or
+//!    nothing, see [`LongRange`]), then one Gauss-Seidel pass over the edge and bending pairs
+//!    in a fixed colour order (`pairs`: springs, maximum stretch and compression) and one over
+//!    the contact planes (`verlet_contact`). The spring rows take part in the first
+//!    [`VerletSettings::spring_sweeps`] sweeps only; the sweeps go on until every edge is
+//!    within `[min, max]` times its rest length to the tolerance, or the iteration cap.
+//! 4. **Velocity**: `v = (x_new - x) / h`, what the projection left (position-based Verlet);
+//!    the next prediction damps that velocity.
 //!
 //! The springs are solved with the limits rather than applied as explicit forces. An explicit
 //! spring of stiffness k on a vertex of mass m is stable only for `h < 2 sqrt(m / sum k)`
-//! (1e-3 s for the shipped hanging sheet, 5e-4 s for the 51 x 51 sheet): beyond it each step
-//! overshoots, the limit catches the edge at 90% or 110%, and the next step throws it to the
-//! other limit, a flutter of `0.2 L / h` that damping never removes. Solved in the projection
-//! (compliance `1 / (k h^2)`, backward Euler) the springs keep their stiffness at small steps
-//! and dissipate instead of feeding energy in at large ones; see `pairs` for the rows and why
-//! the problem each step solves is convex.
+//! (1e-3 s for the shipped 21 x 21 hanging sheet, about 3e-4 s at 51 x 51): beyond it each
+//! step overshoots, the limit catches the edge at 90% or 110%, and the next step throws it to
+//! the other limit, a flutter of `0.2 L / h` that damping never removes. Solved in the
+//! projection (compliance `1 / (k h^2)`, backward Euler) the springs keep their stiffness at
+//! small steps and dissipate instead of feeding energy in at large ones; see `pairs` for the
+//! rows and why the problem each step solves is convex. At large steps a few sweeps do not
+//! solve the springs exactly (they come out softer than `k`, and more damped); they are
+//! soft by design, and the limit, which is iterated to the tolerance, is what holds the shape.
 //!
-//! # Why attachments, colours and over-relaxation
+//! # Energy
 //!
-//! Iterations to reach the 0.5% tolerance, the 51 x 51 hanging sheet (1 m, 2 cm edges,
-//! pinned along one edge, 50 N/m springs, 5 N/m bending springs) falling from horizontal over
-//! its first second, at the four steps of the tests (mean / largest per step; measured with
-//! `cargo run --release -p cloth-sim --example verlet_iterations`):
+//! Each step is, when solved exactly, the minimisation of `|x - y|^2_M / (2 h^2) + U(x)`
+//! over the set the limits and contact planes allow, `U` the springs' energy with the
+//! compression part measured along the frozen direction (convex, equal to the true spring
+//! energy at the start of the step and above it elsewhere). For a convex `U` and a start inside
+//! the allowed set (itself convex) the kinetic plus spring energy after the step is at most
+//! what it was before plus the work of gravity: the bending springs, which have no limit, and
+//! the projection cannot add energy. The tests check this on random states of the actual,
+//! iterated projection (`tests/verlet.rs`). Warm-starting the multipliers from the previous
+//! step broke it (the hanging sheet's kinetic energy exceeded twice the energy gravity had
+//! released at every step from 1/240 to 1/30 s) and is not done.
 //!
-//! MEASUREMENTS
+//! # Why the spanning tree
 //!
-//! Without attachments a hanging sheet needs a sweep per edge of the longest chain below the
-//! pins (Gauss-Seidel moves a correction one edge per sweep and halves it on the way), so the
-//! count grows with the resolution; the attachments pull the whole chain up at once and leave
-//! the sweeps only the sideways detail. The colour order makes a sweep parallel and the same
-//! for every thread count; over-relaxation shortens what is left.
+//! Sweeps to reach the 0.5% tolerance, the hanging sheet of `scenes/hanging_verlet.toml` at
+//! 51 x 51 (0.5 m, 1 cm edges, pinned along one edge, 50 N/m springs, 5 N/m bending springs)
+//! falling from horizontal over its first second, one step per frame, cap raised to 5000
+//! (`cargo run --release -p cloth-sim --example verlet_iterations`, 2-core AMD EPYC):
+//!
+//! | h (s) | long range | mean sweeps/step | max | capped steps | ms/step |
+//! |---|---|---|---|---|---|
+//! | 1/240 | none | 96.5 | 586 | 0 | 28.6 |
+//! | 1/240 | tethers | 60.8 | 259 | 0 | 22.7 |
+//! | 1/240 | tree | 8.2 | 19 | 0 | 6.4 |
+//! | 1/120 | none | 654.3 | 1417 | 0 | 253.5 |
+//! | 1/120 | tethers | 850.5 | 1916 | 0 | 410.5 |
+//! | 1/120 | tree | 15.0 | 24 | 0 | 11.8 |
+//! | 1/60 | none | 1494.0 | 2477 | 0 | 641.1 |
+//! | 1/60 | tethers | 2778.1 | 5000 | 3 | 2374.8 |
+//! | 1/60 | tree | 22.9 | 34 | 0 | 11.2 |
+//! | 1/30 | none | 2587.6 | 3655 | 0 | 2838.7 |
+//! | 1/30 | tethers | 4151.3 | 5000 | 21 | 4280.5 |
+//! | 1/30 | tree | 85.3 | 159 | 0 | 55.9 |
+//!
+//! Gauss-Seidel alone moves a correction about one edge per sweep, so a hanging sheet needs
+//! sweeps in proportion to the length of the chain below the pins, and more the further a
+//! step lets it fall. Long-range attachments bind only where the path to the pin is straight
+//! and fight the edges where it is not. The tree projection lifts every chain below the pins
+//! at once (linear time, exact for the tree's edges), leaving the sweeps the sideways detail:
+//! 10 to 30 times fewer sweeps, and the default cap of 200 is never reached. Over-relaxation
+//! (omega 1.5 or 1.8) made the sweeps slower on this sheet (1176 and 1247 mean sweeps at
+//! 1/30 s against 85 at omega 1), so the default is plain Gauss-Seidel. The colour order makes
+//! a sweep parallel (batches of pairs that share no vertex) and the same for every thread
+//! count.
+//!
+//! Where the tree does not help, the sweeps still need many iterations at large steps: with
+//! the tree, the drape on a sphere (`drape_sphere.toml`, 31 x 31) needs 4.9 / 30.5 / 224 /
+//! 874 mean sweeps at 1/240 / 1/120 / 1/60 / 1/30 s (one step of 30 capped at 5000), and the
+//! sheet held at two corners (`fixed_sheet.toml`, 51 x 51), whose top edge is a taut chain
+//! between two pins that no tree spans, 100 / 345 / 934 mean sweeps at 1/240 / 1/120 / 1/60 s;
+//! at 1/30 s it stays above the tolerance in 8 of 30 steps even at 5000 sweeps. Those steps end
+//! with the violation left in `stats.json` (`strain_violation`).
 
 use crate::pairs::{Pair, PairSet, SweepParams};
 use crate::step::check_range;
