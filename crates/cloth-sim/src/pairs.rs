@@ -35,7 +35,7 @@ use rayon::prelude::*;
 use std::ops::Range;
 
 /// Batches larger than this are computed in parallel.
-const PARALLEL_BATCH: usize = 2048;
+const PARALLEL_BATCH: usize = 1024;
 
 /// One pair of vertices joined by a spring, possibly strain-limited.
 #[derive(Clone, Copy, Debug, PartialEq)]
