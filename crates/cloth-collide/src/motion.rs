@@ -70,6 +70,20 @@ pub enum Motion {
 const STATIC: Motion = Motion::Static;
 
 impl Motion {
+    /// A deforming mesh (`frames` at `fps`) placed by a `rigid` motion: a pure
+    /// [`Motion::MeshSequence`] when `rigid` is static, a [`Motion::Composite`] otherwise.
+    pub fn deforming(rigid: Motion, frames: Vec<Vec<Vec3>>, fps: f64) -> Motion {
+        let deformation = Motion::MeshSequence { frames, fps };
+        if matches!(rigid, Motion::Static) {
+            deformation
+        } else {
+            Motion::Composite {
+                rigid: Box::new(rigid),
+                deformation: Box::new(deformation),
+            }
+        }
+    }
+
     /// The rigid part of the motion (`Static` for a pure mesh sequence).
     pub fn rigid(&self) -> &Motion {
         match self {
@@ -86,6 +100,34 @@ impl Motion {
             Motion::Composite { deformation, .. } => deformation.sequence(),
             _ => None,
         }
+    }
+
+    /// The mesh sequence's positions at time t (s), interpolated linearly between frames and
+    /// held outside them, written into `out`; `false` (and `out` untouched) without a
+    /// sequence.
+    pub fn sequence_at(&self, t: f64, out: &mut Vec<Vec3>) -> bool {
+        let Some((frames, fps)) = self.sequence() else {
+            return false;
+        };
+        let Some(last) = frames.len().checked_sub(1) else {
+            return false;
+        };
+        let f = if t.is_finite() { t * fps } else { 0.0 };
+        let f = f.clamp(0.0, last as f64);
+        let k = (f.floor() as usize).min(last);
+        out.clear();
+        if k == last {
+            out.extend_from_slice(&frames[last]);
+        } else {
+            let s = f - k as f64;
+            out.extend(
+                frames[k]
+                    .iter()
+                    .zip(&frames[k + 1])
+                    .map(|(p, q)| p + (q - p) * s),
+            );
+        }
+        true
     }
 
     /// The rigid offset at time t (s): translation d(t) (m) and rotation R(t) about the pivot.
