@@ -283,7 +283,7 @@ impl Simulation {
             )?,
             Engine::Verlet(v) => verlet_frame(
                 v,
-                &self.world,
+                &mut self.world,
                 &mut self.state,
                 t_end,
                 &self.sanity,
@@ -322,7 +322,7 @@ impl Simulation {
         stats.kinetic_energy = self.state.kinetic_energy(&cloth.masses);
         stats.contacts = match &self.engine {
             Engine::Implicit { stepper, .. } => stepper.num_contacts(),
-            Engine::Verlet(_) => 0,
+            Engine::Verlet(v) => v.last_step().contacts,
         };
         stats.timings.other += sw.lap();
         if self.world.count_intersections {
@@ -386,7 +386,7 @@ fn add_attempt(stats: &mut FrameStats, info: &StepInfo) {
 /// Equal explicit steps no longer than the integrator's `h` from `state.t` to `t_end`.
 fn verlet_frame(
     verlet: &mut Verlet,
-    world: &World,
+    world: &mut World,
     state: &mut State,
     t_end: f64,
     sanity: &Sanity,
@@ -398,6 +398,9 @@ fn verlet_frame(
     let h = dt / n as f64;
     for _ in 0..n {
         verlet.step(world, state, h)?;
+        let info = verlet.last_step();
+        stats.strain_iterations += info.iterations;
+        stats.strain_violation = stats.strain_violation.max(info.violation);
         sanity.check(world, state, stats.frame, None)?;
     }
     stats.steps = n;

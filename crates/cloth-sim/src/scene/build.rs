@@ -41,6 +41,7 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
         min,
         max,
         iterations: s.strain_iterations,
+        tolerance: s.strain_tolerance,
     });
     match s.integrator {
         IntegratorKind::Implicit => {
@@ -73,7 +74,13 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
             stretch_stiffness: s.spring_stiffness,
             bend_stiffness: s.bend_spring_stiffness,
             damping: s.verlet_damping,
-            strain_limit: strain.unwrap_or_default(),
+            strain_limit: strain.unwrap_or(StrainLimit {
+                iterations: s.strain_iterations,
+                tolerance: s.strain_tolerance,
+                ..StrainLimit::default()
+            }),
+            relaxation: s.strain_relaxation,
+            long_range: s.strain_long_range,
             ..VerletSettings::default()
         }),
     }

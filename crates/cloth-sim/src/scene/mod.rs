@@ -623,9 +623,23 @@ pub struct SolverSettings {
     /// `0 < min <= 1 <= max`; default `[0.9, 1.1]` for Verlet, off (`None`) for implicit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub strain_limit: Option<[f64; 2]>,
-    /// Passes over all edges of the strain-limit projection. Key `strain_iterations`,
-    /// default 10, >= 1.
+    /// Cap on the sweeps over all edges of the strain-limit projection; the projection stops
+    /// earlier once every edge is within the limit to `strain_tolerance`. Key
+    /// `strain_iterations`, default 200 for Verlet (whose projection also solves its springs
+    /// and contacts), 10 for implicit, >= 1.
     pub strain_iterations: usize,
+    /// Violation of the strain limit the projection may leave, as a fraction of the edge's
+    /// rest length: it iterates until every edge is within `[min - tol, max + tol]` times its
+    /// rest length. Key `strain_tolerance`, default 0.005, in (0, 1).
+    pub strain_tolerance: f64,
+    /// Verlet: over-relaxation factor of the projection's updates. Key `strain_relaxation`,
+    /// default 1, in (0, 2) (1 is plain Gauss-Seidel).
+    pub strain_relaxation: f64,
+    /// Verlet: how the projection removes stretch accumulated along long chains of edges
+    /// (see [`crate::LongRange`]). Key `strain_long_range`: `"tree"` (default; an exact
+    /// projection onto the limits of a spanning tree rooted at the pins, before every sweep),
+    /// `"tethers"` (long-range attachments to the pins) or `"none"`.
+    pub strain_long_range: crate::LongRange,
     /// Verlet: largest step in s; each frame is split into equal steps no longer than this.
     /// Key `verlet_h`, default `1 / (20 fps)`, `0 < verlet_h <= 1/fps`. Explicit steps are
     /// stable only for roughly `h < 2 sqrt(m / sum k)` (vertex mass `m`, stiffness `k` of its
@@ -662,7 +676,13 @@ impl SolverSettings {
                 IntegratorKind::Verlet => Some([0.9, 1.1]),
                 IntegratorKind::Implicit => None,
             },
-            strain_iterations: 10,
+            strain_iterations: match integrator {
+                IntegratorKind::Verlet => crate::DEFAULT_VERLET_ITERATIONS,
+                IntegratorKind::Implicit => 10,
+            },
+            strain_tolerance: crate::DEFAULT_STRAIN_TOLERANCE,
+            strain_relaxation: 1.0,
+            strain_long_range: crate::LongRange::Tree,
             verlet_h: 1.0 / (20.0 * fps),
             spring_stiffness: 50.0,
             bend_spring_stiffness: 5.0,

@@ -725,6 +725,24 @@ impl Ctx<'_> {
         Ok(Some([lo, hi]))
     }
 
+    /// `solver.strain_tolerance` in (0, 1) and `solver.strain_relaxation` in (0, 2).
+    fn strain_pass(&self, s: &RawSolver, d: &SolverSettings) -> Result<(f64, f64), SceneError> {
+        let k = "solver.strain_tolerance";
+        let tol = self.positive(k, s.strain_tolerance.unwrap_or(d.strain_tolerance))?;
+        if tol >= 1.0 {
+            return Err(self.invalid(
+                k,
+                format!("must be < 1 (a fraction of the rest length), got {tol}"),
+            ));
+        }
+        let k = "solver.strain_relaxation";
+        let omega = self.positive(k, s.strain_relaxation.unwrap_or(d.strain_relaxation))?;
+        if omega >= 2.0 {
+            return Err(self.invalid(k, format!("must be in (0, 2), got {omega}")));
+        }
+        Ok((tol, omega))
+    }
+
     fn solver(&self, s: RawSolver, run: &RunSettings) -> Result<SolverSettings, SceneError> {
         let integrator = s.integrator.unwrap_or(IntegratorKind::Implicit);
         let d = SolverSettings::defaults(integrator, run.fps);
@@ -741,6 +759,7 @@ impl Ctx<'_> {
             ));
         }
         let strain_limit = self.strain_limit(s.strain_limit, d.strain_limit)?;
+        let (strain_tolerance, strain_relaxation) = self.strain_pass(&s, &d)?;
         let verlet_h = self.positive("solver.verlet_h", s.verlet_h.unwrap_or(d.verlet_h))?;
         if verlet_h > frame * (1.0 + 1e-12) {
             return Err(self.invalid(
@@ -784,6 +803,9 @@ impl Ctx<'_> {
                 s.strain_iterations.unwrap_or(d.strain_iterations),
                 1,
             )?,
+            strain_tolerance,
+            strain_relaxation,
+            strain_long_range: s.strain_long_range.unwrap_or(d.strain_long_range),
             grow_after: self.count("solver.grow_after", s.grow_after.unwrap_or(d.grow_after), 1)?,
             verlet_h,
             spring_stiffness: self.positive(
