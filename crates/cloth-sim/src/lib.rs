@@ -47,6 +47,7 @@ mod output;
 mod pins;
 mod sanity;
 mod scene;
+mod sewing;
 mod simulation;
 mod state;
 mod stats;
@@ -75,15 +76,17 @@ pub use pins::PinGroup;
 pub use sanity::{BOUND_FACTOR, Divergence, ENERGY_FACTOR, MAX_STRETCH};
 pub use scene::{
     ClothSettings, ColliderSettings, ColliderShape, IntegratorKind, MAX_MESH_VERTICES, MeshSpec,
-    PinSettings, Region, RunSettings, Scene, SceneError, SolverChoice, SolverSettings,
-    build_collider, build_integrator, build_mesh, build_simulation,
+    PinSettings, Region, RestAngles, RunSettings, Scene, SceneError, SolverChoice,
+    SolverSettings, BuiltCloth, build_cloth, build_collider, build_integrator, build_mesh,
+    build_simulation,
 };
+pub use sewing::{SEAM_STIFFNESS_FACTOR, SewSettings, Sewing};
 pub use simulation::{Integrator, Simulation};
 pub use state::State;
 pub use stats::{DEFAULT_FPS, FrameStats, Rejections, RunReport, Timings, Totals};
 pub use step::{Implicit, ImplicitSettings, LinearSolver, Step, StepInfo};
 pub use strain::{EdgeSet, StrainLimit};
-pub use system::ClothSystem;
+pub use system::{ClothPart, ClothSystem};
 pub use tracks::{ColliderFrame, ColliderTrack, CollidersFile};
 pub use verlet::{Verlet, VerletSettings};
 pub use world::{DirectionalConstraint, World};

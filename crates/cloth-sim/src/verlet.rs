@@ -69,26 +69,32 @@ pub struct Verlet {
 }
 
 impl Verlet {
-    /// Builds the spring network of `world`'s cloth (rest lengths from the (u, v) rest plane).
+    /// Builds the spring network of `world`'s cloth (rest lengths from the (u, v) rest plane:
+    /// edges at [`cloth_mesh::ClothMesh::edge_rest_lengths`], bending springs across each hinge
+    /// unfolded flat, [`cloth_mesh::ClothMesh::hinge_rest`]).
     pub fn new(world: &World, settings: VerletSettings) -> Result<Self, SimError> {
         check_range("solver.verlet_h", settings.h, 0.0, f64::INFINITY)?;
         let mesh = &world.cloth.mesh;
-        let uv = mesh.rest();
         let mut springs: Vec<Spring> = mesh
             .edges()
             .iter()
-            .map(|e| Spring {
+            .zip(mesh.edge_rest_lengths())
+            .map(|(e, &rest)| Spring {
                 i: e.v[0],
                 j: e.v[1],
-                rest: (uv[e.v[1]] - uv[e.v[0]]).norm(),
+                rest,
                 k: settings.stretch_stiffness,
             })
             .collect();
-        springs.extend(mesh.hinges().iter().map(|hg| Spring {
-            i: hg.v[2],
-            j: hg.v[3],
-            rest: (uv[hg.v[3]] - uv[hg.v[2]]).norm(),
-            k: settings.bend_stiffness,
+        // Bending springs span the two triangles of each hinge unfolded flat in rest space.
+        springs.extend(mesh.hinges().iter().enumerate().map(|(h, hg)| {
+            let r = mesh.hinge_rest(h);
+            Spring {
+                i: hg.v[2],
+                j: hg.v[3],
+                rest: (r[3] - r[2]).norm(),
+                k: settings.bend_stiffness,
+            }
         }));
         let n = mesh.num_vertices();
         let mut count = vec![0usize; n + 1];
