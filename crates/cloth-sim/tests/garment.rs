@@ -164,26 +164,26 @@ fn uv_seamed_tube_stays_closed() {
 #[test]
 fn several_cloths_are_named_and_touch_each_other() {
     let dir = temp_dir("two");
-    let text = "[run]\nframes = 12\n\
-        [[cloth]]\nname = \"lower\"\nposition = [0, 0.5, 0]\nrotation = [-90, 0, 0]\n\
-        mesh = { kind = \"grid\", nx = 9, ny = 9, width = 0.6, height = 0.6 }\n\
+    let text = "[run]\nframes = 12\n[solver]\nh_max = 0.002\n\
+        [[cloth]]\nname = \"lower\"\nposition = [0, 0.5, 0]\n\
+        mesh = { kind = \"grid\", nx = 17, ny = 17, width = 0.6, height = 0.6 }\n\
         material = \"denim\"\nself_collision = true\n\
-        [[cloth]]\nname = \"upper\"\nposition = [0, 0.53, 0]\nrotation = [-90, 0, 0]\n\
-        mesh = { kind = \"grid\", nx = 7, ny = 7, width = 0.4, height = 0.4 }\n\
+        [[cloth]]\nname = \"upper\"\nposition = [0, 0.52, 0]\n\
+        mesh = { kind = \"grid\", nx = 11, ny = 11, width = 0.4, height = 0.4 }\n\
         material = \"silk\"\n\
-        [[pin]]\ncloth = \"lower\"\nvertices = [0, 8, 72, 80]\n";
+        [[pin]]\ncloth = \"lower\"\nvertices = [0, 16, 272, 288]\n";
     let scene = scene_with(&dir, text);
     assert_eq!(scene.cloths.len(), 2);
     let mut sim = build_simulation(&scene).unwrap();
     let parts = &sim.system().parts;
     assert_eq!(parts[0].name, "lower");
-    assert_eq!(parts[1].vertices, 81..130);
-    assert_eq!(sim.pins()[0].vertices, vec![0, 8, 72, 80]);
+    assert_eq!(parts[1].vertices, 289..410);
+    assert_eq!(sim.pins()[0].vertices, vec![0, 16, 272, 288]);
     let materials = sim.system().model.materials();
     assert_ne!(materials[0].density, materials[1].density);
     assert_eq!(
         sim.system().obj_groups(),
-        vec![("lower".to_owned(), 0), ("upper".to_owned(), 128)]
+        vec![("lower".to_owned(), 0), ("upper".to_owned(), 512)]
     );
     for _ in 0..12 {
         let stats = sim.step_frame().unwrap();
@@ -192,14 +192,24 @@ fn several_cloths_are_named_and_touch_each_other() {
     // The upper cloth lies on the lower one instead of falling through it: every upper
     // vertex above the lower cloth's surface near it.
     let x = sim.positions();
-    let lower_min = x[..81].iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
-    let upper_min = x[81..].iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    let lower_min = x[..289].iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    let upper_min = x[289..].iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
     assert!(upper_min > lower_min, "upper {upper_min} m, lower {lower_min} m");
+    // Without contact the upper cloth falls through the lower one.
+    let apart = scene_with(&dir, &text.replace("self_collision = true", ""));
+    let mut sim = build_simulation(&apart).unwrap();
+    for _ in 0..12 {
+        sim.step_frame().unwrap();
+    }
+    let x = sim.positions();
+    let lower_min = x[..289].iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    let upper_max = x[289..].iter().map(|p| p.y).fold(f64::NEG_INFINITY, f64::max);
+    assert!(upper_max < lower_min, "without contact the upper cloth falls through");
 
     // A pin must say which cloth it holds when there are several.
     let bad = text.replace("cloth = \"lower\"\n", "");
     let e = Scene::from_toml_str(&bad, &dir).unwrap_err();
-    assert_eq!(e.key(), Some("pin[0].cloth"), "{e}");
+    assert_eq!(e.key(), Some("pin[0]"), "{e}");
     let bad = text.replace("name = \"upper\"", "name = \"lower\"");
     let e = Scene::from_toml_str(&bad, &dir).unwrap_err();
     assert_eq!(e.key(), Some("cloth[1].name"), "{e}");
