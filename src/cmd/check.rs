@@ -61,9 +61,9 @@ fn print_cloth(mesh: &ClothMesh, part: &ClothPart, stitches: &[[usize; 2]]) {
         "  boundary   {} loops",
         count_boundary_loops(part.vertices.len(), &local, &[])
     );
-    if part.rest != Some(RestShape::Mesh) {
+    if part.rest == Some(RestShape::Uv) {
         // Interior edges whose two triangles give them different rest coordinates: UV seams
-        // (a rest="mesh" cloth has its own frame per triangle, so every edge would count).
+        // (only for uv rest shapes: a rest="mesh" cloth has a frame per triangle).
         let seams = mesh
             .edges()
             .iter()
