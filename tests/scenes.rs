@@ -97,11 +97,7 @@ fn verlet_keeps_every_edge_within_its_strain_limit_after_each_step() {
         .expect("verlet scene sets a strain limit");
     let mut sim = build_simulation(&scene).unwrap();
     let mesh = &sim.system().mesh;
-    let rest: Vec<f64> = mesh
-        .edges()
-        .iter()
-        .map(|e| (mesh.rest()[e.v[1]] - mesh.rest()[e.v[0]]).norm())
-        .collect();
+    let rest: Vec<f64> = mesh.edge_rest_lengths().to_vec();
     let edges: Vec<[usize; 2]> = mesh.edges().iter().map(|e| e.v).collect();
     let mut worst: f64 = 0.0;
     for _ in 0..scene.run.frames {

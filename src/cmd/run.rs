@@ -53,9 +53,14 @@ enum RunEnd {
 
 /// Runs the scene and writes frames, statistics and optional exports.
 pub fn run(args: RunArgs) -> Result<ExitCode, String> {
-    if let Some(n) = args.threads {
+    if let Some(mut n) = args.threads {
         if n == 0 {
             return Err("--threads must be at least 1".into());
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        if n > cores {
+            eprintln!("warning: --threads {n} is more than the {cores} cores here; using {cores}");
+            n = cores;
         }
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)

@@ -65,7 +65,7 @@ mod tessellate;
 
 pub use self::gltf::{GltfBody, GltfOptions, MAX_GLTF_BYTES};
 pub use cloth_mesh::Vec3;
-pub use collider::{Collider, Shape};
+pub use collider::{Collider, MIN_RELATIVE_VOLUME, Shape};
 pub use error::CollideError;
 pub use motion::{Keyframe, Motion, euler_degrees};
 pub use selfcol::{

@@ -40,6 +40,12 @@
 //! # Ok::<(), cloth_sim::SimError>(())
 //! ```
 
+#![allow(
+    clippy::neg_cmp_op_on_partial_ord,
+    reason = "`!(a <= b)` is deliberately true for NaN: non-finite figures fail the checks"
+)]
+
+mod budget;
 mod contact;
 mod controller;
 mod error;
@@ -64,6 +70,7 @@ pub use cloth_mesh as mesh;
 pub use cloth_mesh::{Par, Vec3, nalgebra};
 pub use cloth_solver as solver;
 
+pub use budget::{Budget, admit, available_memory, estimate};
 pub use cloth_collide::{Keyframe, Motion};
 pub use contact::ContactSettings;
 pub use controller::StepController;

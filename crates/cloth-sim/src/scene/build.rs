@@ -286,7 +286,11 @@ fn build_sewing(
 
 /// Builds the whole simulation of a scene: every cloth joined into one system, forces, pins,
 /// stitches, colliders and integrator.
+///
+/// The scene's estimated memory and run time are checked first ([`crate::admit`]), so nothing
+/// large is allocated for a scene that would be refused.
 pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
+    crate::admit(scene)?;
     let cloths = (0..scene.cloths.len())
         .map(|k| build_cloth(scene, k))
         .collect::<Result<Vec<_>, _>>()?;

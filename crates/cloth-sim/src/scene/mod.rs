@@ -74,6 +74,10 @@ use toml::de::DeTable;
 /// typos that would allocate gigabytes).
 pub const MAX_MESH_VERTICES: usize = 10_000_000;
 
+/// Largest scene file read (bytes): 16 MiB, far above any hand-written or generated scene, so a
+/// wrong path (`/dev/zero`, a binary) fails at once.
+pub const MAX_SCENE_BYTES: u64 = 16 << 20;
+
 /// Largest number of frames and iteration counts accepted (10^7).
 const MAX_COUNT: usize = 10_000_000;
 
@@ -114,7 +118,7 @@ pub enum SceneError {
         column: Option<usize>,
     },
     /// A file named by the scene does not exist or is not a regular file.
-    #[error("scene key `{key}`{}: file {} not found", fmt_location(*.line, *.column), .path.display())]
+    #[error("scene key `{key}`{}: file {} not found", fmt_location(*.line, *.column), cloth_mesh::sanitize_message(&.path.display().to_string()))]
     MissingFile {
         /// Key path of the entry naming the file.
         key: String,
@@ -223,6 +227,14 @@ pub struct RunSettings {
     /// `gravity`, default `[0, -9.81, 0]`.
     #[serde(serialize_with = "ser_vec3")]
     pub gravity: Vector3<f64>,
+    /// Largest estimated run time in hours before the scene is refused (see the `budget`
+    /// module). Key `max_hours`, default 4, > 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_hours: Option<f64>,
+    /// Largest estimated memory in GiB before the scene is refused. Key `max_memory_gb`,
+    /// default 80% of the machine's available memory, > 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_memory_gb: Option<f64>,
 }
 
 impl Default for RunSettings {
@@ -231,6 +243,8 @@ impl Default for RunSettings {
             fps: crate::DEFAULT_FPS,
             frames: 60,
             gravity: Vector3::new(0.0, -9.81, 0.0),
+            max_hours: None,
+            max_memory_gb: None,
         }
     }
 }
@@ -737,12 +751,15 @@ impl Scene {
     /// Reads the scene file at `path` and parses it with [`Scene::from_toml_str`], resolving
     /// relative paths against the file's directory.
     pub fn load(path: &Path) -> Result<Scene, SceneError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
-            path: path.to_path_buf(),
-            source,
+        let text = cloth_mesh::read_to_string_limited(path, MAX_SCENE_BYTES).map_err(|source| {
+            SceneError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
         let dir = path.parent().unwrap_or(Path::new(""));
-        Scene::from_toml_str(&text, dir)
+        Scene::from_toml_str(text, dir)
     }
 
     /// The scene as TOML with the scene-file keys, every default written out. Loading the text
