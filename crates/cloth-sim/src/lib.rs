@@ -46,6 +46,7 @@
 )]
 
 mod budget;
+mod checkpoint;
 mod contact;
 mod controller;
 mod error;
@@ -71,20 +72,21 @@ pub use cloth_mesh::{Par, Vec3, nalgebra};
 pub use cloth_solver as solver;
 
 pub use budget::{Budget, admit, available_memory, estimate};
+pub use checkpoint::{Checkpoint, ImplicitMemory};
 pub use cloth_collide::{Keyframe, Motion};
-pub use contact::ContactSettings;
+pub use contact::{ContactModes, ContactSettings};
 pub use controller::StepController;
 pub use error::{Reject, SimError};
 pub use output::{
-    COLLIDERS_FILE, LOCK_FILE, OutputDir, PREVIEW_FILE, RUN_FILES, STATS_FILE, USD_FILE,
-    frame_number, frame_path,
+    CHECKPOINT_FILE, COLLIDERS_FILE, LOCK_FILE, OutputDir, PREVIEW_FILE, RUN_FILES, STATS_FILE,
+    USD_FILE, frame_number, frame_path,
 };
 pub use pins::PinGroup;
 pub use sanity::{BOUND_FACTOR, Divergence, ENERGY_FACTOR, MAX_STRETCH};
 pub use scene::{
-    ClothSettings, ColliderSettings, ColliderShape, IntegratorKind, MAX_MESH_VERTICES, MeshSpec,
-    PinSettings, Region, RestAngles, RunSettings, Scene, SceneError, SolverChoice,
-    SolverSettings, BuiltCloth, build_cloth, build_collider, build_integrator, build_mesh,
+    BuiltCloth, ClothSettings, ColliderSettings, ColliderShape, IntegratorKind, MAX_GRAVITY,
+    MAX_MESH_VERTICES, MeshSpec, PinSettings, Region, RestAngles, RunSettings, Scene, SceneError,
+    SolverChoice, SolverSettings, build_cloth, build_collider, build_integrator, build_mesh,
     build_simulation,
 };
 pub use sewing::{SEAM_STIFFNESS_FACTOR, SewSettings, Sewing};

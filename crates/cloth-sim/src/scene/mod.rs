@@ -118,7 +118,7 @@ pub enum SceneError {
         column: Option<usize>,
     },
     /// A file named by the scene does not exist or is not a regular file.
-    #[error("scene key `{key}`{}: file {} not found", fmt_location(*.line, *.column), cloth_mesh::sanitize_message(&.path.display().to_string()))]
+    #[error("scene key `{key}`{}: file {} not found or not a regular file", fmt_location(*.line, *.column), cloth_mesh::sanitize_message(&.path.display().to_string()))]
     MissingFile {
         /// Key path of the entry naming the file.
         key: String,
@@ -186,6 +186,10 @@ impl SceneError {
 // Public, resolved data
 // ---------------------------------------------------------------------------------------
 
+/// Largest accepted gravity magnitude (m/s^2), 10,000 g: beyond it a cloth leaves any bound
+/// within a few steps.
+pub const MAX_GRAVITY: f64 = 1e5;
+
 /// A fully resolved scene: every default applied, every value validated, every file path
 /// resolved against the scene file's directory.
 ///
@@ -224,7 +228,7 @@ pub struct RunSettings {
     /// `frames / fps` seconds). Key `frames`, default 60, >= 1.
     pub frames: usize,
     /// Gravitational acceleration in m/s^2 (y is up, so it points down by default). Key
-    /// `gravity`, default `[0, -9.81, 0]`.
+    /// `gravity`, default `[0, -9.81, 0]`; magnitude at most [`MAX_GRAVITY`].
     #[serde(serialize_with = "ser_vec3")]
     pub gravity: Vector3<f64>,
     /// Largest estimated run time in hours before the scene is refused (see the `budget`

@@ -184,12 +184,33 @@ impl Ctx<'_> {
         Ok(RunSettings {
             fps: self.positive("run.fps", r.fps.unwrap_or(d.fps))?,
             frames: self.count("run.frames", r.frames.unwrap_or(d.frames), 1)?,
-            gravity: r
-                .gravity
-                .map_or(Ok(d.gravity), |g| self.vec3("run.gravity", g))?,
+            gravity: r.gravity.map_or(Ok(d.gravity), |g| self.gravity(g))?,
             max_hours: positive("run.max_hours", r.max_hours)?,
             max_memory_gb: positive("run.max_memory_gb", r.max_memory_gb)?,
         })
+    }
+
+    /// Gravity up to [`MAX_GRAVITY`]: beyond it every frame leaves any bound in a few steps
+    /// (energies overflow to infinity), which is no simulation.
+    fn gravity(&self, g: [f64; 3]) -> Result<Vector3<f64>, SceneError> {
+        let g = self.vec3("run.gravity", g)?;
+        // Scaled so that 1e300 components do not overflow the norm to infinity.
+        let big = g.amax();
+        let norm = if big > 0.0 {
+            big * (g / big).norm()
+        } else {
+            0.0
+        };
+        if norm > MAX_GRAVITY {
+            return Err(self.invalid(
+                "run.gravity",
+                format!(
+                    "magnitude {:.3e} m/s^2 is above the limit of {MAX_GRAVITY:e} m/s^2",
+                    norm
+                ),
+            ));
+        }
+        Ok(g)
     }
 
     fn keyframes(
