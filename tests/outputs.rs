@@ -162,7 +162,9 @@ fn a_seamed_obj_cloth_writes_the_same_vertex_count_in_every_frame() {
     assert_ne!(vertices(5), first, "the free panel moved");
     let text = std::fs::read_to_string(out.join("frame_0005.obj")).unwrap();
     assert_eq!(
-        text.lines().filter(|l| l.starts_with("o ")).collect::<Vec<_>>(),
+        text.lines()
+            .filter(|l| l.starts_with("o "))
+            .collect::<Vec<_>>(),
         ["o cloth"],
         "the cloth is named"
     );

@@ -443,7 +443,10 @@ mod tests {
         let s = prepare_scene(&spec).unwrap();
         assert_eq!(s.cloths[0].mesh.vertex_count(), Some(49));
         assert_eq!(s.run.frames, 3);
-        assert_eq!(s.cloths[0].material.bend, 10.0 * base.cloths[0].material.bend);
+        assert_eq!(
+            s.cloths[0].material.bend,
+            10.0 * base.cloths[0].material.bend
+        );
         assert_eq!(
             s.cloths[0].material.stretch[1],
             0.5 * base.cloths[0].material.stretch[1]

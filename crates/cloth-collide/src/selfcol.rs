@@ -257,7 +257,8 @@ impl SelfCollision {
         self.proximities.extend(ee.into_iter().flatten());
         if !self.weld.is_empty() {
             let w = &self.weld;
-            self.proximities.retain(|p| !welded_neighbours(&p.vertices, p.kind, w));
+            self.proximities
+                .retain(|p| !welded_neighbours(&p.vertices, p.kind, w));
         }
         Ok(())
     }

@@ -312,13 +312,12 @@ impl ClothModel {
         let tris = mesh.triangles().to_vec();
         let mut tri_rest = Vec::with_capacity(tris.len());
         for (t, tri) in tris.iter().enumerate() {
-            let r = TriangleRest::new(mesh.triangle_rest(t)).ok_or(
-                ForceError::DegenerateTriangle {
+            let r =
+                TriangleRest::new(mesh.triangle_rest(t)).ok_or(ForceError::DegenerateTriangle {
                     triangle: t,
                     vertices: *tri,
                     area: mesh.rest_area(t),
-                },
-            )?;
+                })?;
             tri_rest.push(r);
         }
         let hinge_material: Vec<usize> = mesh
@@ -432,8 +431,8 @@ impl ClothModel {
     /// element) and `Exact`/`Projected` (21, see [`Evaluation`]).
     pub fn set_definiteness(&mut self, d: Definiteness) {
         let wide = |d: Definiteness| d != Definiteness::Clamped;
-        let rebuild = self.bend_model() == BendModel::ShapeOperator
-            && wide(d) != wide(self.definiteness);
+        let rebuild =
+            self.bend_model() == BendModel::ShapeOperator && wide(d) != wide(self.definiteness);
         self.definiteness = d;
         if rebuild {
             self.structure = Arc::new(Self::structure_for(

@@ -585,13 +585,22 @@ fn joined_cloths_keep_their_materials() {
     assert_eq!(f.forces, [fa.forces, fb.forces].concat());
     // Mistakes are typed errors naming what is wrong.
     let bad = ClothModel::with_materials(&joined, &[ma], &which, Definiteness::Clamped);
-    assert!(matches!(bad, Err(ForceError::MaterialIndex { index: 1, .. })));
+    assert!(matches!(
+        bad,
+        Err(ForceError::MaterialIndex { index: 1, .. })
+    ));
     let hinge = Material {
         bend_model: BendModel::Hinge,
         ..mb
     };
     let bad = ClothModel::with_materials(&joined, &[ma, hinge], &which, Definiteness::Clamped);
-    assert!(matches!(bad, Err(ForceError::InvalidMaterial { field: "bend_model", .. })));
+    assert!(matches!(
+        bad,
+        Err(ForceError::InvalidMaterial {
+            field: "bend_model",
+            ..
+        })
+    ));
     let bad = ClothModel::with_materials(&joined, &[ma], &[0], Definiteness::Clamped);
     assert!(matches!(bad, Err(ForceError::LengthMismatch { .. })));
 }

@@ -257,7 +257,10 @@ impl ClothMesh {
             .iter()
             .map(|e| {
                 let len = |t: usize| {
-                    let (a, b) = (corner_of(&triangles[t], e.v[0]), corner_of(&triangles[t], e.v[1]));
+                    let (a, b) = (
+                        corner_of(&triangles[t], e.v[0]),
+                        corner_of(&triangles[t], e.v[1]),
+                    );
                     (corner_rest[t][b] - corner_rest[t][a]).norm()
                 };
                 if e.is_boundary() {

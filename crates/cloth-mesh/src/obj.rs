@@ -452,7 +452,9 @@ pub fn write_obj_grouped(
     if groups.windows(2).any(|g| g[1].1 < g[0].1)
         || groups.iter().any(|g| g.1 > mesh.num_triangles())
     {
-        return Err(invalid("group first triangles must be ascending and in range".into()));
+        return Err(invalid(
+            "group first triangles must be ascending and in range".into(),
+        ));
     }
     // One vt per distinct corner coordinate, in order of first use.
     let mut vt_of: HashMap<[u64; 2], usize> = HashMap::new();
@@ -462,10 +464,12 @@ pub fn write_obj_grouped(
         .iter()
         .map(|c| {
             c.map(|r| {
-                *vt_of.entry([r.x.to_bits(), r.y.to_bits()]).or_insert_with(|| {
-                    vts.push(r);
-                    vts.len() - 1
-                })
+                *vt_of
+                    .entry([r.x.to_bits(), r.y.to_bits()])
+                    .or_insert_with(|| {
+                        vts.push(r);
+                        vts.len() - 1
+                    })
             })
         })
         .collect();
@@ -517,12 +521,12 @@ pub fn write_obj_file_atomic_grouped(
     positions: &[Vec3],
     groups: &[(String, usize)],
 ) -> Result<(), MeshError> {
-    crate::write_atomic(path, |w| write_obj_grouped(w, mesh, positions, groups)).map_err(
-        |source| MeshError::Io {
+    crate::write_atomic(path, |w| write_obj_grouped(w, mesh, positions, groups)).map_err(|source| {
+        MeshError::Io {
             path: path.to_path_buf(),
             source,
-        },
-    )
+        }
+    })
 }
 
 #[cfg(test)]

@@ -41,7 +41,10 @@ fn grid_layout_follows_the_xz_convention() {
         // Corners present exactly.
         for c in [(0.0, 0.0), (w, 0.0), (0.0, h), (w, h)] {
             assert!(
-                m.vertex_rest().unwrap().iter().any(|r| r.x == c.0 && r.y == c.1),
+                m.vertex_rest()
+                    .unwrap()
+                    .iter()
+                    .any(|r| r.x == c.0 && r.y == c.1),
                 "{p:?} corner {c:?}"
             );
         }

@@ -126,7 +126,10 @@ fn cube_with_split_uvs_is_one_closed_cloth_with_rest_per_corner() {
     check_invariants(&m);
     assert_eq!((m.num_vertices(), m.num_triangles()), (8, 12));
     assert_eq!(m.edges().len(), 18);
-    assert!(m.boundary_edges().is_empty(), "UV seams do not split the cloth");
+    assert!(
+        m.boundary_edges().is_empty(),
+        "UV seams do not split the cloth"
+    );
     assert_eq!(m.hinges().len(), 18);
     assert_eq!(euler(&m), 2, "a closed sphere");
     assert!(m.vertex_rest().is_none(), "corners of a vertex differ");
@@ -336,7 +339,9 @@ fn obj_without_uvs_is_flattened_as_modelled() {
         rest: RestShape::Uv,
         ..ObjImport::default()
     };
-    let e = ClothMesh::from_obj_with(&obj, &opts).unwrap_err().to_string();
+    let e = ClothMesh::from_obj_with(&obj, &opts)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("line 7"), "{e}");
 }
 
@@ -345,7 +350,10 @@ fn groups_are_written_and_read_back() {
     let a = grid(3, 3, 1.0, 1.0, GridPattern::Uniform).unwrap();
     let b = disc(0.5, 2).unwrap();
     let m = ClothMesh::concat(&[&a, &b]).unwrap();
-    let groups = vec![("shirt".to_string(), 0), ("skirt".to_string(), a.num_triangles())];
+    let groups = vec![
+        ("shirt".to_string(), 0),
+        ("skirt".to_string(), a.num_triangles()),
+    ];
     let mut out = Vec::new();
     write_obj_grouped(&mut out, &m, m.positions(), &groups).unwrap();
     let text = String::from_utf8(out).unwrap();
@@ -354,7 +362,10 @@ fn groups_are_written_and_read_back() {
     assert_same(&m, &ClothMesh::from_obj(&data, 1.0).unwrap());
     // Disjoint components: the second mesh's vertices follow the first's.
     assert_eq!(m.num_vertices(), a.num_vertices() + b.num_vertices());
-    assert_eq!(m.triangles()[a.num_triangles()], b.triangles()[0].map(|v| v + 9));
+    assert_eq!(
+        m.triangles()[a.num_triangles()],
+        b.triangles()[0].map(|v| v + 9)
+    );
     let bad = vec![("x".to_string(), 99)];
     assert!(write_obj_grouped(&mut Vec::new(), &m, m.positions(), &bad).is_err());
 }

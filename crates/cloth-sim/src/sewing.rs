@@ -85,10 +85,16 @@ impl Sewing {
         };
         let s = &settings;
         if !(s.sew_time.is_finite() && s.sew_time >= 0.0) {
-            return bad("sew_time", format!("must be finite and >= 0, got {}", s.sew_time));
+            return bad(
+                "sew_time",
+                format!("must be finite and >= 0, got {}", s.sew_time),
+            );
         }
         if !(s.stiffness.is_finite() && s.stiffness > 0.0) {
-            return bad("stitch stiffness", format!("must be > 0, got {}", s.stiffness));
+            return bad(
+                "stitch stiffness",
+                format!("must be > 0, got {}", s.stiffness),
+            );
         }
         if !(s.damping.is_finite() && s.damping >= 0.0) {
             return bad("stitch damping", format!("must be >= 0, got {}", s.damping));

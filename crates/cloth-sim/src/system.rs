@@ -96,7 +96,10 @@ impl ClothSystem {
             }
             let tris = self.mesh.triangles().get(p.triangles.clone());
             if !tris.is_some_and(|ts| ts.iter().flatten().all(|i| p.vertices.contains(i))) {
-                return bad(format!("part `{}` has triangles outside its vertices", p.name));
+                return bad(format!(
+                    "part `{}` has triangles outside its vertices",
+                    p.name
+                ));
             }
             (v, t) = (p.vertices.end, p.triangles.end);
         }

@@ -65,7 +65,11 @@ fn seamed_tube_obj(around: usize, rings: usize) -> String {
             let t = |i: usize, j: usize| j * (around + 1) + i + 1;
             let (a, b, c, d) = (v(i, j), v(i + 1, j), v(i + 1, j + 1), v(i, j + 1));
             let (ta, tb, tc, td) = (t(i, j), t(i + 1, j), t(i + 1, j + 1), t(i, j + 1));
-            writeln!(s, "f {a}/{ta} {b}/{tb} {c}/{tc}\nf {a}/{ta} {c}/{tc} {d}/{td}").unwrap();
+            writeln!(
+                s,
+                "f {a}/{ta} {b}/{tb} {c}/{tc}\nf {a}/{ta} {c}/{tc} {d}/{td}"
+            )
+            .unwrap();
         }
     }
     s
@@ -97,7 +101,11 @@ fn obj_without_uvs_rests_as_modelled() {
     let x = mesh.positions();
     for (e, &l) in mesh.edges().iter().zip(mesh.edge_rest_lengths()) {
         let d = (x[e.v[0]] - x[e.v[1]]).norm();
-        assert!((d - l).abs() <= 1e-12 * d.max(1.0), "edge {:?}: {d} vs {l}", e.v);
+        assert!(
+            (d - l).abs() <= 1e-12 * d.max(1.0),
+            "edge {:?}: {d} vs {l}",
+            e.v
+        );
     }
 
     // Zero internal force at rest: the curved sheet is its own rest shape.
@@ -137,7 +145,10 @@ fn uv_seamed_tube_stays_closed() {
     // One particle per position: the seam is not a cut; the tube has its two rims only.
     let mesh = &built.mesh;
     assert_eq!(mesh.num_vertices(), around * rings);
-    assert_eq!(count_boundary_loops(mesh.num_vertices(), mesh.triangles(), &[]), 2);
+    assert_eq!(
+        count_boundary_loops(mesh.num_vertices(), mesh.triangles(), &[]),
+        2
+    );
     let mut sim = build_simulation(&scene).unwrap();
     for _ in 0..10 {
         sim.step_frame().unwrap();
@@ -158,7 +169,10 @@ fn uv_seamed_tube_stays_closed() {
     );
     let m = build_cloth(&split, 0).unwrap().mesh;
     assert_eq!(m.num_vertices(), (around + 1) * rings);
-    assert_eq!(count_boundary_loops(m.num_vertices(), m.triangles(), &[]), 1);
+    assert_eq!(
+        count_boundary_loops(m.num_vertices(), m.triangles(), &[]),
+        1
+    );
 }
 
 #[test]
@@ -194,7 +208,10 @@ fn several_cloths_are_named_and_touch_each_other() {
     let x = sim.positions();
     let lower_min = x[..289].iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
     let upper_min = x[289..].iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
-    assert!(upper_min > lower_min, "upper {upper_min} m, lower {lower_min} m");
+    assert!(
+        upper_min > lower_min,
+        "upper {upper_min} m, lower {lower_min} m"
+    );
     // Without contact the upper cloth falls through the lower one.
     let apart = scene_with(&dir, &text.replace("self_collision = true", ""));
     let mut sim = build_simulation(&apart).unwrap();
@@ -203,8 +220,14 @@ fn several_cloths_are_named_and_touch_each_other() {
     }
     let x = sim.positions();
     let lower_min = x[..289].iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
-    let upper_max = x[289..].iter().map(|p| p.y).fold(f64::NEG_INFINITY, f64::max);
-    assert!(upper_max < lower_min, "without contact the upper cloth falls through");
+    let upper_max = x[289..]
+        .iter()
+        .map(|p| p.y)
+        .fold(f64::NEG_INFINITY, f64::max);
+    assert!(
+        upper_max < lower_min,
+        "without contact the upper cloth falls through"
+    );
 
     // A pin must say which cloth it holds when there are several.
     let bad = text.replace("cloth = \"lower\"\n", "");

@@ -108,7 +108,13 @@ pub fn build_cloth(scene: &Scene, k: usize) -> Result<BuiltCloth, SimError> {
 
 /// A one-triangle mesh standing in until a file's mesh replaces it.
 fn placeholder_mesh() -> Result<ClothMesh, SimError> {
-    Ok(cloth_mesh::grid(2, 2, 1.0, 1.0, cloth_mesh::GridPattern::Uniform)?)
+    Ok(cloth_mesh::grid(
+        2,
+        2,
+        1.0,
+        1.0,
+        cloth_mesh::GridPattern::Uniform,
+    )?)
 }
 
 /// Builds the cloth mesh of a scene, placed in the world: with several cloths, their meshes
@@ -161,12 +167,8 @@ fn build_model(
     for (k, p) in parts.iter().enumerate() {
         of_triangle[p.triangles.clone()].fill(k);
     }
-    let mut model = ClothModel::with_materials(
-        mesh,
-        &materials,
-        &of_triangle,
-        scene.solver.definiteness,
-    )?;
+    let mut model =
+        ClothModel::with_materials(mesh, &materials, &of_triangle, scene.solver.definiteness)?;
     if cloths.iter().any(|c| c.rest_angles_from_mesh) {
         model.try_set_rest_angles_from(mesh.positions())?;
         let mut angles = model.rest_angles();
@@ -230,7 +232,9 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
 fn build_pins(scene: &Scene, x0: &[Vec3], parts: &[ClothPart]) -> Result<Vec<PinGroup>, SimError> {
     let mut pins = Vec::with_capacity(scene.pins.len());
     for (k, p) in scene.pins.iter().enumerate() {
-        let range = parts[scene.pin_cloth(p).min(parts.len() - 1)].vertices.clone();
+        let range = parts[scene.pin_cloth(p).min(parts.len() - 1)]
+            .vertices
+            .clone();
         let n = range.len();
         if let Some(&bad) = p.vertices.iter().find(|&&i| i >= n) {
             return Err(SimError::Invalid {

@@ -58,7 +58,8 @@ impl<'de> Deserialize<'de> for RawCloths {
                 })
             }
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<RawCloths, A::Error> {
-                let items = Vec::<RawCloth>::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
+                let items =
+                    Vec::<RawCloth>::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
                 if items.is_empty() {
                     return Err(de::Error::invalid_length(0, &"at least one cloth"));
                 }

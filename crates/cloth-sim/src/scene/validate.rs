@@ -123,11 +123,20 @@ impl Ctx<'_> {
         Ok(Vector3::from(v))
     }
 
-    pub(super) fn opt_vec3(&self, key: &str, v: Option<[f64; 3]>) -> Result<Vector3<f64>, SceneError> {
+    pub(super) fn opt_vec3(
+        &self,
+        key: &str,
+        v: Option<[f64; 3]>,
+    ) -> Result<Vector3<f64>, SceneError> {
         v.map_or(Ok(Vector3::zeros()), |v| self.vec3(key, v))
     }
 
-    pub(super) fn unused<T>(&self, key: &str, v: &Option<T>, context: &str) -> Result<(), SceneError> {
+    pub(super) fn unused<T>(
+        &self,
+        key: &str,
+        v: &Option<T>,
+        context: &str,
+    ) -> Result<(), SceneError> {
         match v {
             Some(_) => Err(self.invalid(key, format!("is not used by {context}"))),
             None => Ok(()),
@@ -242,12 +251,7 @@ impl Ctx<'_> {
         Ok(out)
     }
 
-    fn pin(
-        &self,
-        k: &str,
-        p: RawPin,
-        cloths: &[ClothSettings],
-    ) -> Result<PinSettings, SceneError> {
+    fn pin(&self, k: &str, p: RawPin, cloths: &[ClothSettings]) -> Result<PinSettings, SceneError> {
         let cloth = match &p.cloth {
             Some(name) => cloths.iter().find(|c| &c.name == name).ok_or_else(|| {
                 let names: Vec<&str> = cloths.iter().map(|c| c.name.as_str()).collect();
