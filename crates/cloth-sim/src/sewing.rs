@@ -21,7 +21,7 @@
 
 use std::ops::Range;
 
-use crate::SimError;
+use crate::{SimError, State};
 use cloth_mesh::Vec3;
 use nalgebra::Matrix3;
 
@@ -156,20 +156,19 @@ impl Sewing {
             .fold(0.0, f64::max)
     }
 
-    /// Adds the stitch springs at time `t` (s), positions `x` (m) and velocities `v` (m/s) to
-    /// `forces` (N), with their Jacobian blocks `(i, j, df_i/dx_j, df_i/dv_j)`, `i <= j`, to
+    /// Adds the stitch springs at the state's time `t` (s), positions `x` (m) and velocities
+    /// `v` (m/s) to `forces` (N), with their Jacobian blocks `(i, j, df_i/dx_j, df_i/dv_j)`, `i <= j`, to
     /// `blocks`; and the gravity taken off sewing cloths (`-(1 - gravity_scale) m_i g`, no
     /// Jacobian). `masses` (kg) and `gravity` (m/s^2) are the world's.
     pub fn add_terms(
         &self,
-        t: f64,
-        x: &[Vec3],
-        v: &[Vec3],
+        state: &State,
         masses: &[f64],
         gravity: &Vec3,
         forces: &mut [Vec3],
         blocks: &mut Vec<(usize, usize, Matrix3<f64>, Matrix3<f64>)>,
     ) {
+        let (t, x, v) = (state.t, &state.x, &state.v);
         for g in &self.groups {
             let s = &g.settings;
             let progress = if s.sew_time > 0.0 {
@@ -278,7 +277,12 @@ mod tests {
             let mut f = vec![Vec3::zeros(); 2];
             let mut blocks = Vec::new();
             let g = Vec3::new(0.0, -9.81, 0.0);
-            s.add_terms(t, &x0, &x0, &[1.0, 1.0], &g, &mut f, &mut blocks);
+            let state = State {
+                x: x0.clone(),
+                v: x0.clone(),
+                t,
+            };
+            s.add_terms(&state, &[1.0, 1.0], &g, &mut f, &mut blocks);
             f
         };
         // At t = 0 the spring is at its rest length: only the gravity compensation acts.

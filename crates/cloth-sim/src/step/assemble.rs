@@ -120,9 +120,7 @@ impl Assembly {
             if !world.sewing.is_empty() {
                 let sys = &world.cloth;
                 world.sewing.add_terms(
-                    state.t,
-                    &state.x,
-                    &state.v,
+                    state,
                     &sys.masses,
                     &sys.external.gravity,
                     &mut self.extra.forces,
