@@ -268,3 +268,26 @@ fn cloth_check_prints_counts_and_bad_scenes_fail_with_one_line() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("does/not/exist.toml"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn cloth_check_reports_the_skirt_pattern_and_its_seams() {
+    let o = cloth_cmd()
+        .args([
+            "check",
+            root().join("scenes/skirt_mannequin.toml").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains("cloth      skirt:"), "{text}");
+    assert!(text.contains("rest       pattern"), "{text}");
+    assert!(text.contains("panel waistband_front"), "{text}");
+    assert!(text.contains("6 stitches"), "{text}");
+    assert!(text.contains("sewn       2 boundary loops"), "{text}");
+    assert!(text.contains("problems   none"), "{text}");
+}

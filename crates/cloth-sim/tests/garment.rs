@@ -272,3 +272,58 @@ fn sewn_skirt_closes_its_seams() {
         2
     );
 }
+
+#[test]
+fn garment_keys_are_checked_and_named() {
+    let dir = temp_dir("keys");
+    std::fs::write(dir.join("sheet.obj"), curved_sheet_obj(3, 3)).unwrap();
+    let grid = "mesh = { kind = \"grid\", nx = 3, ny = 3, width = 1.0, height = 1.0 }\n";
+    let cases = [
+        // Sewing keys belong to sewing patterns.
+        (format!("[cloth]\n{grid}sew_time = 0.5\n"), "cloth.sew_time"),
+        // OBJ keys belong to OBJ meshes.
+        (
+            "[cloth]\nmesh = { kind = \"grid\", nx = 3, ny = 3, width = 1.0, height = 1.0, \
+             rest = \"uv\" }\n"
+                .to_owned(),
+            "cloth.mesh.rest",
+        ),
+        (
+            "[cloth]\nmesh = { kind = \"obj\", path = \"sheet.obj\", edge_length = 0.1 }\n"
+                .to_owned(),
+            "cloth.mesh.edge_length",
+        ),
+        (
+            "[cloth]\nmesh = { kind = \"obj\", path = \"sheet.obj\", rest = \"texture\" }\n"
+                .to_owned(),
+            "cloth.mesh.rest",
+        ),
+        (
+            "[cloth]\nmesh = { kind = \"garmentcode\", path = \"missing.json\" }\n".to_owned(),
+            "cloth.mesh.path",
+        ),
+        (
+            format!("[[cloth]]\n{grid}\n[[cloth]]\n{grid}sew_gravity = 0.5\n"),
+            "cloth[1].sew_gravity",
+        ),
+        (
+            format!(
+                "[[cloth]]\n{grid}\n[[cloth]]\n{grid}\n[[pin]]\ncloth = \"x\"\nvertices = [0]\n"
+            ),
+            "pin[0].cloth",
+        ),
+    ];
+    for (text, key) in cases {
+        let e = Scene::from_toml_str(&text, &dir).unwrap_err();
+        assert!(e.to_string().contains(key), "{key}: {e}");
+    }
+    // Default names, and `rest = "uv"` on a file without vt is refused naming the face.
+    let s = scene_with(&dir, &format!("[[cloth]]\n{grid}\n[[cloth]]\n{grid}"));
+    assert_eq!(s.cloths[1].name, "cloth_1");
+    let uv = scene_with(
+        &dir,
+        "[cloth]\nmesh = { kind = \"obj\", path = \"sheet.obj\", rest = \"uv\" }\n",
+    );
+    let e = build_cloth(&uv, 0).unwrap_err().to_string();
+    assert!(e.contains("cloth.mesh.path") && e.contains("line"), "{e}");
+}
