@@ -52,6 +52,7 @@
     reason = "`!(a < b)` is deliberately true for NaN: non-finite data is rejected, never kept"
 )]
 
+mod attach;
 mod bvh;
 mod collider;
 mod error;
@@ -64,6 +65,7 @@ mod shapes;
 mod tessellate;
 
 pub use self::gltf::{GltfBody, GltfOptions, MAX_GLTF_BYTES};
+pub use attach::Attachment;
 pub use cloth_mesh::Vec3;
 pub use collider::{Collider, MIN_RELATIVE_VOLUME, Shape};
 pub use error::CollideError;

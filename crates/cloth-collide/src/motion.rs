@@ -88,6 +88,34 @@ impl Motion {
         }
     }
 
+    /// The mesh sequence's positions at time t (s), interpolated linearly between frames and
+    /// held outside them, written into `out`; `false` (and `out` untouched) without a
+    /// sequence.
+    pub fn sequence_at(&self, t: f64, out: &mut Vec<Vec3>) -> bool {
+        let Some((frames, fps)) = self.sequence() else {
+            return false;
+        };
+        let Some(last) = frames.len().checked_sub(1) else {
+            return false;
+        };
+        let f = if t.is_finite() { t * fps } else { 0.0 };
+        let f = f.clamp(0.0, last as f64);
+        let k = (f.floor() as usize).min(last);
+        out.clear();
+        if k == last {
+            out.extend_from_slice(&frames[last]);
+        } else {
+            let s = f - k as f64;
+            out.extend(
+                frames[k]
+                    .iter()
+                    .zip(&frames[k + 1])
+                    .map(|(p, q)| p + (q - p) * s),
+            );
+        }
+        true
+    }
+
     /// The rigid offset at time t (s): translation d(t) (m) and rotation R(t) about the pivot.
     /// Identity for static motions and pure mesh sequences.
     pub fn rigid_offset(&self, t: f64) -> (Vec3, UnitQuaternion<f64>) {

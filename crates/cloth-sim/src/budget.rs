@@ -73,6 +73,13 @@ pub fn estimate(scene: &Scene) -> Result<Budget, SimError> {
             };
             bytes += COLLIDER_BYTES_PER_VERTEX * v as f64 * stored;
         }
+        if let ColliderShape::Gltf { path, .. } = &c.shape {
+            // At most one vertex per 12 bytes of file (three f32 coordinates), posed at every
+            // sample of the run.
+            let size = std::fs::metadata(path).map_or(0, |m| m.len()) as f64;
+            let samples = duration * crate::scene::gltf_sample_rate(scene.run.fps) + 1.0;
+            bytes += COLLIDER_BYTES_PER_VERTEX * size / 12.0 * samples;
+        }
     }
     let steps = (duration / h).ceil();
     Ok(Budget {

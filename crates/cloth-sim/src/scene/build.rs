@@ -13,7 +13,7 @@ use crate::strain::StrainLimit;
 use crate::system::{ClothPart, ClothSystem};
 use crate::verlet::VerletSettings;
 use crate::{SimError, World};
-use cloth_collide::{Collider, ColliderSet, Motion, SelfCollision, Shape};
+use cloth_collide::{Collider, ColliderSet, GltfBody, GltfOptions, Motion, SelfCollision, Shape};
 use cloth_forces::{ClothModel, External};
 use cloth_mesh::{ClothMesh, GarmentSummary, ObjImport, RestShape, Vec3};
 use cloth_solver::{MultigridParams, PcgParams, Preconditioner};
@@ -228,8 +228,14 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
 }
 
 /// The pin groups of a scene over the initial positions `x0` of all cloths: each group's
-/// `vertices` and `region` refer to its own cloth (`parts[k]`).
-fn build_pins(scene: &Scene, x0: &[Vec3], parts: &[ClothPart]) -> Result<Vec<PinGroup>, SimError> {
+/// `vertices` and `region` refer to its own cloth (`parts[k]`); `attach` names one of
+/// `colliders`.
+fn build_pins(
+    scene: &Scene,
+    x0: &[Vec3],
+    parts: &[ClothPart],
+    colliders: &[Collider],
+) -> Result<Vec<PinGroup>, SimError> {
     let mut pins = Vec::with_capacity(scene.pins.len());
     for (k, p) in scene.pins.iter().enumerate() {
         let range = parts[scene.pin_cloth(p).min(parts.len() - 1)]
@@ -251,6 +257,19 @@ fn build_pins(scene: &Scene, x0: &[Vec3], parts: &[ClothPart]) -> Result<Vec<Pin
                 key: format!("pin[{k}].region"),
                 message: "selects no cloth vertex".into(),
             });
+        }
+        if let Some(name) = &p.attach {
+            let collider =
+                attached_collider(scene, colliders, name).ok_or_else(|| SimError::Invalid {
+                    key: format!("pin[{k}].attach"),
+                    message: format!(
+                        "no collider is named `{}`",
+                        cloth_mesh::sanitize_message(name)
+                    ),
+                })?;
+            let points: Vec<Vec3> = selected.iter().map(|&i| x0[i]).collect();
+            pins.push(PinGroup::attached(selected, collider.attach(&points)));
+            continue;
         }
         let motion = if p.keyframes.is_empty() {
             Motion::Static
@@ -288,6 +307,23 @@ fn build_sewing(
     Ok(sewing)
 }
 
+/// The collider a pin's `attach` names: by its `name`, or as `collider[k]`.
+fn attached_collider<'a>(
+    scene: &Scene,
+    colliders: &'a [Collider],
+    name: &str,
+) -> Option<&'a Collider> {
+    scene
+        .colliders
+        .iter()
+        .position(|c| c.name.as_deref() == Some(name))
+        .or_else(|| {
+            let k = name.strip_prefix("collider[")?.strip_suffix(']')?;
+            k.parse().ok()
+        })
+        .and_then(|k| colliders.get(k))
+}
+
 /// Builds the whole simulation of a scene: every cloth joined into one system, forces, pins,
 /// stitches, colliders and integrator.
 ///
@@ -307,7 +343,13 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
         wind_coefficient: first.drag,
         ..External::default()
     };
-    let pins = build_pins(scene, mesh.positions(), &parts)?;
+    let colliders = scene
+        .colliders
+        .iter()
+        .enumerate()
+        .map(|(k, c)| build_collider(scene, k, c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let pins = build_pins(scene, mesh.positions(), &parts, &colliders)?;
     let sewing = build_sewing(scene, &cloths, &parts, mesh.positions())?;
     // One thickness for the joined cloths: the largest of them.
     let thickness = scene.cloths.iter().map(|c| c.thickness).fold(0.0, f64::max);
@@ -327,13 +369,7 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
     };
     let system = ClothSystem::new(mesh, model, external)?.with_parts(parts)?;
     let mut world = World::new(system, pins)?;
-    if !scene.colliders.is_empty() {
-        let colliders = scene
-            .colliders
-            .iter()
-            .enumerate()
-            .map(|(k, c)| build_collider(scene, k, c))
-            .collect::<Result<Vec<_>, _>>()?;
+    if !colliders.is_empty() {
         world = world.with_colliders(ColliderSet::new(colliders)?, contact);
     }
     if let Some(sc) = self_collision {
@@ -396,6 +432,7 @@ pub fn build_collider(scene: &Scene, k: usize, c: &ColliderSettings) -> Result<C
                 motion,
             )
         }
+        ColliderShape::Gltf { .. } => gltf_collider(scene, k, c, rigid)?,
     };
     Ok(Collider {
         shape,
@@ -406,6 +443,71 @@ pub fn build_collider(scene: &Scene, k: usize, c: &ColliderSettings) -> Result<C
         thickness: c.thickness,
         name,
     })
+}
+
+/// Poses of a glTF body per second of simulation: the frame rate times the smallest whole
+/// number that reaches 120 Hz. Between poses the surface moves linearly, so its velocity over
+/// a step is the skinned motion's mean velocity over at most 1/120 s.
+pub(crate) fn gltf_sample_rate(fps: f64) -> f64 {
+    fps * (GLTF_SAMPLE_HZ / fps).ceil().max(1.0)
+}
+
+/// The least pose rate of glTF colliders (Hz).
+const GLTF_SAMPLE_HZ: f64 = 120.0;
+
+/// A glTF collider: the skinned body posed at [`gltf_sample_rate`] over the whole run, as a
+/// deforming mesh (with the collider's own rigid motion on top).
+fn gltf_collider(
+    scene: &Scene,
+    k: usize,
+    c: &ColliderSettings,
+    rigid: Motion,
+) -> Result<(Shape, Motion), SimError> {
+    let ColliderShape::Gltf {
+        path,
+        animation,
+        scale,
+        time_offset,
+        looping,
+    } = &c.shape
+    else {
+        unreachable!("gltf_collider is called for glTF shapes");
+    };
+    let options = GltfOptions {
+        clip: animation.clone(),
+        time_offset: *time_offset,
+        looping: *looping,
+        scale: *scale,
+    };
+    let body = GltfBody::load(path, &options).map_err(|e| SimError::Invalid {
+        key: format!("collider[{k}].path"),
+        message: e.to_string(),
+    })?;
+    let rate = gltf_sample_rate(scene.run.fps);
+    let samples = (scene.run.duration() * rate).round() as usize + 1;
+    let mut poses = Vec::with_capacity(samples);
+    for i in 0..samples {
+        let mut pose = Vec::new();
+        body.pose(i as f64 / rate, &mut pose);
+        poses.push(pose);
+    }
+    let shape = Shape::Mesh {
+        vertices: poses[0].clone(),
+        triangles: body.triangles().to_vec(),
+    };
+    let deformation = Motion::MeshSequence {
+        frames: poses,
+        fps: rate,
+    };
+    let motion = if matches!(rigid, Motion::Static) {
+        deformation
+    } else {
+        Motion::Composite {
+            rigid: Box::new(rigid),
+            deformation: Box::new(deformation),
+        }
+    };
+    Ok((shape, motion))
 }
 
 /// The deforming-mesh motion of an OBJ collider with `frames`: every frame file (already

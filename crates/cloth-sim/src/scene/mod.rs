@@ -34,7 +34,7 @@
 //! keyframes = [{ t = 0, translation = [0, 0, 0] }, { t = 1, translation = [0, 0.5, 0] }]
 //!
 //! [[collider]]               # any number of colliders
-//! shape = "sphere"           # sphere | cylinder | capsule | box | plane | obj
+//! shape = "sphere"           # sphere | cylinder | capsule | box | plane | obj | gltf
 //! radius = 0.3
 //! position = [0, 0.5, 0]
 //!
@@ -57,6 +57,7 @@ mod locate;
 mod raw;
 mod validate;
 
+pub(crate) use build::gltf_sample_rate;
 pub use build::{
     BuiltCloth, build_cloth, build_collider, build_integrator, build_mesh, build_simulation,
 };
@@ -478,6 +479,12 @@ pub struct PinSettings {
     /// Motion of the group (key `keyframes`, default empty = fixed in place).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub keyframes: Vec<Keyframe>,
+    /// The collider the group is glued to, by its `name` or as `collider[k]` (key `attach`,
+    /// not with `keyframes`): each vertex keeps its place on the collider as it moves, on its
+    /// closest triangle (barycentric, plus its distance along the normal) on a deforming mesh,
+    /// in the collider's local frame otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attach: Option<String>,
 }
 
 impl PinSettings {
@@ -534,6 +541,23 @@ pub enum ColliderShape {
         frames: Option<String>,
         /// Number of the file used for frame 0. Key `frame_start`, default 0.
         frame_start: usize,
+    },
+    /// A skinned (or rigid) glTF 2.0 body (`.glb` or `.gltf`; metres, y up), played from one
+    /// of its animations with linear blend skinning. The collider's own placement and motion
+    /// are applied on top.
+    Gltf {
+        /// The file, resolved against the scene directory (must exist).
+        path: PathBuf,
+        /// Animation clip by name. Key `animation`, default the file's first.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        animation: Option<String>,
+        /// Uniform scale of the posed body (e.g. 0.01 for centimetres). Key `scale`, default 1.
+        scale: f64,
+        /// Clip time at simulation time 0 (s). Key `time_offset`, default 0.
+        time_offset: f64,
+        /// Whether the clip repeats. Key `loop`, default false (the last pose is held).
+        #[serde(rename = "loop")]
+        looping: bool,
     },
 }
 

@@ -214,6 +214,7 @@ pub(super) struct RawPin {
     pub(super) vertices: Option<Vec<usize>>,
     pub(super) region: Option<RawRegion>,
     pub(super) keyframes: Option<Vec<Keyframe>>,
+    pub(super) attach: Option<String>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -225,6 +226,7 @@ pub(super) enum ShapeKind {
     Box,
     Plane,
     Obj,
+    Gltf,
 }
 
 #[derive(Deserialize)]
@@ -238,6 +240,11 @@ pub(super) struct RawCollider {
     pub(super) path: Option<String>,
     pub(super) frames: Option<String>,
     pub(super) frame_start: Option<usize>,
+    pub(super) animation: Option<String>,
+    pub(super) scale: Option<f64>,
+    pub(super) time_offset: Option<f64>,
+    #[serde(rename = "loop")]
+    pub(super) looping: Option<bool>,
     pub(super) position: Option<[f64; 3]>,
     pub(super) rotation: Option<[f64; 3]>,
     pub(super) friction: Option<f64>,

@@ -298,12 +298,19 @@ impl Ctx<'_> {
         if vertices.is_empty() && region.is_none() {
             return Err(self.invalid(k, "a pin needs a non-empty `vertices` list or a `region`"));
         }
+        if p.attach.is_some() && p.keyframes.is_some() {
+            return Err(self.invalid(
+                &format!("{k}.keyframes"),
+                "a pin attached to a collider moves with it; give `attach` or `keyframes`",
+            ));
+        }
         Ok(PinSettings {
             name: p.name,
             cloth: p.cloth,
             vertices,
             region,
             keyframes: self.keyframes(&format!("{k}.keyframes"), p.keyframes)?,
+            attach: p.attach,
         })
     }
 
@@ -355,6 +362,7 @@ impl Ctx<'_> {
             ShapeKind::Box => "box",
             ShapeKind::Plane => "plane",
             ShapeKind::Obj => "obj",
+            ShapeKind::Gltf => "gltf",
         };
         let ctx = format!("shape = \"{shape_name}\"");
         let uses_radius = matches!(
@@ -371,10 +379,18 @@ impl Ctx<'_> {
         if c.shape != ShapeKind::Box {
             self.unused(&key("size"), &c.size, &ctx)?;
         }
-        if c.shape != ShapeKind::Obj {
+        if !matches!(c.shape, ShapeKind::Obj | ShapeKind::Gltf) {
             self.unused(&key("path"), &c.path, &ctx)?;
+        }
+        if c.shape != ShapeKind::Obj {
             self.unused(&key("frames"), &c.frames, &ctx)?;
             self.unused(&key("frame_start"), &c.frame_start, &ctx)?;
+        }
+        if c.shape != ShapeKind::Gltf {
+            self.unused(&key("animation"), &c.animation, &ctx)?;
+            self.unused(&key("scale"), &c.scale, &ctx)?;
+            self.unused(&key("time_offset"), &c.time_offset, &ctx)?;
+            self.unused(&key("loop"), &c.looping, &ctx)?;
         }
         Ok(())
     }
@@ -431,6 +447,18 @@ impl Ctx<'_> {
                     path,
                     frames,
                     frame_start,
+                }
+            }
+            ShapeKind::Gltf => {
+                let rel = c.path.as_deref().ok_or_else(|| {
+                    self.invalid(&key("path"), "is required for shape = \"gltf\"")
+                })?;
+                ColliderShape::Gltf {
+                    path: self.existing_file(&key("path"), rel)?,
+                    animation: c.animation.clone(),
+                    scale: self.positive(&key("scale"), c.scale.unwrap_or(1.0))?,
+                    time_offset: self.finite(&key("time_offset"), c.time_offset.unwrap_or(0.0))?,
+                    looping: c.looping.unwrap_or(false),
                 }
             }
         })
