@@ -53,18 +53,7 @@ impl Collider {
                     .collect()
             })
             .collect();
-        let deformation = Motion::MeshSequence {
-            frames: tracks,
-            fps,
-        };
-        let motion = if matches!(rigid, Motion::Static) {
-            deformation
-        } else {
-            Motion::Composite {
-                rigid: Box::new(rigid),
-                deformation: Box::new(deformation),
-            }
-        };
+        let motion = Motion::deforming(rigid, tracks, fps);
         Attachment {
             pivot: self.position,
             motion,

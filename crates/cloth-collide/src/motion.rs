@@ -70,6 +70,20 @@ pub enum Motion {
 const STATIC: Motion = Motion::Static;
 
 impl Motion {
+    /// A deforming mesh (`frames` at `fps`) placed by a `rigid` motion: a pure
+    /// [`Motion::MeshSequence`] when `rigid` is static, a [`Motion::Composite`] otherwise.
+    pub fn deforming(rigid: Motion, frames: Vec<Vec<Vec3>>, fps: f64) -> Motion {
+        let deformation = Motion::MeshSequence { frames, fps };
+        if matches!(rigid, Motion::Static) {
+            deformation
+        } else {
+            Motion::Composite {
+                rigid: Box::new(rigid),
+                deformation: Box::new(deformation),
+            }
+        }
+    }
+
     /// The rigid part of the motion (`Static` for a pure mesh sequence).
     pub fn rigid(&self) -> &Motion {
         match self {

@@ -495,18 +495,7 @@ fn gltf_collider(
         vertices: poses[0].clone(),
         triangles: body.triangles().to_vec(),
     };
-    let deformation = Motion::MeshSequence {
-        frames: poses,
-        fps: rate,
-    };
-    let motion = if matches!(rigid, Motion::Static) {
-        deformation
-    } else {
-        Motion::Composite {
-            rigid: Box::new(rigid),
-            deformation: Box::new(deformation),
-        }
-    };
+    let motion = Motion::deforming(rigid, poses, rate);
     Ok((shape, motion))
 }
 
@@ -541,18 +530,7 @@ fn mesh_sequence(
         }
         seq.push(v);
     }
-    let deformation = Motion::MeshSequence {
-        frames: seq,
-        fps: scene.run.fps,
-    };
-    Ok(if matches!(rigid, Motion::Static) {
-        deformation
-    } else {
-        Motion::Composite {
-            rigid: Box::new(rigid),
-            deformation: Box::new(deformation),
-        }
-    })
+    Ok(Motion::deforming(rigid, seq, scene.run.fps))
 }
 
 /// The vertices and triangles of a solid's OBJ file (the workspace's one OBJ reader; texture
