@@ -298,3 +298,48 @@ fn a_pin_attached_to_no_collider_or_also_keyframed_is_refused() {
     .to_string();
     assert!(e.contains("pin[0].keyframes"), "{e}");
 }
+
+#[test]
+fn colliders_json_holds_the_body_posed_at_each_output_frame() {
+    let dir = std::env::temp_dir().join(format!("cloth-characters-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let scene = dir.join("s.toml");
+    std::fs::write(
+        &scene,
+        format!(
+            "[run]\nframes = 3\n[cloth]\nmesh = {{ kind = \"grid\", nx = 3, ny = 3, width = 0.1, height = 0.1 }}\nposition = [0.0, 2.5, 0.0]\n[[collider]]\nshape = \"gltf\"\npath = \"{}\"\nanimation = \"walk\"\n",
+            mannequin().display()
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_cloth"))
+        .arg("run")
+        .arg(&scene)
+        .args(["--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let file = cloth::sim::CollidersFile::read(&out.join("colliders.json")).unwrap();
+    let track = &file.colliders[0];
+    let options = GltfOptions {
+        clip: Some("walk".into()),
+        ..GltfOptions::default()
+    };
+    let body = GltfBody::load(&mannequin(), &options).unwrap();
+    let mut posed = Vec::new();
+    for k in 0..=3 {
+        body.pose(k as f64 / 30.0, &mut posed);
+        let written = track.world_vertices(k);
+        assert_eq!(written.len(), posed.len());
+        let worst = written
+            .iter()
+            .zip(&posed)
+            .map(|(w, p)| (Vec3::from(*w) - p).norm())
+            .fold(0.0, f64::max);
+        assert!(worst < 1e-9, "frame {k}: body off by {worst} m");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
