@@ -211,7 +211,7 @@ region = {{ min = [-1.0, 1.05, -1.0], max = [1.0, 1.07, 1.0] }}
         .filter(|p| (p.y - 1.06).abs() < 0.02 && p.x.abs() < 0.03)
         .map(|p| p.z)
         .fold(f64::NEG_INFINITY, f64::max);
-    scene.cloth.position = nalgebra::Vector3::new(0.0, 1.0, front + 0.01);
+    scene.cloths[0].position = nalgebra::Vector3::new(0.0, 1.0, front + 0.01);
     let mut sim = build_simulation(&scene).unwrap_or_else(|e| panic!("{e}"));
     let pinned: Vec<usize> = (0..sim.positions().len())
         .filter(|&i| (sim.positions()[i].y - 1.06).abs() < 0.01)

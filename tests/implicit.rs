@@ -328,12 +328,7 @@ fn optional_strain_limit_after_implicit_steps_keeps_edges_in_range() {
     };
     let n = 11;
     let sys = sheet(n, 0.5, &material);
-    let rest: Vec<f64> = sys
-        .mesh
-        .edges()
-        .iter()
-        .map(|e| (sys.mesh.rest()[e.v[1]] - sys.mesh.rest()[e.v[0]]).norm())
-        .collect();
+    let rest: Vec<f64> = sys.mesh.edge_rest_lengths().to_vec();
     let edges: Vec<[usize; 2]> = sys.mesh.edges().iter().map(|e| e.v).collect();
     let pins = corner_pins(&sys, n);
     let limit = StrainLimit {

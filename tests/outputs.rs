@@ -129,8 +129,9 @@ fn a_second_run_into_a_directory_in_use_is_refused_and_a_stale_lock_is_taken_ove
 #[test]
 fn a_seamed_obj_cloth_writes_the_same_vertex_count_in_every_frame() {
     let dir = temp_dir("seam");
-    // Two quads sharing the positional edge 2-5 but with their own UVs: a seam whose copies
-    // coincide at frame 0 and part as the free panel falls.
+    // Two quads sharing the positional edge 2-5 but with their own UVs: split into panels
+    // (`split_seams = true`), a seam whose copies coincide at frame 0 and part as the free
+    // panel falls.
     let obj = "v 0 1 0\nv 1 1 0\nv 2 1 0\nv 0 1 1\nv 1 1 1\nv 2 1 1\n\
                vt 0 0\nvt 1 0\nvt 0 1\nvt 1 1\nvt 3 0\nvt 4 0\nvt 3 1\nvt 4 1\n\
                f 1/1 2/2 5/4 4/3\nf 2/5 3/6 6/8 5/7\n";
@@ -138,7 +139,7 @@ fn a_seamed_obj_cloth_writes_the_same_vertex_count_in_every_frame() {
     let scene = dir.join("seam.toml");
     std::fs::write(
         &scene,
-        "[run]\nframes = 5\n[cloth]\nmesh = { kind = \"obj\", path = \"seam.obj\" }\n\
+        "[run]\nframes = 5\n[cloth]\nmesh = { kind = \"obj\", path = \"seam.obj\", split_seams = true }\n\
          [[pin]]\nregion = { min = [-0.1, 0.9, -0.1], max = [1.1, 1.1, 1.1] }\n",
     )
     .unwrap();
@@ -159,6 +160,14 @@ fn a_seamed_obj_cloth_writes_the_same_vertex_count_in_every_frame() {
         assert_eq!(vertices(k).len(), first.len(), "frame {k}");
     }
     assert_ne!(vertices(5), first, "the free panel moved");
+    let text = std::fs::read_to_string(out.join("frame_0005.obj")).unwrap();
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with("o "))
+            .collect::<Vec<_>>(),
+        ["o cloth"],
+        "the cloth is named"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -97,11 +97,7 @@ fn verlet_keeps_every_edge_within_its_strain_limit_after_each_step() {
         .expect("verlet scene sets a strain limit");
     let mut sim = build_simulation(&scene).unwrap();
     let mesh = &sim.system().mesh;
-    let rest: Vec<f64> = mesh
-        .edges()
-        .iter()
-        .map(|e| (mesh.rest()[e.v[1]] - mesh.rest()[e.v[0]]).norm())
-        .collect();
+    let rest: Vec<f64> = mesh.edge_rest_lengths().to_vec();
     let edges: Vec<[usize; 2]> = mesh.edges().iter().map(|e| e.v).collect();
     let mut worst: f64 = 0.0;
     for _ in 0..scene.run.frames {
@@ -272,4 +268,27 @@ fn cloth_check_prints_counts_and_bad_scenes_fail_with_one_line() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("does/not/exist.toml"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn cloth_check_reports_the_skirt_pattern_and_its_seams() {
+    let o = cloth_cmd()
+        .args([
+            "check",
+            root().join("scenes/skirt_mannequin.toml").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(text.contains("cloth      skirt:"), "{text}");
+    assert!(text.contains("rest       pattern"), "{text}");
+    assert!(text.contains("panel waistband_front"), "{text}");
+    assert!(text.contains("6 stitches"), "{text}");
+    assert!(text.contains("sewn       2 boundary loops"), "{text}");
+    assert!(text.contains("problems   none"), "{text}");
 }

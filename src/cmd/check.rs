@@ -1,10 +1,12 @@
 //! `cloth check`: validate a scene and print what it contains.
 
-use cloth::sim::{Scene, build_simulation};
+use cloth::mesh::{ClothMesh, RestMap, RestShape, count_boundary_loops};
+use cloth::sim::{ClothPart, Scene, build_simulation};
 use std::path::Path;
 use std::process::ExitCode;
 
-/// Loads and builds the scene at `path` and prints its counts.
+/// Loads and builds the scene at `path` and prints its counts, then one block per cloth: rest
+/// shape, boundary loops, UV seams, and for sewing patterns the panels and stitches.
 pub fn check(path: &Path) -> Result<ExitCode, String> {
     let scene = Scene::load(path).map_err(|e| e.to_string())?;
     let sim = build_simulation(&scene).map_err(|e| e.to_string())?;
@@ -24,6 +26,60 @@ pub fn check(path: &Path) -> Result<ExitCode, String> {
     );
     println!("colliders  {}", scene.colliders.len());
     println!("frames     {} at {} fps", scene.run.frames, scene.run.fps);
+    let stitches: Vec<[usize; 2]> = sim.world().sewing.pairs().collect();
+    for part in &sys.parts {
+        print_cloth(mesh, part, &stitches);
+    }
     println!("problems   none");
     Ok(ExitCode::SUCCESS)
+}
+
+/// One cloth's block of the report.
+fn print_cloth(mesh: &ClothMesh, part: &ClothPart, stitches: &[[usize; 2]]) {
+    println!(
+        "cloth      {}: {} vertices, {} triangles",
+        part.name,
+        part.vertices.len(),
+        part.triangles.len()
+    );
+    let rest = match part.rest {
+        Some(RestShape::Uv) => "uv (texture coordinates)",
+        Some(RestShape::Mesh) => "mesh (each triangle as modelled)",
+        _ if part.garment.is_some() => "pattern (panels flat)",
+        _ => "builder (flat)",
+    };
+    println!("  rest       {rest}");
+    let tris = &mesh.triangles()[part.triangles.clone()];
+    let base = part.vertices.start;
+    let local: Vec<[usize; 3]> = tris.iter().map(|t| t.map(|v| v - base)).collect();
+    let own: Vec<[usize; 2]> = stitches
+        .iter()
+        .filter(|s| part.vertices.contains(&s[0]))
+        .map(|s| s.map(|v| v - base))
+        .collect();
+    println!(
+        "  boundary   {} loops",
+        count_boundary_loops(part.vertices.len(), &local, &[])
+    );
+    if part.rest == Some(RestShape::Uv) {
+        // Interior edges whose two triangles give them different rest coordinates: UV seams
+        // (only for uv rest shapes: a rest="mesh" cloth has a frame per triangle).
+        let seams = mesh
+            .edges()
+            .iter()
+            .filter(|e| !e.is_boundary() && part.triangles.contains(&e.tris[0]))
+            .filter(|e| mesh.rest_map(e.tris[0], e.tris[1]) != Some(RestMap::Identity))
+            .count();
+        println!("  uv seams   {seams} edges (kept closed)");
+    }
+    if let Some(g) = &part.garment {
+        for line in g.to_string().lines() {
+            println!("  {line}");
+        }
+        println!(
+            "  sewn       {} boundary loops once the {} stitched pairs close",
+            count_boundary_loops(part.vertices.len(), &local, &own),
+            own.len()
+        );
+    }
 }

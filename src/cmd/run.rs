@@ -320,7 +320,8 @@ fn write_colliders(sim: &Simulation, scene: &Scene, out: &Path) -> Result<(), St
 
 fn write_frame(sim: &Simulation, out: &Path, k: usize) -> Result<(), String> {
     let path = frame_path(out, k);
-    cloth::mesh::write_obj_file_atomic(&path, &sim.system().mesh, sim.positions())
+    let sys = sim.system();
+    cloth::mesh::write_obj_file_atomic_grouped(&path, &sys.mesh, sim.positions(), &sys.obj_groups())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 

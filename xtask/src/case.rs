@@ -195,7 +195,7 @@ pub fn prepare_scene(spec: &CaseSpec) -> Result<Scene, String> {
     let mut scene =
         Scene::load(&spec.scene).map_err(|e| format!("{}: {e}", spec.scene.display()))?;
     if let Some(n) = spec.grid {
-        match &mut scene.cloth.mesh {
+        match &mut scene.cloths[0].mesh {
             MeshSpec::Grid { nx, ny, .. } => {
                 *nx = n;
                 *ny = n;
@@ -211,9 +211,11 @@ pub fn prepare_scene(spec: &CaseSpec) -> Result<Scene, String> {
     if let Some(f) = spec.frames {
         scene.run.frames = f;
     }
-    scene.cloth.material.bend *= spec.bend_scale;
-    for k in &mut scene.cloth.material.stretch {
-        *k *= spec.stretch_scale;
+    for cloth in &mut scene.cloths {
+        cloth.material.bend *= spec.bend_scale;
+        for k in &mut cloth.material.stretch {
+            *k *= spec.stretch_scale;
+        }
     }
     if let Some(s) = spec.solver {
         scene.solver.preconditioner = s;
@@ -454,14 +456,17 @@ mod tests {
         spec.stretch_scale = 0.5;
         spec.solver = Some(SolverChoice::Direct);
         let s = prepare_scene(&spec).unwrap();
-        assert_eq!(s.cloth.mesh.vertex_count(), Some(49));
+        assert_eq!(s.cloths[0].mesh.vertex_count(), Some(49));
         assert_eq!(s.run.frames, 3);
-        assert_eq!(s.cloth.material.bend, 10.0 * base.cloth.material.bend);
         assert_eq!(
-            s.cloth.material.stretch[1],
-            0.5 * base.cloth.material.stretch[1]
+            s.cloths[0].material.bend,
+            10.0 * base.cloths[0].material.bend
         );
-        assert_eq!(s.cloth.material.shear, base.cloth.material.shear);
+        assert_eq!(
+            s.cloths[0].material.stretch[1],
+            0.5 * base.cloths[0].material.stretch[1]
+        );
+        assert_eq!(s.cloths[0].material.shear, base.cloths[0].material.shear);
         assert_eq!(s.solver.preconditioner, SolverChoice::Direct);
         assert_eq!(s.solver.integrator, IntegratorKind::Implicit);
 

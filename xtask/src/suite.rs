@@ -617,7 +617,7 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
         if !o.quick {
             // Springs as stiff as the cloth's mean membrane stiffness (no strain limit help).
             let k = Scene::load(&scene_path("fixed_sheet.toml"))
-                .map(|s| 0.5 * (s.cloth.material.stretch[0] + s.cloth.material.stretch[1]))
+                .map(|s| 0.5 * (s.cloths[0].material.stretch[0] + s.cloths[0].material.stretch[1]))
                 .ok();
             if let Some(k) = k {
                 v.push(("explicit_verlet_stiff", Some(k)));

@@ -70,6 +70,9 @@ pub struct SelfCollision {
     boxes: Vec<Aabb>,
     built: bool,
     proximities: Vec<Proximity>,
+    /// Per vertex, the smallest vertex welded to it ([`SelfCollision::set_welded`]); empty
+    /// when nothing is welded.
+    weld: Vec<usize>,
 }
 
 impl SelfCollision {
@@ -152,6 +155,7 @@ impl SelfCollision {
             boxes: vec![Aabb::empty(); triangles.len()],
             built: false,
             proximities: Vec::new(),
+            weld: Vec::new(),
         })
     }
 
@@ -251,7 +255,20 @@ impl SelfCollision {
         self.proximities.clear();
         self.proximities.extend(vt.into_iter().flatten());
         self.proximities.extend(ee.into_iter().flatten());
+        if !self.weld.is_empty() {
+            let w = &self.weld;
+            self.proximities
+                .retain(|p| !welded_neighbours(&p.vertices, p.kind, w));
+        }
         Ok(())
+    }
+
+    /// Treats each pair of `pairs` (vertices sewn together, e.g. garment stitches) as one
+    /// vertex for the neighbour test: proximities between features that share a vertex once
+    /// the pairs are welded (transitively) are skipped, so a closing seam is not pushed open.
+    /// Pairs with a vertex out of range are ignored; an empty list welds nothing.
+    pub fn set_welded(&mut self, pairs: &[[usize; 2]]) {
+        self.weld = weld_classes(self.n_vertices, pairs);
     }
 
     /// Makes the next detection rebuild the hierarchy from scratch instead of refitting it
@@ -346,6 +363,39 @@ impl SelfCollision {
                 }
             }
         }
+    }
+}
+
+/// Per vertex the smallest vertex of its class after welding `pairs` (transitively); empty
+/// when `pairs` is.
+pub(crate) fn weld_classes(n: usize, pairs: &[[usize; 2]]) -> Vec<usize> {
+    if pairs.is_empty() {
+        return Vec::new();
+    }
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    for &[a, b] in pairs {
+        if a < n && b < n {
+            let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+            let (lo, hi) = (ra.min(rb), ra.max(rb));
+            parent[hi] = lo;
+        }
+    }
+    (0..n).map(|v| root(&mut parent, v)).collect()
+}
+
+/// Whether the two features of a proximity share a vertex once welded vertices are one.
+fn welded_neighbours(v: &[usize; 4], kind: ProximityKind, class: &[usize]) -> bool {
+    let c = v.map(|i| class[i]);
+    match kind {
+        ProximityKind::VertexTriangle => c[1..].contains(&c[0]),
+        ProximityKind::EdgeEdge => c[..2].iter().any(|x| c[2..].contains(x)),
     }
 }
 
@@ -444,8 +494,41 @@ pub fn count_self_intersections(mesh: &ClothMesh, x: &[Vec3]) -> usize {
     count_intersections(mesh.triangles(), x)
 }
 
+/// As [`count_intersections`], but triangles that share a vertex once the vertex pairs
+/// `welded` are joined (garment stitches, see [`SelfCollision::set_welded`]) are neighbours and
+/// not counted.
+pub fn count_intersections_welded(
+    triangles: &[[usize; 3]],
+    x: &[Vec3],
+    welded: &[[usize; 2]],
+) -> usize {
+    let class = weld_classes(x.len(), welded);
+    if class.is_empty() {
+        return count_intersections(triangles, x);
+    }
+    let ok = |t: &[usize; 3]| t.iter().all(|&i| i < x.len());
+    let joined: Vec<[usize; 3]> = triangles
+        .iter()
+        .map(|t| if ok(t) { t.map(|i| class[i]) } else { *t })
+        .collect();
+    count_pairs(triangles, x, |a, b| {
+        joined[a].iter().any(|i| joined[b].contains(i))
+    })
+}
+
 /// As [`count_self_intersections`] from raw triangles (indices out of range are skipped).
 pub fn count_intersections(triangles: &[[usize; 3]], x: &[Vec3]) -> usize {
+    count_pairs(triangles, x, |a, b| {
+        triangles[a].iter().any(|i| triangles[b].contains(i))
+    })
+}
+
+/// Intersecting pairs of triangles that are not `neighbours` (by triangle index).
+fn count_pairs(
+    triangles: &[[usize; 3]],
+    x: &[Vec3],
+    neighbours: impl Fn(usize, usize) -> bool + Sync,
+) -> usize {
     let ok = |t: &[usize; 3]| t.iter().all(|&i| i < x.len());
     let boxes: Vec<Aabb> = triangles
         .iter()
@@ -471,7 +554,7 @@ pub fn count_intersections(triangles: &[[usize; 3]], x: &[Vec3]) -> usize {
                 }
                 bvh.query(&boxes[t], &mut stack, |u| {
                     let b = triangles[u];
-                    if u <= t || !ok(&b) || a.iter().any(|i| b.contains(i)) {
+                    if u <= t || !ok(&b) || neighbours(t, u) {
                         return;
                     }
                     if triangles_intersect(a.map(|i| &x[i]), b.map(|i| &x[i])) {

@@ -75,6 +75,16 @@ pub enum ForceError {
         /// Actual length.
         got: usize,
     },
+    /// `material_of_triangle[triangle]` names a material that does not exist.
+    #[error("triangle {triangle}: material index {index} out of range ({count} materials)")]
+    MaterialIndex {
+        /// Triangle index.
+        triangle: usize,
+        /// The bad material index.
+        index: usize,
+        /// Number of materials given.
+        count: usize,
+    },
     /// A value is not finite: the position or velocity of vertex `index`, or the rest angle of
     /// hinge `index`.
     #[error("{what} {index} is not finite")]

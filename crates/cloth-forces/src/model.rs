@@ -148,7 +148,11 @@ pub struct ClothModel {
     /// Hinge across edge i of each triangle (`usize::MAX` on a boundary edge); empty under the
     /// hinge model.
     shape_hinges: Vec<[usize; 3]>,
-    material: Material,
+    /// The materials; triangle t uses `materials[tri_material[t]]`.
+    materials: Vec<Material>,
+    tri_material: Vec<usize>,
+    /// Material of each hinge (that of its first triangle).
+    hinge_material: Vec<usize>,
     definiteness: Definiteness,
     masses: Vec<f64>,
     vertex_areas: Vec<f64>,
@@ -254,146 +258,112 @@ impl Evaluation {
     }
 }
 
+/// Rest data of the bend elements (hinges, and shape-operator elements when that model is on).
+struct BendRest {
+    hinges: Vec<[usize; 4]>,
+    hinge_rest: Vec<HingeRest>,
+    shape_stencils: Vec<[usize; 6]>,
+    shape_rest: Vec<ShapeRest>,
+    shape_hinges: Vec<[usize; 3]>,
+}
+
 impl ClothModel {
     /// Precomputes rest data (inverse (u, v) edge matrices, areas, hinge stiffnesses
     /// `k_e = D |e|^2/(A1 + A2) * (k_u du^2 + k_v dv^2)/(du^2 + dv^2)`), flat rest angles, and
-    /// lumped masses. Fails on an invalid material or a degenerate rest triangle/hinge.
+    /// lumped masses, for one material everywhere. Fails on an invalid material or a
+    /// degenerate rest triangle/hinge.
+    ///
+    /// Rest shapes come from the mesh's per-corner rest coordinates
+    /// ([`ClothMesh::triangle_rest`]); where two triangles see their shared edge in different
+    /// (u, v) frames (UV seams, triangles flattened one by one), bend stencils are unfolded
+    /// with [`ClothMesh::flap_rest`] and the hinge's `|e|^2` and `bend_uv` weight are the means
+    /// over both triangles.
     pub fn new(
         mesh: &ClothMesh,
         material: &Material,
         definiteness: Definiteness,
     ) -> Result<Self, ForceError> {
-        material.validate()?;
-        let rest = mesh.rest();
+        Self::with_materials(
+            mesh,
+            std::slice::from_ref(material),
+            &vec![0; mesh.num_triangles()],
+            definiteness,
+        )
+    }
+
+    /// As [`ClothModel::new`] with a material per triangle: triangle `t` uses
+    /// `materials[material_of_triangle[t]]` for stretch, shear, their damping, its lumped
+    /// mass (density) and, under [`BendModel::ShapeOperator`], its bend element; a hinge uses
+    /// the material of its first triangle (`Hinge::tris[0]`). Several cloths joined into one
+    /// mesh ([`ClothMesh::concat`]) each keep their material this way.
+    ///
+    /// Errors: `materials` empty or an invalid material
+    /// ([`ForceError::InvalidMaterial`]), `material_of_triangle` not one entry per triangle
+    /// or an index out of range ([`ForceError::LengthMismatch`],
+    /// [`ForceError::MaterialIndex`]), materials with different bend models
+    /// ([`ForceError::InvalidMaterial`] on `bend_model`), degenerate rest data.
+    pub fn with_materials(
+        mesh: &ClothMesh,
+        materials: &[Material],
+        material_of_triangle: &[usize],
+        definiteness: Definiteness,
+    ) -> Result<Self, ForceError> {
+        check_materials(mesh, materials, material_of_triangle)?;
         let tris = mesh.triangles().to_vec();
         let mut tri_rest = Vec::with_capacity(tris.len());
         for (t, tri) in tris.iter().enumerate() {
-            let r = TriangleRest::new([rest[tri[0]], rest[tri[1]], rest[tri[2]]]).ok_or(
-                ForceError::DegenerateTriangle {
+            let r =
+                TriangleRest::new(mesh.triangle_rest(t)).ok_or(ForceError::DegenerateTriangle {
                     triangle: t,
                     vertices: *tri,
                     area: mesh.rest_area(t),
-                },
-            )?;
+                })?;
             tri_rest.push(r);
         }
-        let mut hinges = Vec::with_capacity(mesh.hinges().len());
-        let mut hinge_rest = Vec::with_capacity(mesh.hinges().len());
-        for (h, hg) in mesh.hinges().iter().enumerate() {
-            let d = rest[hg.v[1]] - rest[hg.v[0]];
-            let le2 = d.norm_squared();
-            let a = tri_rest[hg.tris[0]].area + tri_rest[hg.tris[1]].area;
-            if !(le2 > 0.0 && a > 0.0 && le2.is_finite()) {
-                return Err(ForceError::DegenerateHinge {
-                    hinge: h,
-                    vertices: hg.v,
-                });
-            }
-            let w = (material.bend_uv[0] * d.x * d.x + material.bend_uv[1] * d.y * d.y) / le2;
-            hinges.push(hg.v);
-            hinge_rest.push(HingeRest {
-                stiffness: material.bend * le2 / a * w,
-                rest_angle: 0.0,
-                rest_edge_sq: le2,
-            });
+        let hinge_material: Vec<usize> = mesh
+            .hinges()
+            .iter()
+            .map(|h| material_of_triangle[h.tris[0]])
+            .collect();
+        let bend_model = materials[0].bend_model;
+        let (hinges, hinge_rest) = hinge_rests(mesh, &tri_rest, materials, &hinge_material)?;
+        let mut bend = BendRest {
+            hinges,
+            hinge_rest,
+            shape_stencils: Vec::new(),
+            shape_rest: Vec::new(),
+            shape_hinges: Vec::new(),
+        };
+        if bend_model == BendModel::ShapeOperator {
+            shape_rests(mesh, &tri_rest, materials, material_of_triangle, &mut bend)?;
         }
-        let (mut shape_stencils, mut shape_rest, mut shape_hinges) =
-            (Vec::new(), Vec::new(), Vec::new());
-        if material.bend_model == BendModel::ShapeOperator {
-            shape_stencils = tris
-                .iter()
-                .map(|t| [t[0], t[1], t[2], t[0], t[1], t[2]])
-                .collect();
-            shape_hinges = vec![[usize::MAX; 3]; tris.len()];
-            for (h, hg) in mesh.hinges().iter().enumerate() {
-                // Triangle tris[0] winds (v0, v1, v2): its edge opposite v2 has flap v3;
-                // tris[1] winds (v1, v0, v3): its edge opposite v3 has flap v2.
-                for (t, opp, flap) in [
-                    (hg.tris[0], hg.v[2], hg.v[3]),
-                    (hg.tris[1], hg.v[3], hg.v[2]),
-                ] {
-                    let i = tris[t].iter().position(|&x| x == opp).unwrap_or(0);
-                    shape_stencils[t][3 + i] = flap;
-                    shape_hinges[t][i] = h;
-                }
-            }
-            shape_rest.reserve(tris.len());
-            let gather = |t: usize| {
-                let st = &shape_stencils[t];
-                let p = [rest[st[0]], rest[st[1]], rest[st[2]]];
-                let q: [Option<_>; 3] = std::array::from_fn(|i| {
-                    (shape_hinges[t][i] != usize::MAX).then(|| rest[st[3 + i]])
-                });
-                (p, q)
-            };
-            // Curvature maps: conservative, and as consistent as a conservative map can be
-            // (`conservative_maps`, module docs of `shape`).
-            let mut mids = Vec::with_capacity(tris.len());
-            let mut js = Vec::with_capacity(tris.len());
-            for (t, st) in shape_stencils.iter().enumerate() {
-                let (p, q) = gather(t);
-                mids.push(midedge_map(p));
-                js.push(flap_matrix(p, q).ok_or(ForceError::DegenerateBendStencil {
-                    triangle: t,
-                    vertices: *st,
-                })?);
-            }
-            let areas: Vec<f64> = tri_rest.iter().map(|r| r.area).collect();
-            let sides: Vec<[(usize, usize); 2]> = mesh
-                .hinges()
-                .iter()
-                .map(|hg| {
-                    let side = |t: usize, opp: usize| {
-                        (t, tris[t].iter().position(|&x| x == opp).unwrap_or(0))
-                    };
-                    [side(hg.tris[0], hg.v[2]), side(hg.tris[1], hg.v[3])]
-                })
-                .collect();
-            let bnd: Vec<[bool; 3]> = shape_hinges
-                .iter()
-                .map(|h| h.map(|x| x == usize::MAX))
-                .collect();
-            let mut kmaps = conservative_maps(&mids, &js, &areas, &sides, &bnd);
-            // A free edge's unobservable curvature is the one normal to it (t t^T, the
-            // midedge column): that is the component minimised out of the triangle.
-            for ((k, m), b) in kmaps.iter_mut().zip(&mids).zip(&bnd) {
-                for i in 0..3 {
-                    if b[i] {
-                        k.set_column(i, &m.column(i));
-                    }
-                }
-            }
-            for (t, st) in shape_stencils.iter().enumerate() {
-                let (p, _) = gather(t);
-                let flaps = bnd[t].map(|b| !b);
-                let r = ShapeRest::from_map(p, flaps, &kmaps[t], material.bend_uv).ok_or(
-                    ForceError::DegenerateBendStencil {
-                        triangle: t,
-                        vertices: *st,
-                    },
-                )?;
-                shape_rest.push(r);
+        let mut masses = vec![0.0; mesh.num_vertices()];
+        for ((tri, &a), &m) in tris.iter().zip(mesh.rest_areas()).zip(material_of_triangle) {
+            let share = materials[m].density * a / 3.0;
+            for &v in tri {
+                masses[v] += share;
             }
         }
-        let masses = mesh.vertex_masses(material.density)?;
         let vertex_areas = mesh.vertex_masses(1.0)?;
         let structure = Arc::new(Self::structure_for(
             mesh.num_vertices(),
             &tris,
-            &hinges,
-            &shape_stencils,
-            material.bend_model,
+            &bend.hinges,
+            &bend.shape_stencils,
+            bend_model,
             definiteness,
         ));
         Ok(Self {
             tris,
             tri_rest,
-            hinges,
-            hinge_rest,
-            shape_stencils,
-            shape_rest,
-            shape_hinges,
-            material: *material,
+            hinges: bend.hinges,
+            hinge_rest: bend.hinge_rest,
+            shape_stencils: bend.shape_stencils,
+            shape_rest: bend.shape_rest,
+            shape_hinges: bend.shape_hinges,
+            materials: materials.to_vec(),
+            tri_material: material_of_triangle.to_vec(),
+            hinge_material,
             definiteness,
             masses,
             vertex_areas,
@@ -434,9 +404,21 @@ impl ClothModel {
         self.hinges.len()
     }
 
-    /// The material the model was built with.
+    /// The material the model was built with (with several, see
+    /// [`ClothModel::with_materials`], the first).
     pub fn material(&self) -> &Material {
-        &self.material
+        &self.materials[0]
+    }
+
+    /// Every material of the model; triangle `t` uses
+    /// `materials()[material_of_triangle()[t]]`.
+    pub fn materials(&self) -> &[Material] {
+        &self.materials
+    }
+
+    /// Index into [`ClothModel::materials`] of each triangle's material.
+    pub fn material_of_triangle(&self) -> &[usize] {
+        &self.tri_material
     }
 
     /// The definiteness treatment of df/dx.
@@ -449,8 +431,8 @@ impl ClothModel {
     /// element) and `Exact`/`Projected` (21, see [`Evaluation`]).
     pub fn set_definiteness(&mut self, d: Definiteness) {
         let wide = |d: Definiteness| d != Definiteness::Clamped;
-        let rebuild = self.material.bend_model == BendModel::ShapeOperator
-            && wide(d) != wide(self.definiteness);
+        let rebuild =
+            self.bend_model() == BendModel::ShapeOperator && wide(d) != wide(self.definiteness);
         self.definiteness = d;
         if rebuild {
             self.structure = Arc::new(Self::structure_for(
@@ -458,15 +440,15 @@ impl ClothModel {
                 &self.tris,
                 &self.hinges,
                 &self.shape_stencils,
-                self.material.bend_model,
+                self.bend_model(),
                 d,
             ));
         }
     }
 
-    /// The bend model (from the material).
+    /// The bend model (from the materials, which share it).
     pub fn bend_model(&self) -> BendModel {
-        self.material.bend_model
+        self.materials[0].bend_model
     }
 
     /// Shape-operator stencils `[p0, p1, p2, q0, q1, q2]`, one per triangle in mesh order
@@ -622,7 +604,7 @@ impl ClothModel {
         def: Definiteness,
         out: &mut ElementResponse<3>,
     ) {
-        let m = &self.material;
+        let m = &self.materials[self.tri_material[t]];
         let r = &self.tri_rest[t];
         let xs = self.tri_gather(t, x);
         let vs = self.tri_gather(t, v);
@@ -658,11 +640,11 @@ impl ClothModel {
         out: &mut ElementResponse<4>,
     ) {
         let r = &self.hinge_rest[h];
-        if r.stiffness == 0.0 || self.material.bend_model != BendModel::Hinge {
+        if r.stiffness == 0.0 || self.bend_model() != BendModel::Hinge {
             return;
         }
         let k = [r.stiffness];
-        let kd = [self.material.bend_damping * r.stiffness];
+        let kd = [self.materials[self.hinge_material[h]].bend_damping * r.stiffness];
         respond(
             &Bend::new(r, self.hinge_gather(h, x)),
             &k,
@@ -694,11 +676,12 @@ impl ClothModel {
         def: Definiteness,
         out: &mut ElementResponse<6>,
     ) {
-        let d = self.material.bend;
-        if d == 0.0 || self.material.bend_model != BendModel::ShapeOperator {
+        let m = &self.materials[self.tri_material[t]];
+        let d = m.bend;
+        if d == 0.0 || self.bend_model() != BendModel::ShapeOperator {
             return;
         }
-        let kd = self.material.bend_damping * d;
+        let kd = m.bend_damping * d;
         let r = &self.shape_rest[t];
         respond(
             &Shape::new(r, &self.shape_gather(t, x)),
@@ -743,10 +726,10 @@ impl ClothModel {
     /// # Panics
     /// If `x.len() < num_vertices()` (check with [`ClothModel::check_positions`]).
     pub fn energy(&self, x: &[Vec3]) -> f64 {
-        let m = &self.material;
         let tri: Vec<f64> = chunk_ranges(self.tris.len())
             .map(|c| {
                 c.map(|t| {
+                    let m = &self.materials[self.tri_material[t]];
                     let r = &self.tri_rest[t];
                     let (wu, wv) = r.deformation(&self.tri_gather(t, x));
                     let du = wu.norm() - m.stretch_targets[0];
@@ -758,7 +741,7 @@ impl ClothModel {
                 .sum::<f64>()
             })
             .collect();
-        let hin: Vec<f64> = match m.bend_model {
+        let hin: Vec<f64> = match self.bend_model() {
             BendModel::Hinge => chunk_ranges(self.hinges.len())
                 .map(|c| {
                     c.map(|h| {
@@ -771,8 +754,11 @@ impl ClothModel {
                 .collect(),
             BendModel::ShapeOperator => chunk_ranges(self.shape_rest.len())
                 .map(|c| {
-                    c.map(|t| shape_energy(&self.shape_rest[t], &self.shape_gather(t, x), m.bend))
-                        .sum::<f64>()
+                    c.map(|t| {
+                        let d = self.materials[self.tri_material[t]].bend;
+                        shape_energy(&self.shape_rest[t], &self.shape_gather(t, x), d)
+                    })
+                    .sum::<f64>()
                 })
                 .collect(),
         };
@@ -814,17 +800,6 @@ impl ClothModel {
         let nh = s.num_bend;
         let nbe = s.bend_entries;
         let def = self.definiteness;
-        let m = &self.material;
-        let tp = TriangleParams {
-            stretch: m.stretch,
-            stretch_damping: [
-                m.stretch_damping * m.stretch[0],
-                m.stretch_damping * m.stretch[1],
-            ],
-            targets: m.stretch_targets,
-            shear: m.shear,
-            shear_damping: m.shear_damping * m.shear,
-        };
         let (tx, rest_x) = out.dfdx.split_at_mut(6 * nt);
         let (hx, dx) = rest_x.split_at_mut(nbe * nh);
         let (tv, rest_v) = out.dfdv.split_at_mut(6 * nt);
@@ -849,6 +824,17 @@ impl ClothModel {
                     *e = r.energy;
                 } else {
                     let (xs, vs) = (self.tri_gather(t, x), self.tri_gather(t, v));
+                    let m = &self.materials[self.tri_material[t]];
+                    let tp = TriangleParams {
+                        stretch: m.stretch,
+                        stretch_damping: [
+                            m.stretch_damping * m.stretch[0],
+                            m.stretch_damping * m.stretch[1],
+                        ],
+                        targets: m.stretch_targets,
+                        shear: m.shear,
+                        shear_damping: m.shear_damping * m.shear,
+                    };
                     *e = triangle_fast(
                         &self.tri_rest[t],
                         &xs,
@@ -863,7 +849,7 @@ impl ClothModel {
                     );
                 }
             });
-        match self.material.bend_model {
+        match self.bend_model() {
             BendModel::Hinge => self.hinge_pass(x, v, hx, hv, hf, he),
             BendModel::ShapeOperator => {
                 let angles = &mut out.hinge_angles;
@@ -920,7 +906,7 @@ impl ClothModel {
                 let hr = &self.hinge_rest[h];
                 if def == Definiteness::Clamped || hr.stiffness == 0.0 {
                     let (xs, vs) = (self.hinge_gather(h, x), self.hinge_gather(h, v));
-                    let kd = self.material.bend_damping * hr.stiffness;
+                    let kd = self.materials[self.hinge_material[h]].bend_damping * hr.stiffness;
                     *e = hinge_fast_gauss_newton(
                         hr,
                         xs,
@@ -961,8 +947,6 @@ impl ClothModel {
         angles: &[(f64, [Vec3; 4])],
     ) {
         let def = self.definiteness;
-        let d = self.material.bend;
-        let beta = self.material.bend_damping;
         hx.par_chunks_mut(nbe)
             .zip(hv.par_chunks_mut(nbe))
             .zip(hf.par_chunks_mut(6))
@@ -971,6 +955,8 @@ impl ClothModel {
             .with_min_len(MIN_LEN / 2)
             .for_each(|(t, (((bx, bv), f), e))| {
                 if def == Definiteness::Clamped {
+                    let m = &self.materials[self.tri_material[t]];
+                    let (d, beta) = (m.bend, m.bend_damping);
                     // Angles and gradients from the hinge pre-pass, scattered onto the
                     // stencil (a hinge seen from its second triangle lists the edge and the
                     // wings the other way round; theta is symmetric).
@@ -1158,6 +1144,187 @@ fn shape_fast_gauss_newton(
         out.dfdv[e] = blk * -beta;
     }
     energy
+}
+
+/// Checks the materials and the triangle-to-material map of [`ClothModel::with_materials`].
+fn check_materials(
+    mesh: &ClothMesh,
+    materials: &[Material],
+    material_of_triangle: &[usize],
+) -> Result<(), ForceError> {
+    let Some(first) = materials.first() else {
+        return Err(ForceError::LengthMismatch {
+            what: "materials",
+            expected: 1,
+            got: 0,
+        });
+    };
+    for m in materials {
+        m.validate()?;
+        if m.bend_model != first.bend_model {
+            return Err(ForceError::InvalidMaterial {
+                field: "bend_model",
+                value: f64::NAN,
+                reason: "must be the same for every material of one model",
+            });
+        }
+    }
+    if material_of_triangle.len() != mesh.num_triangles() {
+        return Err(ForceError::LengthMismatch {
+            what: "material of triangle",
+            expected: mesh.num_triangles(),
+            got: material_of_triangle.len(),
+        });
+    }
+    if let Some(t) = material_of_triangle
+        .iter()
+        .position(|&m| m >= materials.len())
+    {
+        return Err(ForceError::MaterialIndex {
+            triangle: t,
+            index: material_of_triangle[t],
+            count: materials.len(),
+        });
+    }
+    Ok(())
+}
+
+/// Hinge stencils and rest data: `k_e = D |e|^2 / (A1 + A2) * w` with `|e|^2` and the
+/// `bend_uv` weight `w = (m_u du^2 + m_v dv^2) / |e|^2` the means over the hinge's two
+/// triangles, each in its own rest frame (equal when the frames agree); flat rest angles.
+fn hinge_rests(
+    mesh: &ClothMesh,
+    tri_rest: &[TriangleRest],
+    materials: &[Material],
+    hinge_material: &[usize],
+) -> Result<(Vec<[usize; 4]>, Vec<HingeRest>), ForceError> {
+    let tris = mesh.triangles();
+    let mut hinges = Vec::with_capacity(mesh.hinges().len());
+    let mut hinge_rest = Vec::with_capacity(mesh.hinges().len());
+    for (h, hg) in mesh.hinges().iter().enumerate() {
+        let material = &materials[hinge_material[h]];
+        let edge = |t: usize| {
+            let c = mesh.triangle_rest(t);
+            let k = |v: usize| tris[t].iter().position(|&x| x == v).unwrap_or(0);
+            c[k(hg.v[1])] - c[k(hg.v[0])]
+        };
+        let (d0, d1) = (edge(hg.tris[0]), edge(hg.tris[1]));
+        let le2 = 0.5 * (d0.norm_squared() + d1.norm_squared());
+        let a = tri_rest[hg.tris[0]].area + tri_rest[hg.tris[1]].area;
+        if !(le2 > 0.0 && a > 0.0 && le2.is_finite()) {
+            return Err(ForceError::DegenerateHinge {
+                hinge: h,
+                vertices: hg.v,
+            });
+        }
+        let weight = |d: cloth_mesh::Vec2| {
+            (material.bend_uv[0] * d.x * d.x + material.bend_uv[1] * d.y * d.y) / d.norm_squared()
+        };
+        let w = 0.5 * (weight(d0) + weight(d1));
+        hinges.push(hg.v);
+        hinge_rest.push(HingeRest {
+            stiffness: material.bend * le2 / a * w,
+            rest_angle: 0.0,
+            rest_edge_sq: le2,
+        });
+    }
+    Ok((hinges, hinge_rest))
+}
+
+/// Shape-operator stencils and rest data (see the `shape` module): per triangle its corners
+/// and the flaps unfolded into its rest frame, curvature maps made conservative across every
+/// hinge (in a common frame: the second triangle's column is rotated by the tensor rotation
+/// between the two rest frames when they differ).
+fn shape_rests(
+    mesh: &ClothMesh,
+    tri_rest: &[TriangleRest],
+    materials: &[Material],
+    material_of_triangle: &[usize],
+    bend: &mut BendRest,
+) -> Result<(), ForceError> {
+    let tris = mesh.triangles();
+    let nt = tris.len();
+    bend.shape_stencils = tris
+        .iter()
+        .map(|t| [t[0], t[1], t[2], t[0], t[1], t[2]])
+        .collect();
+    bend.shape_hinges = vec![[usize::MAX; 3]; nt];
+    for (h, hg) in mesh.hinges().iter().enumerate() {
+        // Triangle tris[0] winds (v0, v1, v2): its edge opposite v2 has flap v3;
+        // tris[1] winds (v1, v0, v3): its edge opposite v3 has flap v2.
+        for (t, opp, flap) in [
+            (hg.tris[0], hg.v[2], hg.v[3]),
+            (hg.tris[1], hg.v[3], hg.v[2]),
+        ] {
+            let i = tris[t].iter().position(|&x| x == opp).unwrap_or(0);
+            bend.shape_stencils[t][3 + i] = flap;
+            bend.shape_hinges[t][i] = h;
+        }
+    }
+    let gather = |t: usize| {
+        let p = mesh.triangle_rest(t);
+        let q: [Option<_>; 3] = std::array::from_fn(|i| mesh.flap_rest(t, i).map(|(_, q)| q));
+        (p, q)
+    };
+    // Curvature maps: conservative, and as consistent as a conservative map can be
+    // (`conservative_maps`, module docs of `shape`).
+    let mut mids = Vec::with_capacity(nt);
+    let mut js = Vec::with_capacity(nt);
+    for (t, st) in bend.shape_stencils.iter().enumerate() {
+        let (p, q) = gather(t);
+        mids.push(midedge_map(p));
+        js.push(flap_matrix(p, q).ok_or(ForceError::DegenerateBendStencil {
+            triangle: t,
+            vertices: *st,
+        })?);
+    }
+    let areas: Vec<f64> = tri_rest.iter().map(|r| r.area).collect();
+    let sides: Vec<[(usize, usize); 2]> = mesh
+        .hinges()
+        .iter()
+        .map(|hg| {
+            let side =
+                |t: usize, opp: usize| (t, tris[t].iter().position(|&x| x == opp).unwrap_or(0));
+            [side(hg.tris[0], hg.v[2]), side(hg.tris[1], hg.v[3])]
+        })
+        .collect();
+    let rotations: Vec<Option<(f64, f64)>> = mesh
+        .hinges()
+        .iter()
+        .map(|hg| {
+            mesh.rest_map(hg.tris[0], hg.tris[1])
+                .and_then(|m| m.rotation())
+        })
+        .collect();
+    let bnd: Vec<[bool; 3]> = bend
+        .shape_hinges
+        .iter()
+        .map(|h| h.map(|x| x == usize::MAX))
+        .collect();
+    let mut kmaps = conservative_maps(&mids, &js, &areas, &sides, &rotations, &bnd);
+    // A free edge's unobservable curvature is the one normal to it (t t^T, the
+    // midedge column): that is the component minimised out of the triangle.
+    for ((k, m), b) in kmaps.iter_mut().zip(&mids).zip(&bnd) {
+        for i in 0..3 {
+            if b[i] {
+                k.set_column(i, &m.column(i));
+            }
+        }
+    }
+    bend.shape_rest.reserve(nt);
+    for (t, st) in bend.shape_stencils.iter().enumerate() {
+        let (p, _) = gather(t);
+        let flaps = bnd[t].map(|b| !b);
+        let bend_uv = materials[material_of_triangle[t]].bend_uv;
+        let r = ShapeRest::from_map(p, flaps, &kmaps[t], bend_uv).ok_or(
+            ForceError::DegenerateBendStencil {
+                triangle: t,
+                vertices: *st,
+            },
+        )?;
+        bend.shape_rest.push(r);
+    }
+    Ok(())
 }
 
 /// Parallel iterator over fixed ranges of `ENERGY_CHUNK` indices covering `0..n`, in order.

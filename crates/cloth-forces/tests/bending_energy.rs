@@ -23,7 +23,7 @@ fn ratio(mesh: &ClothMesh, model: BendModel, abc: [f64; 3]) -> f64 {
         ..Material::default()
     };
     let cm = ClothModel::new(mesh, &m, Definiteness::Clamped).unwrap();
-    let rest = mesh.rest();
+    let rest = mesh.vertex_rest().expect("one chart");
     let (mut lo, mut hi) = (rest[0], rest[0]);
     for r in rest {
         lo = lo.inf(r);

@@ -495,3 +495,112 @@ fn coincident_flaps_give_the_exact_symmetric_jacobian() {
     );
     assert!((&k - k.transpose()).amax() <= 1e-12 * k.amax());
 }
+
+/// The mesh of `m` with each triangle's rest corners turned by its own random angle and moved
+/// by its own random offset: per-corner rest coordinates in a different frame per triangle.
+fn scrambled_frames(m: &ClothMesh, seed: u64) -> ClothMesh {
+    let mut rng = Rng(seed);
+    let corners = m
+        .corner_rest()
+        .iter()
+        .map(|c| {
+            let a = 3.0 * rng.next();
+            let (s, co) = a.sin_cos();
+            let off = cloth_mesh::Vec2::new(rng.next(), rng.next());
+            c.map(|p| cloth_mesh::Vec2::new(co * p.x - s * p.y, s * p.x + co * p.y) + off)
+        })
+        .collect();
+    ClothMesh::from_corner_rest(m.positions().to_vec(), corners, m.triangles().to_vec()).unwrap()
+}
+
+/// Bending does not depend on how each triangle's rest frame is placed: a mesh whose
+/// triangles each carry their own rotated (u, v) frame (as from an OBJ with UV seams, or
+/// flattened triangle by triangle) has the energy and forces of the one-chart mesh, for both
+/// bend models (isotropic bending; stretch and shear are off since Baraff-Witkin stretch is
+/// defined along the material axes and does turn with them).
+#[test]
+fn bending_is_independent_of_per_triangle_rest_frames() {
+    let mesh = common::jittered(6, 5, 0.3, 0.25, GridPattern::Alternating, 0.2, 3);
+    let other = scrambled_frames(&mesh, 11);
+    assert!(other.vertex_rest().is_none());
+    let x = deformed(&mesh, 0.03, 5);
+    let v = velocities(mesh.num_vertices(), 9);
+    for bend_model in [BendModel::ShapeOperator, BendModel::Hinge] {
+        let m = Material {
+            stretch: [1e-6, 1e-6],
+            shear: 0.0,
+            bend: 1e-3,
+            bend_uv: [1.0, 1.0],
+            bend_model,
+            ..Material::default()
+        };
+        let a = ClothModel::new(&mesh, &m, Definiteness::Clamped).unwrap();
+        let b = ClothModel::new(&other, &m, Definiteness::Clamped).unwrap();
+        let (ea, eb) = (a.energy(&x), b.energy(&x));
+        assert!(ea > 1e-6, "{bend_model:?}: the test bends the sheet");
+        assert!((ea - eb).abs() <= 1e-6 * ea, "{bend_model:?}: {ea} vs {eb}");
+        let (mut fa, mut fb) = (Evaluation::default(), Evaluation::default());
+        a.evaluate(&x, &v, &mut fa, Par::default());
+        b.evaluate(&x, &v, &mut fb, Par::default());
+        let scale = fa.forces.iter().map(|f| f.norm()).fold(0.0, f64::max);
+        for (p, q) in fa.forces.iter().zip(&fb.forces) {
+            assert!((p - q).norm() <= 1e-5 * scale, "{bend_model:?}: {p} vs {q}");
+        }
+        for (p, q) in a.masses().iter().zip(b.masses()) {
+            assert!((p - q).abs() <= 1e-12 * p);
+        }
+    }
+}
+
+/// Several cloths in one model: each triangle keeps its own material, so the joined model's
+/// energy, forces and masses are those of the separate models side by side.
+#[test]
+fn joined_cloths_keep_their_materials() {
+    let a = grid(4, 3, 0.3, 0.2, GridPattern::Alternating).unwrap();
+    let b = grid(3, 5, 0.2, 0.4, GridPattern::Uniform).unwrap();
+    let joined = ClothMesh::concat(&[&a, &b]).unwrap();
+    let ma = material();
+    let mb = Material::preset("denim").unwrap();
+    let which: Vec<usize> = (0..joined.num_triangles())
+        .map(|t| usize::from(t >= a.num_triangles()))
+        .collect();
+    let model =
+        ClothModel::with_materials(&joined, &[ma, mb], &which, Definiteness::Clamped).unwrap();
+    let sa = ClothModel::new(&a, &ma, Definiteness::Clamped).unwrap();
+    let sb = ClothModel::new(&b, &mb, Definiteness::Clamped).unwrap();
+    let x = deformed(&joined, 0.01, 2);
+    let (xa, xb) = x.split_at(a.num_vertices());
+    let (e, e1, e2) = (model.energy(&x), sa.energy(xa), sb.energy(xb));
+    assert!((e - (e1 + e2)).abs() <= 1e-12 * e, "{e} vs {e1} + {e2}");
+    assert_eq!(model.masses(), [sa.masses(), sb.masses()].concat());
+    let v = velocities(joined.num_vertices(), 4);
+    let (mut f, mut fa, mut fb) = (
+        Evaluation::default(),
+        Evaluation::default(),
+        Evaluation::default(),
+    );
+    model.evaluate(&x, &v, &mut f, Par::default());
+    sa.evaluate(xa, &v[..a.num_vertices()], &mut fa, Par::default());
+    sb.evaluate(xb, &v[a.num_vertices()..], &mut fb, Par::default());
+    assert_eq!(f.forces, [fa.forces, fb.forces].concat());
+    // Mistakes are typed errors naming what is wrong.
+    let bad = ClothModel::with_materials(&joined, &[ma], &which, Definiteness::Clamped);
+    assert!(matches!(
+        bad,
+        Err(ForceError::MaterialIndex { index: 1, .. })
+    ));
+    let hinge = Material {
+        bend_model: BendModel::Hinge,
+        ..mb
+    };
+    let bad = ClothModel::with_materials(&joined, &[ma, hinge], &which, Definiteness::Clamped);
+    assert!(matches!(
+        bad,
+        Err(ForceError::InvalidMaterial {
+            field: "bend_model",
+            ..
+        })
+    ));
+    let bad = ClothModel::with_materials(&joined, &[ma], &[0], Definiteness::Clamped);
+    assert!(matches!(bad, Err(ForceError::LengthMismatch { .. })));
+}

@@ -8,7 +8,7 @@ use cloth_mesh::{ClothMesh, read_pattern};
 
 /// Mean interior edge length (m) and smallest angle (degrees) over all triangles.
 fn quality(mesh: &ClothMesh) -> (f64, f64, f64) {
-    let r = mesh.rest();
+    let r = mesh.vertex_rest().expect("one chart");
     let interior: Vec<f64> = mesh
         .edges()
         .iter()

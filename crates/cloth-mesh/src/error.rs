@@ -63,6 +63,14 @@ pub enum MeshError {
         /// Offending vertex.
         vertex: usize,
     },
+    /// A rest (u, v) coordinate of a triangle corner is NaN or infinite.
+    #[error("triangle {triangle}, corner {corner}: rest (u, v) coordinate is not finite")]
+    NonFiniteCornerRest {
+        /// Offending triangle.
+        triangle: usize,
+        /// Its corner (0, 1 or 2).
+        corner: usize,
+    },
     /// A triangle has (almost) zero area in rest (u, v) space.
     #[error(
         "triangle {triangle} is degenerate in rest space: area {area:e} m^2 is below {threshold:e} m^2"

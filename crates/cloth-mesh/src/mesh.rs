@@ -43,23 +43,34 @@ impl Edge {
 
 /// A validated triangle mesh for cloth.
 ///
-/// Holds world positions (m), rest (u, v) coordinates (m, the flat material space in which
-/// the cloth is unstretched), triangles counter-clockwise in (u, v), and topology derived
-/// once at construction: unique edges, boundary edges, hinges (bend stencils), vertex to
-/// triangle adjacency, the symmetric vertex-pair sparsity pattern, rest areas and the inverse
-/// rest basis of each triangle. Topology is immutable; only positions can change.
+/// Holds world positions (m) — one per vertex, a vertex is one particle — and **rest (u, v)
+/// coordinates per triangle corner** (m, the flat material space in which each triangle is
+/// unstretched), triangles counter-clockwise in (u, v), and topology derived once at
+/// construction: unique edges, boundary edges, hinges (bend stencils), vertex to triangle
+/// adjacency, the symmetric vertex-pair sparsity pattern, rest areas, the inverse rest basis
+/// of each triangle and rest lengths per edge. Topology is immutable; only positions can change.
 ///
-/// Invariants (checked by [`ClothMesh::new`]): at least one vertex and one triangle; every
-/// vertex used by some triangle; finite coordinates; every triangle has three distinct
-/// in-range vertices, positive rest area and counter-clockwise rest winding; every edge has at
-/// most two triangles which traverse it in opposite directions (an oriented manifold with
-/// boundary; non-manifold *vertices*, such as two fans touching at a point, are allowed).
+/// Rest coordinates belong to corners, not to vertices: a vertex shared by several triangles
+/// may have different (u, v) in each (a UV seam, or triangles flattened one by one from a
+/// modelled surface), and each triangle takes its rest shape from its own corners. Where the
+/// two triangles of an edge see it in different frames, [`ClothMesh::rest_map`] carries one
+/// frame onto the other. Meshes built from one (u, v) per vertex ([`ClothMesh::new`], the
+/// builders, sewing patterns) also keep that per-vertex chart ([`ClothMesh::vertex_rest`]).
+///
+/// Invariants (checked by [`ClothMesh::new`] and [`ClothMesh::from_corner_rest`]): at least
+/// one vertex and one triangle; every vertex used by some triangle; finite coordinates; every
+/// triangle has three distinct in-range vertices, positive rest area and counter-clockwise
+/// rest winding; every edge has at most two triangles which traverse it in opposite
+/// directions (an oriented manifold with boundary; non-manifold *vertices*, such as two fans
+/// touching at a point, are allowed).
 #[derive(Clone, Debug)]
 pub struct ClothMesh {
     positions: Vec<Vec3>,
-    rest: Vec<Vec2>,
+    corner_rest: Vec<[Vec2; 3]>,
+    vertex_rest: Option<Vec<Vec2>>,
     triangles: Vec<[usize; 3]>,
     edges: Vec<Edge>,
+    edge_rest: Vec<f64>,
     boundary_edges: Vec<usize>,
     hinges: Vec<Hinge>,
     vt_offsets: Vec<usize>,
@@ -71,9 +82,58 @@ pub struct ClothMesh {
     original: Vec<usize>,
 }
 
+/// How one triangle's rest (u, v) frame maps onto a neighbouring triangle's across their
+/// shared edge: the similarity (rotation, uniform scale, translation) that carries the
+/// neighbour's copy of the edge exactly onto this triangle's copy. See [`ClothMesh::rest_map`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RestMap {
+    /// Both triangles give the shared edge the same rest coordinates (one chart).
+    Identity,
+    /// `q -> to + factor * (q - from)` with `factor` a complex number `(re, im)` (rotation
+    /// by `atan2(im, re)`, scale `|factor|`).
+    Similarity {
+        /// Complex multiplier `(re, im)`.
+        factor: Vec2,
+        /// Rest coordinates of the edge's first vertex in the neighbour's frame (m).
+        from: Vec2,
+        /// Rest coordinates of the same vertex in this triangle's frame (m).
+        to: Vec2,
+    },
+}
+
+impl RestMap {
+    /// Maps neighbour rest coordinates `q` (m) into this triangle's frame.
+    pub fn apply(&self, q: Vec2) -> Vec2 {
+        match self {
+            RestMap::Identity => q,
+            RestMap::Similarity { factor, from, to } => {
+                let d = q - from;
+                to + Vec2::new(
+                    factor.x * d.x - factor.y * d.y,
+                    factor.x * d.y + factor.y * d.x,
+                )
+            }
+        }
+    }
+
+    /// `(cos, sin)` of the rotation from the neighbour's frame to this one; `None` for
+    /// [`RestMap::Identity`] (no rotation, exactly).
+    pub fn rotation(&self) -> Option<(f64, f64)> {
+        match self {
+            RestMap::Identity => None,
+            RestMap::Similarity { factor, .. } => {
+                let l = factor.norm();
+                (l > 0.0 && l.is_finite()).then(|| (factor.x / l, factor.y / l))
+            }
+        }
+    }
+}
+
 impl ClothMesh {
-    /// Validates and builds topology. `positions`: world (m); `rest`: (u, v) per vertex (m);
-    /// `triangles`: vertex indices, counter-clockwise in (u, v).
+    /// Validates and builds topology from **one rest coordinate per vertex** (the builders'
+    /// and sewing patterns' form). `positions`: world (m); `rest`: (u, v) per vertex (m);
+    /// `triangles`: vertex indices, counter-clockwise in (u, v). Every corner of vertex `v`
+    /// gets `rest[v]`; [`Self::vertex_rest`] returns `rest`.
     ///
     /// Triangles whose rest winding is clockwise are rejected with
     /// [`MeshError::ClockwiseRestTriangle`] rather than flipped, so the caller's triangle
@@ -86,12 +146,7 @@ impl ClothMesh {
         triangles: Vec<[usize; 3]>,
     ) -> Result<Self, MeshError> {
         let n = positions.len();
-        if n == 0 || triangles.is_empty() {
-            return Err(MeshError::Empty {
-                vertices: n,
-                triangles: triangles.len(),
-            });
-        }
+        check_not_empty(n, &triangles)?;
         if rest.len() != n {
             return Err(MeshError::LengthMismatch {
                 what: "rest coordinates",
@@ -99,73 +154,58 @@ impl ClothMesh {
                 found: rest.len(),
             });
         }
-        if let Some(vertex) = positions.iter().position(|p| !all_finite3(p)) {
-            return Err(MeshError::NonFinitePosition { vertex });
-        }
+        check_positions(&positions)?;
         if let Some(vertex) = rest
             .iter()
             .position(|r| !(r.x.is_finite() && r.y.is_finite()))
         {
             return Err(MeshError::NonFiniteRest { vertex });
         }
+        check_indices(&triangles, n)?;
+        let corners = triangles.iter().map(|t| t.map(|v| rest[v])).collect();
+        Self::build(positions, corners, triangles)
+    }
+
+    /// Validates and builds topology from **rest coordinates per triangle corner**:
+    /// `corner_rest[t][k]` is the (u, v) (m) of corner `k` of triangle `t`. The checks are
+    /// those of [`ClothMesh::new`] (a non-finite corner is
+    /// [`MeshError::NonFiniteCornerRest`]). When every corner of each vertex has the same
+    /// coordinates (bit for bit), [`Self::vertex_rest`] returns them.
+    pub fn from_corner_rest(
+        positions: Vec<Vec3>,
+        corner_rest: Vec<[Vec2; 3]>,
+        triangles: Vec<[usize; 3]>,
+    ) -> Result<Self, MeshError> {
+        check_not_empty(positions.len(), &triangles)?;
+        if corner_rest.len() != triangles.len() {
+            return Err(MeshError::LengthMismatch {
+                what: "corner rest coordinates",
+                expected: triangles.len(),
+                found: corner_rest.len(),
+            });
+        }
+        check_positions(&positions)?;
+        for (triangle, c) in corner_rest.iter().enumerate() {
+            if let Some(corner) = c.iter().position(|r| !(r.x.is_finite() && r.y.is_finite())) {
+                return Err(MeshError::NonFiniteCornerRest { triangle, corner });
+            }
+        }
+        check_indices(&triangles, positions.len())?;
+        Self::build(positions, corner_rest, triangles)
+    }
+
+    /// The common part of the constructors: rest data per triangle, topology, edge lengths.
+    fn build(
+        positions: Vec<Vec3>,
+        corner_rest: Vec<[Vec2; 3]>,
+        triangles: Vec<[usize; 3]>,
+    ) -> Result<Self, MeshError> {
+        let n = positions.len();
         let mut rest_areas = Vec::with_capacity(triangles.len());
         let mut rest_inverse = Vec::with_capacity(triangles.len());
-        for (t, tri) in triangles.iter().enumerate() {
-            for (corner, &index) in tri.iter().enumerate() {
-                if index >= n {
-                    return Err(MeshError::IndexOutOfRange {
-                        triangle: t,
-                        corner,
-                        index,
-                        count: n,
-                    });
-                }
-            }
-            if tri[0] == tri[1] || tri[0] == tri[2] {
-                return Err(MeshError::RepeatedVertex {
-                    triangle: t,
-                    vertex: tri[0],
-                });
-            }
-            if tri[1] == tri[2] {
-                return Err(MeshError::RepeatedVertex {
-                    triangle: t,
-                    vertex: tri[1],
-                });
-            }
-            let (r0, r1, r2) = (rest[tri[0]], rest[tri[1]], rest[tri[2]]);
-            let d1 = r1 - r0;
-            let d2 = r2 - r0;
-            let signed_area = 0.5 * (d1.x * d2.y - d1.y * d2.x);
-            let longest = d1
-                .norm_squared()
-                .max(d2.norm_squared())
-                .max((r2 - r1).norm_squared());
-            let threshold = DEGENERATE_RELATIVE_AREA * longest;
-            let area = signed_area.abs();
-            if !(area.is_finite() && area > threshold && longest.is_finite()) {
-                return Err(MeshError::DegenerateRestTriangle {
-                    triangle: t,
-                    area,
-                    threshold,
-                });
-            }
-            if signed_area < 0.0 {
-                return Err(MeshError::ClockwiseRestTriangle {
-                    triangle: t,
-                    signed_area,
-                });
-            }
-            let det = 2.0 * signed_area;
-            let inv = Matrix2::new(d2.y, -d2.x, -d1.y, d1.x) / det;
-            if !inv.iter().all(|x| x.is_finite()) {
-                return Err(MeshError::DegenerateRestTriangle {
-                    triangle: t,
-                    area,
-                    threshold,
-                });
-            }
-            rest_areas.push(signed_area);
+        for (t, c) in corner_rest.iter().enumerate() {
+            let (area, inv) = rest_triangle(t, c)?;
+            rest_areas.push(area);
             rest_inverse.push(inv);
         }
 
@@ -213,13 +253,33 @@ impl ClothMesh {
 
         // Serial sum in triangle order: deterministic.
         let total_rest_area = rest_areas.iter().sum();
+        let edge_rest = edges
+            .iter()
+            .map(|e| {
+                let len = |t: usize| {
+                    let (a, b) = (
+                        corner_of(&triangles[t], e.v[0]),
+                        corner_of(&triangles[t], e.v[1]),
+                    );
+                    (corner_rest[t][b] - corner_rest[t][a]).norm()
+                };
+                if e.is_boundary() {
+                    len(e.tris[0])
+                } else {
+                    0.5 * (len(e.tris[0]) + len(e.tris[1]))
+                }
+            })
+            .collect();
+        let vertex_rest = vertex_chart(n, &triangles, &corner_rest);
 
         Ok(Self {
             original: (0..n).collect(),
             positions,
-            rest,
+            corner_rest,
+            vertex_rest,
             triangles,
             edges,
+            edge_rest,
             boundary_edges,
             hinges,
             vt_offsets,
@@ -229,6 +289,34 @@ impl ClothMesh {
             rest_inverse,
             total_rest_area,
         })
+    }
+
+    /// Joins several meshes into one with disjoint components, in the given order: vertices
+    /// and triangles of `parts[k]` follow those of `parts[k - 1]` (indices offset by the
+    /// vertices before). Rest coordinates, positions and original position indices (offset
+    /// like the vertices) are kept. Errors if `parts` is empty.
+    pub fn concat(parts: &[&ClothMesh]) -> Result<ClothMesh, MeshError> {
+        if parts.is_empty() {
+            return Err(MeshError::Empty {
+                vertices: 0,
+                triangles: 0,
+            });
+        }
+        let (mut positions, mut corners, mut triangles, mut original) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut orig_base = 0;
+        for m in parts {
+            let base = positions.len();
+            positions.extend_from_slice(m.positions());
+            corners.extend_from_slice(m.corner_rest());
+            triangles.extend(m.triangles().iter().map(|t| t.map(|v| v + base)));
+            let orig = m.original_position_indices();
+            original.extend(orig.iter().map(|o| o + orig_base));
+            orig_base += orig.iter().map(|&o| o + 1).max().unwrap_or(0);
+        }
+        let mut mesh = ClothMesh::from_corner_rest(positions, corners, triangles)?;
+        mesh.set_original_position_indices(original)?;
+        Ok(mesh)
     }
 
     /// Number of vertices (particles).
@@ -263,9 +351,99 @@ impl ClothMesh {
         Ok(())
     }
 
-    /// Rest (u, v) coordinates (m), one per vertex: the unstretched flat material space.
-    pub fn rest(&self) -> &[Vec2] {
-        &self.rest
+    /// Rest (u, v) coordinates (m) per triangle corner: `corner_rest()[t][k]` belongs to
+    /// vertex `triangles()[t][k]`. Each triangle's unstretched shape in the flat material space.
+    pub fn corner_rest(&self) -> &[[Vec2; 3]] {
+        &self.corner_rest
+    }
+
+    /// Rest (u, v) coordinates (m) of the three corners of triangle `t`.
+    ///
+    /// # Panics
+    /// If `t >= num_triangles()`.
+    pub fn triangle_rest(&self, t: usize) -> [Vec2; 3] {
+        self.corner_rest[t]
+    }
+
+    /// One rest (u, v) coordinate (m) per vertex, when the mesh has one chart: every corner of
+    /// each vertex carries the same coordinates (meshes from [`ClothMesh::new`], the builders,
+    /// sewing patterns, OBJ files without UV seams). `None` when some vertex has different
+    /// coordinates in different triangles.
+    pub fn vertex_rest(&self) -> Option<&[Vec2]> {
+        self.vertex_rest.as_deref()
+    }
+
+    /// Rest length (m) of every edge, in [`Self::edges`] order: the mean over the edge's one or
+    /// two triangles of its length in their rest coordinates (the two agree unless the
+    /// triangles' rest shapes disagree along the edge, e.g. across a UV seam with a scale jump).
+    pub fn edge_rest_lengths(&self) -> &[f64] {
+        &self.edge_rest
+    }
+
+    /// How triangle `from`'s rest frame maps onto triangle `onto`'s across their shared edge
+    /// ([`RestMap`]): the similarity carrying `from`'s rest coordinates of the edge's two
+    /// vertices exactly onto `onto`'s. `None` if the triangles share no edge (or are out of
+    /// range). [`RestMap::Identity`] when both give the edge the same coordinates bit for bit.
+    pub fn rest_map(&self, onto: usize, from: usize) -> Option<RestMap> {
+        let (a, b) = (self.triangles.get(onto)?, self.triangles.get(from)?);
+        let shared: Vec<usize> = a.iter().copied().filter(|v| b.contains(v)).collect();
+        let [p, q] = shared[..] else {
+            return None;
+        };
+        let (ra, rb) = (&self.corner_rest[onto], &self.corner_rest[from]);
+        let (pa, qa) = (ra[corner_of(a, p)], ra[corner_of(a, q)]);
+        let (pb, qb) = (rb[corner_of(b, p)], rb[corner_of(b, q)]);
+        if pa == pb && qa == qb {
+            return Some(RestMap::Identity);
+        }
+        let (da, db) = (qa - pa, qb - pb);
+        let l2 = db.norm_squared();
+        if !(l2 > 0.0 && l2.is_finite()) {
+            return None;
+        }
+        let factor = Vec2::new(
+            (da.x * db.x + da.y * db.y) / l2,
+            (da.y * db.x - da.x * db.y) / l2,
+        );
+        Some(RestMap::Similarity {
+            factor,
+            from: pb,
+            to: pa,
+        })
+    }
+
+    /// The flap of edge `i` of triangle `t` (edge `i` joins corners `i + 1` and `i + 2`): the
+    /// neighbouring triangle across it and the rest coordinates (m) of its vertex off the edge,
+    /// carried into `t`'s rest frame by [`Self::rest_map`] (the two triangles unfolded flat).
+    /// `None` on a boundary edge or for out-of-range input.
+    pub fn flap_rest(&self, t: usize, i: usize) -> Option<(usize, Vec2)> {
+        let tri = self.triangles.get(t)?;
+        let (a, b) = (tri[(i + 1) % 3], tri[(i + 2) % 3]);
+        let e = self.edges[self.edge_index(a, b)?];
+        if e.is_boundary() {
+            return None;
+        }
+        let g = if e.tris[0] == t { e.tris[1] } else { e.tris[0] };
+        let gt = self.triangles[g];
+        let k = (0..3).find(|&k| gt[k] != a && gt[k] != b)?;
+        let map = self.rest_map(t, g)?;
+        Some((g, map.apply(self.corner_rest[g][k])))
+    }
+
+    /// The rest coordinates (m) of the four vertices of hinge `h` (`[v0, v1, v2, v3]`, see
+    /// [`Hinge`]) in the rest frame of its first triangle `tris[0]`, with `v3` carried over from
+    /// `tris[1]` by [`Self::rest_map`]: the two triangles unfolded flat.
+    ///
+    /// # Panics
+    /// If `h >= hinges().len()`.
+    pub fn hinge_rest(&self, h: usize) -> [Vec2; 4] {
+        let hg = self.hinges[h];
+        let t0 = hg.tris[0];
+        let tri = self.triangles[t0];
+        let c = |v: usize| self.corner_rest[t0][corner_of(&tri, v)];
+        let opp = corner_of(&tri, hg.v[2]);
+        let v3 = self.flap_rest(t0, opp).map_or(c(hg.v[2]), |(_, q)| q);
+        [c(hg.v[0]), c(hg.v[1]), c(hg.v[2]), v3]
     }
 
     /// Triangles as vertex indices, counter-clockwise in rest (u, v) space.
@@ -470,6 +648,110 @@ impl ClothMesh {
 
 fn all_finite3(p: &Vec3) -> bool {
     p.x.is_finite() && p.y.is_finite() && p.z.is_finite()
+}
+
+/// The corner (0, 1, 2) of `tri` holding vertex `v` (0 if absent; callers pass members).
+fn corner_of(tri: &[usize; 3], v: usize) -> usize {
+    tri.iter().position(|&x| x == v).unwrap_or(0)
+}
+
+fn check_not_empty(vertices: usize, triangles: &[[usize; 3]]) -> Result<(), MeshError> {
+    if vertices == 0 || triangles.is_empty() {
+        return Err(MeshError::Empty {
+            vertices,
+            triangles: triangles.len(),
+        });
+    }
+    Ok(())
+}
+
+fn check_positions(positions: &[Vec3]) -> Result<(), MeshError> {
+    match positions.iter().position(|p| !all_finite3(p)) {
+        Some(vertex) => Err(MeshError::NonFinitePosition { vertex }),
+        None => Ok(()),
+    }
+}
+
+/// Every index in range, no triangle repeating a vertex.
+fn check_indices(triangles: &[[usize; 3]], n: usize) -> Result<(), MeshError> {
+    for (t, tri) in triangles.iter().enumerate() {
+        for (corner, &index) in tri.iter().enumerate() {
+            if index >= n {
+                return Err(MeshError::IndexOutOfRange {
+                    triangle: t,
+                    corner,
+                    index,
+                    count: n,
+                });
+            }
+        }
+        if tri[0] == tri[1] || tri[0] == tri[2] {
+            return Err(MeshError::RepeatedVertex {
+                triangle: t,
+                vertex: tri[0],
+            });
+        }
+        if tri[1] == tri[2] {
+            return Err(MeshError::RepeatedVertex {
+                triangle: t,
+                vertex: tri[1],
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Rest area (m^2) and inverse rest basis (1/m) of triangle `t` with corners `c`; errors on a
+/// degenerate or clockwise rest triangle.
+fn rest_triangle(t: usize, c: &[Vec2; 3]) -> Result<(f64, Matrix2<f64>), MeshError> {
+    let (r0, r1, r2) = (c[0], c[1], c[2]);
+    let d1 = r1 - r0;
+    let d2 = r2 - r0;
+    let signed_area = 0.5 * (d1.x * d2.y - d1.y * d2.x);
+    let longest = d1
+        .norm_squared()
+        .max(d2.norm_squared())
+        .max((r2 - r1).norm_squared());
+    let threshold = DEGENERATE_RELATIVE_AREA * longest;
+    let area = signed_area.abs();
+    if !(area.is_finite() && area > threshold && longest.is_finite()) {
+        return Err(MeshError::DegenerateRestTriangle {
+            triangle: t,
+            area,
+            threshold,
+        });
+    }
+    if signed_area < 0.0 {
+        return Err(MeshError::ClockwiseRestTriangle {
+            triangle: t,
+            signed_area,
+        });
+    }
+    let det = 2.0 * signed_area;
+    let inv = Matrix2::new(d2.y, -d2.x, -d1.y, d1.x) / det;
+    if !inv.iter().all(|x| x.is_finite()) {
+        return Err(MeshError::DegenerateRestTriangle {
+            triangle: t,
+            area,
+            threshold,
+        });
+    }
+    Ok((signed_area, inv))
+}
+
+/// One (u, v) per vertex when every corner of each vertex agrees bit for bit, else `None`.
+fn vertex_chart(n: usize, triangles: &[[usize; 3]], corners: &[[Vec2; 3]]) -> Option<Vec<Vec2>> {
+    let mut chart: Vec<Option<Vec2>> = vec![None; n];
+    for (tri, c) in triangles.iter().zip(corners) {
+        for k in 0..3 {
+            match chart[tri[k]] {
+                None => chart[tri[k]] = Some(c[k]),
+                Some(r) if r == c[k] => {}
+                Some(_) => return None,
+            }
+        }
+    }
+    chart.into_iter().collect()
 }
 
 /// Builds sorted unique edges and hinges; checks manifoldness and consistent winding.

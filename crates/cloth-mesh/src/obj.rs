@@ -4,6 +4,7 @@
 //! group, which would hide seams between panels stored in different groups, and it does not
 //! report line numbers for errors.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -150,9 +151,88 @@ pub fn parse_obj_data(text: &str) -> Result<ObjData, MeshError> {
     Ok(d)
 }
 
-/// Reads an OBJ file into a [`ClothMesh`]; see [`parse_obj`] for the rules.
+/// Reads an OBJ file into a [`ClothMesh`] with the default [`ObjImport`] and this `uv_scale`;
+/// see [`ClothMesh::from_obj_with`] for the rules.
 pub fn read_obj(path: &Path, uv_scale: f64) -> Result<ClothMesh, MeshError> {
     ClothMesh::from_obj(&read_obj_data(path)?, uv_scale)
+}
+
+/// Where a cloth mesh read from OBJ takes its rest shape (scene key `cloth.mesh.rest`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "lowercase")
+)]
+pub enum RestShape {
+    /// [`RestShape::Uv`] when every face corner has a `vt`, [`RestShape::Mesh`] otherwise
+    /// (the default).
+    #[default]
+    Auto,
+    /// Rest (u, v) of each corner = its `vt` times `uv_scale` (m). Flat rest: the texture
+    /// layout is the sewing pattern.
+    Uv,
+    /// Each triangle flattened as modelled: its 3-D edge lengths and angles are its rest
+    /// shape. The material's u axis in a triangle is world x projected onto the triangle's
+    /// plane (world z when the triangle faces x exactly) and v is `n x u` (n the triangle's
+    /// right-hand normal), so the corners stay counter-clockwise; rest (u, v) are the
+    /// positions' coordinates along these axes (m). Only the axis matters for anisotropic
+    /// materials (its sign flips nothing), and it is undefined for triangles facing +-x.
+    Mesh,
+}
+
+/// How [`ClothMesh::from_obj_with`] makes a cloth mesh of OBJ data.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ObjImport {
+    /// Rest shape source (default [`RestShape::Auto`]).
+    pub rest: RestShape,
+    /// Metres per texture unit for [`RestShape::Uv`] (default 1), finite and > 0.
+    pub uv_scale: f64,
+    /// `true`: a cloth vertex is a `(v, vt)` pair, so UV seams split the cloth into panels
+    /// (the reader's behaviour before per-corner rest coordinates). `false` (default): one
+    /// particle per OBJ position used by a face.
+    pub split_seams: bool,
+}
+
+impl Default for ObjImport {
+    fn default() -> Self {
+        Self {
+            rest: RestShape::Auto,
+            uv_scale: 1.0,
+            split_seams: false,
+        }
+    }
+}
+
+impl ObjImport {
+    /// The rest shape these settings give for `obj`: [`RestShape::Uv`] or
+    /// [`RestShape::Mesh`] (never `Auto`).
+    pub fn resolve(&self, obj: &ObjData) -> RestShape {
+        match self.rest {
+            RestShape::Auto if obj.uv_triangles().is_ok() => RestShape::Uv,
+            RestShape::Auto => RestShape::Mesh,
+            r => r,
+        }
+    }
+}
+
+/// Rest (u, v) coordinates (m) of a triangle flattened as modelled ([`RestShape::Mesh`]);
+/// zeros for a triangle without area (reported by the mesh validation).
+pub fn flatten_triangle(p: [Vec3; 3]) -> [Vec2; 3] {
+    let n = (p[1] - p[0]).cross(&(p[2] - p[0]));
+    let len = n.norm();
+    if !(len > 0.0 && len.is_finite()) {
+        return [Vec2::zeros(); 3];
+    }
+    let n = n / len;
+    let project = |a: Vec3| a - n * n.dot(&a);
+    let mut u = project(Vec3::x());
+    if u.norm() < 1e-12 {
+        u = project(Vec3::z());
+    }
+    let u = u.normalize();
+    let v = n.cross(&u);
+    p.map(|q| Vec2::new(q.dot(&u), q.dot(&v)))
 }
 
 fn obj_err(line: usize, message: impl Into<String>) -> MeshError {
@@ -216,56 +296,84 @@ pub fn parse_obj(text: &str, uv_scale: f64) -> Result<ClothMesh, MeshError> {
 }
 
 impl ClothMesh {
+    /// [`ClothMesh::from_obj_with`] with the default [`ObjImport`] (rest from `vt` when every
+    /// corner has one, else as modelled; one particle per position) and this `uv_scale`.
+    pub fn from_obj(obj: &ObjData, uv_scale: f64) -> Result<ClothMesh, MeshError> {
+        Self::from_obj_with(
+            obj,
+            &ObjImport {
+                uv_scale,
+                ..ObjImport::default()
+            },
+        )
+    }
+
     /// Builds a cloth mesh from OBJ data.
     ///
-    /// - `v` are world positions (m); `vt` are rest coordinates, multiplied by `uv_scale`
-    ///   (m per texture unit) to give rest (u, v) in metres. `uv_scale` must be finite and
-    ///   positive.
-    /// - **A cloth vertex is a unique `(v, vt)` pair** used by some face. A position used with
-    ///   several texture coordinates (a UV seam) becomes several cloth vertices, so seams are
-    ///   boundary edges in rest space (garment panels). Cloth vertices are numbered in
-    ///   ascending `(v index, vt index)` order; [`ClothMesh::original_position_index`] gives the
-    ///   0-based `v` index of each and [`ClothMesh::seam_groups`] lists the split positions, so
-    ///   callers can weld seams with constraints or springs. Positions used by no face are
-    ///   dropped.
-    /// - Every corner needs a `vt` index ([`MeshError::MissingUv`] otherwise).
-    /// - The result is validated by [`ClothMesh::new`]: in particular every triangle must be
-    ///   counter-clockwise in (u, v) (mirrored UV islands are rejected). Such errors come
-    ///   wrapped in [`MeshError::ObjMesh`] with the line of the offending face; the inner
-    ///   error's indices refer to cloth vertices and triangles as numbered above.
-    pub fn from_obj(obj: &ObjData, uv_scale: f64) -> Result<ClothMesh, MeshError> {
+    /// - `v` are world positions (m). **A cloth vertex (particle) is an OBJ position** used by
+    ///   some face, numbered in ascending `v` order (positions used by no face are dropped);
+    ///   with `split_seams` it is a unique `(v, vt)` pair instead, numbered in ascending
+    ///   `(v, vt)` order, so a position on a UV seam becomes several vertices (the panels are
+    ///   separate; [`ClothMesh::seam_groups`] lists them for welding).
+    ///   [`ClothMesh::original_position_index`] gives the 0-based `v` index of each vertex.
+    /// - Rest coordinates per triangle corner ([`RestShape`]): `vt * uv_scale` (m) for
+    ///   [`RestShape::Uv`], the modelled triangle flattened for [`RestShape::Mesh`]. A UV seam
+    ///   therefore does not split the cloth: each triangle takes its rest shape from its own
+    ///   corners.
+    /// - `Uv` and `split_seams` need a `vt` on every corner ([`MeshError::MissingUv`]);
+    ///   `uv_scale` must be finite and positive.
+    /// - The result is validated by [`ClothMesh::from_corner_rest`]: in particular every
+    ///   triangle must be counter-clockwise in (u, v) (mirrored UV islands are rejected). Such
+    ///   errors come wrapped in [`MeshError::ObjMesh`] with the line of the offending face;
+    ///   the inner error's indices refer to cloth vertices and triangles as numbered above.
+    pub fn from_obj_with(obj: &ObjData, opts: &ObjImport) -> Result<ClothMesh, MeshError> {
+        let uv_scale = opts.uv_scale;
         if !(uv_scale.is_finite() && uv_scale > 0.0) {
             return Err(MeshError::InvalidParameter {
                 name: "uv_scale",
                 reason: format!("must be finite and positive, got {uv_scale}"),
             });
         }
-        let uv = obj
-            .uv_triangles()
-            .map_err(|(t, corner)| MeshError::MissingUv {
-                line: obj.triangle_lines.get(t).copied().unwrap_or(0),
-                corner,
-            })?;
-        let faces: Vec<[(usize, usize); 3]> = obj
-            .triangles
-            .iter()
-            .zip(&uv)
-            .map(|(p, t)| [0, 1, 2].map(|k| (p[k], t[k])))
+        let rest = opts.resolve(obj);
+        let uv = if rest == RestShape::Uv || opts.split_seams {
+            Some(
+                obj.uv_triangles()
+                    .map_err(|(t, corner)| MeshError::MissingUv {
+                        line: obj.triangle_lines.get(t).copied().unwrap_or(0),
+                        corner,
+                    })?,
+            )
+        } else {
+            None
+        };
+        let key = |t: usize, k: usize| {
+            let vt = match (&uv, opts.split_seams) {
+                (Some(uv), true) => uv[t][k],
+                _ => 0,
+            };
+            (obj.triangles[t][k], vt)
+        };
+        let faces: Vec<[(usize, usize); 3]> = (0..obj.triangles.len())
+            .map(|t| [0, 1, 2].map(|k| key(t, k)))
             .collect();
         let mut pairs: Vec<(usize, usize)> = faces.iter().flatten().copied().collect();
         pairs.sort_unstable();
         pairs.dedup();
         let index_of = |p: &(usize, usize)| pairs.binary_search(p).unwrap_or(usize::MAX);
-        let triangles: Vec<[usize; 3]> = faces
-            .iter()
-            .map(|f| [index_of(&f[0]), index_of(&f[1]), index_of(&f[2])])
-            .collect();
+        let triangles: Vec<[usize; 3]> = faces.iter().map(|f| f.map(|c| index_of(&c))).collect();
         let positions = pairs.iter().map(|&(v, _)| obj.positions[v]).collect();
-        let rest = pairs
-            .iter()
-            .map(|&(_, t)| obj.texcoords[t] * uv_scale)
-            .collect();
-        let mut mesh = match ClothMesh::new(positions, rest, triangles.clone()) {
+        let corners: Vec<[Vec2; 3]> = match (rest, &uv) {
+            (RestShape::Uv, Some(uv)) => uv
+                .iter()
+                .map(|t| t.map(|i| obj.texcoords[i] * uv_scale))
+                .collect(),
+            _ => obj
+                .triangles
+                .iter()
+                .map(|t| flatten_triangle(t.map(|v| obj.positions[v])))
+                .collect(),
+        };
+        let mut mesh = match ClothMesh::from_corner_rest(positions, corners, triangles.clone()) {
             Ok(m) => m,
             Err(e) => return Err(with_obj_line(e, &triangles, &obj.triangle_lines)),
         };
@@ -284,6 +392,7 @@ fn with_obj_line(err: MeshError, triangles: &[[usize; 3]], face_lines: &[usize])
         | MeshError::ClockwiseRestTriangle { triangle, .. } => Some(*triangle),
         MeshError::NonManifoldEdge { triangles, .. } => triangles.last().copied(),
         MeshError::InconsistentWinding { triangles, .. } => Some(triangles[1]),
+        MeshError::NonFiniteCornerRest { triangle, .. } => Some(*triangle),
         MeshError::NonFinitePosition { vertex }
         | MeshError::NonFiniteRest { vertex }
         | MeshError::IsolatedVertex { vertex } => first_use(*vertex),
@@ -300,52 +409,97 @@ fn with_obj_line(err: MeshError, triangles: &[[usize; 3]], face_lines: &[usize])
 
 /// Writes `mesh` with the given world `positions` (m) as OBJ text.
 ///
-/// Output: one `v` per cloth vertex in cloth-vertex order, one `vt` per cloth vertex holding
-/// the raw rest (u, v) in metres (read it back with `uv_scale = 1`), one `vn` per cloth
-/// vertex ([`ClothMesh::vertex_normals`] of `positions`), and one `f a/a/a` per triangle
-/// (1-based). The vertex count and order are those of the mesh whatever the positions, so
-/// every frame of a run has the same layout (seam copies are written as they are simulated,
-/// even where they coincide). [`parse_obj`]`(text, 1.0)` of the output reproduces the
-/// triangles, positions and rest coordinates exactly (numbers are written in shortest
-/// round-trip form).
+/// Output: one `v` per cloth vertex (particle) in vertex order, one `vt` per distinct corner
+/// rest coordinate (the raw rest (u, v) in metres, in order of first use by the triangles;
+/// read it back with `uv_scale = 1`), one `vn` per vertex ([`ClothMesh::vertex_normals`] of
+/// `positions`), and one `f v/vt/vn` per triangle (1-based). The vertex count and order are
+/// those of the mesh whatever the positions, so every frame of a run has the same layout.
+/// [`parse_obj`]`(text, 1.0)` of the output reproduces the vertices, triangles, positions and
+/// corner rest coordinates exactly (numbers are written in shortest round-trip form), also
+/// for meshes whose seams were split ([`ObjImport::split_seams`]): each split copy is its own
+/// `v`.
 ///
 /// Errors (`InvalidInput`) if `positions.len() != mesh.num_vertices()` or a position is
 /// not finite.
 pub fn write_obj(w: &mut dyn Write, mesh: &ClothMesh, positions: &[Vec3]) -> std::io::Result<()> {
+    write_obj_grouped(w, mesh, positions, &[])
+}
+
+/// [`write_obj`] with named groups: `groups[k] = (name, first triangle)` writes `o name` before
+/// that triangle (first triangles ascending, as in [`ObjData::groups`]; the reader gives the
+/// same list back). Names are written on one line (line breaks become spaces). Errors
+/// (`InvalidInput`) as [`write_obj`], or if the first triangles are not ascending and in range.
+pub fn write_obj_grouped(
+    w: &mut dyn Write,
+    mesh: &ClothMesh,
+    positions: &[Vec3],
+    groups: &[(String, usize)],
+) -> std::io::Result<()> {
+    let invalid = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
     let n = mesh.num_vertices();
     if positions.len() != n {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("{} positions for a mesh of {n} vertices", positions.len()),
-        ));
+        return Err(invalid(format!(
+            "{} positions for a mesh of {n} vertices",
+            positions.len()
+        )));
     }
     if let Some(v) = positions
         .iter()
         .position(|p| !(p.x.is_finite() && p.y.is_finite() && p.z.is_finite()))
     {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("vertex {v}: position is not finite"),
+        return Err(invalid(format!("vertex {v}: position is not finite")));
+    }
+    if groups.windows(2).any(|g| g[1].1 < g[0].1)
+        || groups.iter().any(|g| g.1 > mesh.num_triangles())
+    {
+        return Err(invalid(
+            "group first triangles must be ascending and in range".into(),
         ));
     }
+    // One vt per distinct corner coordinate, in order of first use.
+    let mut vt_of: HashMap<[u64; 2], usize> = HashMap::new();
+    let mut vts: Vec<Vec2> = Vec::new();
+    let corner_vt: Vec<[usize; 3]> = mesh
+        .corner_rest()
+        .iter()
+        .map(|c| {
+            c.map(|r| {
+                *vt_of
+                    .entry([r.x.to_bits(), r.y.to_bits()])
+                    .or_insert_with(|| {
+                        vts.push(r);
+                        vts.len() - 1
+                    })
+            })
+        })
+        .collect();
     writeln!(
         w,
-        "# cloth-mesh: {} vertices, {} triangles; vt are rest (u, v) in metres",
+        "# cloth-mesh: {} vertices, {} triangles; vt are rest (u, v) in metres per corner",
         n,
         mesh.num_triangles()
     )?;
     for p in positions {
         writeln!(w, "v {} {} {}", p.x, p.y, p.z)?;
     }
-    for r in mesh.rest() {
+    for r in &vts {
         writeln!(w, "vt {} {}", r.x, r.y)?;
     }
     for nrm in mesh.vertex_normals(positions) {
         writeln!(w, "vn {} {} {}", nrm.x, nrm.y, nrm.z)?;
     }
-    for tri in mesh.triangles() {
+    let mut next_group = 0;
+    for (t, (tri, tv)) in mesh.triangles().iter().zip(&corner_vt).enumerate() {
+        while next_group < groups.len() && groups[next_group].1 == t {
+            writeln!(w, "o {}", groups[next_group].0.replace(['\n', '\r'], " "))?;
+            next_group += 1;
+        }
         let [a, b, c] = tri.map(|v| v + 1);
-        writeln!(w, "f {a}/{a}/{a} {b}/{b}/{b} {c}/{c}/{c}")?;
+        let [ta, tb, tc] = tv.map(|v| v + 1);
+        writeln!(w, "f {a}/{ta}/{a} {b}/{tb}/{b} {c}/{tc}/{c}")?;
+    }
+    for g in &groups[next_group..] {
+        writeln!(w, "o {}", g.0.replace(['\n', '\r'], " "))?;
     }
     Ok(())
 }
@@ -357,9 +511,21 @@ pub fn write_obj_file_atomic(
     mesh: &ClothMesh,
     positions: &[Vec3],
 ) -> Result<(), MeshError> {
-    crate::write_atomic(path, |w| write_obj(w, mesh, positions)).map_err(|source| MeshError::Io {
-        path: path.to_path_buf(),
-        source,
+    write_obj_file_atomic_grouped(path, mesh, positions, &[])
+}
+
+/// [`write_obj_file_atomic`] with named groups (see [`write_obj_grouped`]).
+pub fn write_obj_file_atomic_grouped(
+    path: &Path,
+    mesh: &ClothMesh,
+    positions: &[Vec3],
+    groups: &[(String, usize)],
+) -> Result<(), MeshError> {
+    crate::write_atomic(path, |w| write_obj_grouped(w, mesh, positions, groups)).map_err(|source| {
+        MeshError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     })
 }
 

@@ -34,14 +34,17 @@ fn grid_layout_follows_the_xz_convention() {
     let (w, h) = (2.0, 0.5);
     for p in PATTERNS {
         let m = grid(5, 4, w, h, p).unwrap();
-        for (x, r) in m.positions().iter().zip(m.rest()) {
+        for (x, r) in m.positions().iter().zip(m.vertex_rest().unwrap()) {
             assert!(r.x >= 0.0 && r.x <= w && r.y >= 0.0 && r.y <= h);
             assert_eq!(*x, Vec3::new(r.x - w / 2.0, 0.0, r.y - h / 2.0));
         }
         // Corners present exactly.
         for c in [(0.0, 0.0), (w, 0.0), (0.0, h), (w, h)] {
             assert!(
-                m.rest().iter().any(|r| r.x == c.0 && r.y == c.1),
+                m.vertex_rest()
+                    .unwrap()
+                    .iter()
+                    .any(|r| r.x == c.0 && r.y == c.1),
                 "{p:?} corner {c:?}"
             );
         }
@@ -76,7 +79,7 @@ fn equilateral_grid_counts_outline_and_shape() {
     assert_eq!(euler(&m), 1);
     assert!((m.total_rest_area() - w * h).abs() < 1e-12);
     // Outline is the rectangle: every boundary edge lies on one of its four sides.
-    let r = m.rest();
+    let r = m.vertex_rest().unwrap();
     for &e in m.boundary_edges() {
         let [a, b] = m.edges()[e].v;
         let on = |f: &dyn Fn(usize) -> bool| f(a) && f(b);
@@ -124,7 +127,7 @@ fn disc_counts_area_and_quality() {
                 min_angle_deg(&m, t)
             );
         }
-        for (x, u) in m.positions().iter().zip(m.rest()) {
+        for (x, u) in m.positions().iter().zip(m.vertex_rest().unwrap()) {
             assert_eq!(x.y, 0.0);
             assert!((u.x - (x.x + r)).abs() < 1e-15 && (u.y - (x.z + r)).abs() < 1e-15);
             assert!(x.norm() <= r * (1.0 + 1e-15));

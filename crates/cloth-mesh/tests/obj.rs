@@ -3,7 +3,8 @@
 mod common;
 
 use cloth_mesh::{
-    ClothMesh, GridPattern, Vec3, disc, grid, parse_obj, read_obj, write_obj, write_obj_file_atomic,
+    ClothMesh, GridPattern, ObjImport, RestShape, Vec2, Vec3, disc, grid, parse_obj,
+    parse_obj_data, read_obj, write_obj, write_obj_file_atomic, write_obj_grouped,
 };
 use common::{check_invariants, euler};
 
@@ -16,7 +17,8 @@ fn to_text(m: &ClothMesh, p: &[Vec3]) -> String {
 fn assert_same(a: &ClothMesh, b: &ClothMesh) {
     assert_eq!(a.triangles(), b.triangles());
     assert_eq!(a.positions(), b.positions(), "positions bit-identical");
-    assert_eq!(a.rest(), b.rest(), "rest bit-identical");
+    assert_eq!(a.corner_rest(), b.corner_rest(), "rest bit-identical");
+    assert_eq!(a.vertex_rest(), b.vertex_rest());
     assert_eq!(a.seam_groups(), b.seam_groups());
 }
 
@@ -49,7 +51,7 @@ fn round_trip_deformed_positions_and_normals() {
     let text = to_text(&m, &p);
     let back = parse_obj(&text, 1.0).unwrap();
     assert_eq!(back.positions(), &p[..]);
-    assert_eq!(back.rest(), m.rest());
+    assert_eq!(back.corner_rest(), m.corner_rest());
     // One vn per vertex, equal to the mesh's normals of p, and they are unit.
     let vn: Vec<Vec3> = text
         .lines()
@@ -108,9 +110,52 @@ fn cube_obj() -> String {
     s + "vn 0 0 1\n"
 }
 
+/// The cube read with `split_seams`: a vertex is a `(v, vt)` pair.
+fn split_cube() -> ClothMesh {
+    let opts = ObjImport {
+        uv_scale: 0.25,
+        split_seams: true,
+        ..ObjImport::default()
+    };
+    ClothMesh::from_obj_with(&parse_obj_data(&cube_obj()).unwrap(), &opts).unwrap()
+}
+
 #[test]
-fn cube_with_split_uvs_becomes_six_panels_with_seams() {
+fn cube_with_split_uvs_is_one_closed_cloth_with_rest_per_corner() {
     let m = parse_obj(&cube_obj(), 0.25).unwrap();
+    check_invariants(&m);
+    assert_eq!((m.num_vertices(), m.num_triangles()), (8, 12));
+    assert_eq!(m.edges().len(), 18);
+    assert!(
+        m.boundary_edges().is_empty(),
+        "UV seams do not split the cloth"
+    );
+    assert_eq!(m.hinges().len(), 18);
+    assert_eq!(euler(&m), 2, "a closed sphere");
+    assert!(m.vertex_rest().is_none(), "corners of a vertex differ");
+    assert!(m.seam_groups().is_empty());
+    assert!((m.total_rest_area() - 6.0 * 0.0625).abs() < 1e-15);
+    // Every edge has its rest length from its faces' UVs: 0.25 m, or the diagonal.
+    for (e, l) in m.edges().iter().zip(m.edge_rest_lengths()) {
+        let d = (m.positions()[e.v[1]] - m.positions()[e.v[0]]).norm() * 0.25;
+        assert!((l - d).abs() < 1e-15, "edge {:?}: {l} vs {d}", e.v);
+    }
+    // Across every cube edge the two faces are unfolded flat: the flap of one face lands
+    // 0.25 m beyond the edge, in the other face's plane coordinates.
+    for h in 0..m.hinges().len() {
+        let r = m.hinge_rest(h);
+        let (e0, e1) = (r[0], r[1]);
+        let side = |p: Vec2| (e1 - e0).perp(&(p - e0));
+        assert!(side(r[2]) * side(r[3]) < 0.0, "flaps on opposite sides");
+    }
+    // Re-read from a written frame: the same mesh.
+    let back = parse_obj(&to_text(&m, m.positions()), 1.0).unwrap();
+    assert_same(&m, &back);
+}
+
+#[test]
+fn cube_with_split_seams_becomes_six_panels_with_seams() {
+    let m = split_cube();
     check_invariants(&m);
     assert_eq!(m.num_vertices(), 24);
     assert_eq!(m.num_triangles(), 12);
@@ -155,7 +200,8 @@ fn cube_with_split_uvs_becomes_six_panels_with_seams() {
         let back = parse_obj(&text, 1.0).unwrap();
         assert_eq!(back.triangles(), m.triangles());
         assert_eq!(back.positions(), &p[..]);
-        assert_eq!(back.rest(), m.rest());
+        assert_eq!(back.corner_rest(), m.corner_rest());
+        assert_eq!(back.vertex_rest(), m.vertex_rest());
     }
 }
 
@@ -185,7 +231,18 @@ fn shared_uvs_join_panels_and_split_uvs_make_a_seam() {
     let split = format!(
         "{pos}vt 0 0\nvt 1 0\nvt 0 1\nvt 1 1\nvt 3 0\nvt 4 0\nvt 3 1\nvt 4 1\nf 1/1 2/2 5/4 4/3\nf 2/5 3/6 6/8 5/7\n"
     );
-    let s = parse_obj(&split, 1.0).unwrap();
+    // By default a particle is a position: the panels stay joined across the UV seam,
+    // each quad with its own rest shape.
+    let d = parse_obj(&split, 1.0).unwrap();
+    check_invariants(&d);
+    assert_eq!(d.num_vertices(), 6);
+    assert_eq!(d.hinges().len(), 3);
+    assert!((d.total_rest_area() - 2.0).abs() < 1e-15);
+    let opts = ObjImport {
+        split_seams: true,
+        ..ObjImport::default()
+    };
+    let s = ClothMesh::from_obj_with(&parse_obj_data(&split).unwrap(), &opts).unwrap();
     check_invariants(&s);
     assert_eq!(s.num_vertices(), 8);
     assert_eq!(
@@ -203,7 +260,8 @@ fn shared_uvs_join_panels_and_split_uvs_make_a_seam() {
     assert_eq!(originals, vec![1, 4]);
     for g in &groups {
         assert_eq!(s.positions()[g[0]], s.positions()[g[1]]);
-        assert_ne!(s.rest()[g[0]], s.rest()[g[1]]);
+        let r = s.vertex_rest().unwrap();
+        assert_ne!(r[g[0]], r[g[1]]);
     }
 }
 
@@ -248,4 +306,66 @@ fn atomic_file_write_and_read() {
     assert_same(&m, &read_obj(&path, 1.0).unwrap());
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn obj_without_uvs_is_flattened_as_modelled() {
+    // A bent strip: two squares folded 90 degrees along x = 1, no vt.
+    let text = "v 0 0 0\nv 1 0 0\nv 1 0 1\nv 0 0 1\nv 1 1 0\nv 1 1 1\n\
+                f 1 4 3 2\nf 2 3 6 5\n";
+    let obj = parse_obj_data(text).unwrap();
+    assert_eq!(ObjImport::default().resolve(&obj), RestShape::Mesh);
+    let m = ClothMesh::from_obj(&obj, 1.0).unwrap();
+    check_invariants(&m);
+    assert!((m.total_rest_area() - 2.0).abs() < 1e-14);
+    for (e, l) in m.edges().iter().zip(m.edge_rest_lengths()) {
+        let d = (m.positions()[e.v[1]] - m.positions()[e.v[0]]).norm();
+        assert!((l - d).abs() < 1e-14);
+    }
+    // The fold is undone in rest space: the hinge across x = 1 lies flat.
+    let h = m
+        .hinges()
+        .iter()
+        .position(|h| {
+            let x = |v: usize| m.positions()[v];
+            (x(h.v[0]).x - 1.0).abs() < 1e-12 && (x(h.v[1]).x - 1.0).abs() < 1e-12
+        })
+        .unwrap();
+    let r = m.hinge_rest(h);
+    let side = |p: Vec2| (r[1] - r[0]).perp(&(p - r[0]));
+    assert!((side(r[2]) + side(r[3])).abs() < 1e-12 && side(r[2]).abs() > 0.5);
+    // Asking for UVs where there are none names the face line.
+    let opts = ObjImport {
+        rest: RestShape::Uv,
+        ..ObjImport::default()
+    };
+    let e = ClothMesh::from_obj_with(&obj, &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 7"), "{e}");
+}
+
+#[test]
+fn groups_are_written_and_read_back() {
+    let a = grid(3, 3, 1.0, 1.0, GridPattern::Uniform).unwrap();
+    let b = disc(0.5, 2).unwrap();
+    let m = ClothMesh::concat(&[&a, &b]).unwrap();
+    let groups = vec![
+        ("shirt".to_string(), 0),
+        ("skirt".to_string(), a.num_triangles()),
+    ];
+    let mut out = Vec::new();
+    write_obj_grouped(&mut out, &m, m.positions(), &groups).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let data = parse_obj_data(&text).unwrap();
+    assert_eq!(data.groups, groups);
+    assert_same(&m, &ClothMesh::from_obj(&data, 1.0).unwrap());
+    // Disjoint components: the second mesh's vertices follow the first's.
+    assert_eq!(m.num_vertices(), a.num_vertices() + b.num_vertices());
+    assert_eq!(
+        m.triangles()[a.num_triangles()],
+        b.triangles()[0].map(|v| v + 9)
+    );
+    let bad = vec![("x".to_string(), 99)];
+    assert!(write_obj_grouped(&mut Vec::new(), &m, m.positions(), &bad).is_err());
 }

@@ -261,7 +261,7 @@ fn stitched_edges_carry_the_same_vertices_at_matching_arc_length() {
                 assert!((la.len() - 1) as f64 >= long / h - 1e-9);
                 // Arc-length fractions of matched vertices agree: side a runs backwards.
                 let fractions = |l: &[usize]| {
-                    let r = g.mesh.rest();
+                    let r = g.mesh.vertex_rest().unwrap();
                     let mut acc = vec![0.0];
                     for w in l.windows(2) {
                         acc.push(acc.last().unwrap() + (r[w[1]] - r[w[0]]).norm());
@@ -366,7 +366,7 @@ fn examples_are_placed_as_the_reference_reader_places_them() {
                     "{name} {} corner of edge {k}",
                     gp.name
                 );
-                assert!((g.mesh.rest()[v] - Vec2::new(x, y)).norm() < 1e-12);
+                assert!((g.mesh.vertex_rest().unwrap()[v] - Vec2::new(x, y)).norm() < 1e-12);
             }
             // Front panels (in front of the body, z > 0) face +z, back panels -z: the loop's
             // right-hand normal is the outside.
@@ -479,7 +479,7 @@ fn building_is_deterministic() {
     let (_, pattern, a) = build("trousers.json", 0.02);
     let b = pattern.build(0.02).unwrap();
     assert_eq!(a.mesh.positions(), b.mesh.positions());
-    assert_eq!(a.mesh.rest(), b.mesh.rest());
+    assert_eq!(a.mesh.corner_rest(), b.mesh.corner_rest());
     assert_eq!(a.mesh.triangles(), b.mesh.triangles());
     assert_eq!(a.stitches, b.stitches);
 }
@@ -490,7 +490,7 @@ fn triangles_are_well_shaped_and_near_the_target_length() {
         let h = 0.02;
         let (_, _, g) = build(name, h);
         let m = &g.mesh;
-        let r = m.rest();
+        let r = m.vertex_rest().unwrap();
         let lens: Vec<f64> = m
             .edges()
             .iter()
@@ -636,7 +636,7 @@ fn stitches_join_the_end_of_the_first_edge_to_the_start_of_the_second() {
     );
     let g = parse_pattern(&json).unwrap().build(0.1).unwrap();
     assert_eq!(g.stitches.len(), 11);
-    let r = g.mesh.rest();
+    let r = g.mesh.vertex_rest().unwrap();
     for s in &g.stitches {
         let [a, b] = s.vertices;
         assert!((r[a].y - r[b].y).abs() < 1e-12);
@@ -655,7 +655,7 @@ fn stitches_join_the_end_of_the_first_edge_to_the_start_of_the_second() {
     );
     let g = parse_pattern(&rw).unwrap().build(0.1).unwrap();
     assert!(g.pattern_stitches[0].right_wrong);
-    let r = g.mesh.rest();
+    let r = g.mesh.vertex_rest().unwrap();
     for s in &g.stitches {
         let [a, b] = s.vertices;
         assert!((r[a].y - (1.0 - r[b].y)).abs() < 1e-12);
@@ -682,7 +682,7 @@ fn clockwise_panels_are_mirrored_in_rest_space_and_keep_the_loop_normal() {
     let g = parse_pattern(json).unwrap().build(0.1).unwrap();
     assert!(g.panels[0].mirrored);
     assert!((g.mesh.total_rest_area() - 1.0).abs() < 1e-12);
-    for (x, r) in g.mesh.positions().iter().zip(g.mesh.rest()) {
+    for (x, r) in g.mesh.positions().iter().zip(g.mesh.vertex_rest().unwrap()) {
         assert_eq!((r.x, r.y), (-x.x, x.y));
     }
     // Normals follow the clockwise loop: -z.

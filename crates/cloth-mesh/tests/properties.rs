@@ -43,10 +43,10 @@ proptest! {
         let vperm = permutation(n, seed); // old -> new
         let tperm = permutation(m.num_triangles(), seed ^ 0x9e37_79b9_7f4a_7c15);
         let mut pos = vec![Vec3::zeros(); n];
-        let mut rest = vec![m.rest()[0]; n];
+        let mut rest = vec![m.vertex_rest().unwrap()[0]; n];
         for v in 0..n {
             pos[vperm[v]] = m.positions()[v];
-            rest[vperm[v]] = m.rest()[v];
+            rest[vperm[v]] = m.vertex_rest().unwrap()[v];
         }
         let mut tris = vec![[0; 3]; m.num_triangles()];
         for (t, tri) in m.triangles().iter().enumerate() {
@@ -111,7 +111,8 @@ proptest! {
         let back = parse_obj(std::str::from_utf8(&out).unwrap(), 1.0).unwrap();
         prop_assert_eq!(back.triangles(), m.triangles());
         prop_assert_eq!(back.positions(), &x[..]);
-        prop_assert_eq!(back.rest(), m.rest());
+        prop_assert_eq!(back.vertex_rest().unwrap(), m.vertex_rest().unwrap());
+        prop_assert_eq!(back.corner_rest(), m.corner_rest());
     }
 }
 

@@ -1,8 +1,8 @@
 //! Every `MeshError` variant is produced by the input it describes, and names the culprit.
 
 use cloth_mesh::{
-    ClothMesh, GridPattern, MeshError, Vec2, Vec3, disc, grid, parse_obj, read_obj,
-    write_obj_file_atomic,
+    ClothMesh, GridPattern, MeshError, ObjImport, RestShape, Vec2, Vec3, disc, grid, parse_obj,
+    parse_obj_data, read_obj, write_obj_file_atomic,
 };
 
 /// Unit square split into two CCW triangles (0,1,2), (0,2,3).
@@ -305,19 +305,24 @@ fn invalid_builder_parameters() {
     }
 }
 
+/// Parses with rest coordinates from the texture coordinates (`rest = "uv"`).
+fn parse_uv(text: &str) -> Result<ClothMesh, MeshError> {
+    let opts = ObjImport {
+        rest: RestShape::Uv,
+        ..ObjImport::default()
+    };
+    ClothMesh::from_obj_with(&parse_obj_data(text)?, &opts)
+}
+
 #[test]
 fn obj_missing_uv() {
     let text = "v 0 0 0\nv 1 0 0\nv 0 0 1\nvt 0 0\n\nf 1/1 2 3\n";
-    let e = parse_obj(text, 1.0).unwrap_err();
+    let e = parse_uv(text).unwrap_err();
     assert!(
         matches!(e, MeshError::MissingUv { line: 6, corner: 1 }),
         "{e}"
     );
-    let e = parse_obj(
-        "v 0 0 0\nv 1 0 0\nv 0 0 1\nvn 0 1 0\nf 1//1 2//1 3//1\n",
-        1.0,
-    )
-    .unwrap_err();
+    let e = parse_uv("v 0 0 0\nv 1 0 0\nv 0 0 1\nvn 0 1 0\nf 1//1 2//1 3//1\n").unwrap_err();
     assert!(
         matches!(e, MeshError::MissingUv { line: 5, corner: 0 }),
         "{e}"
@@ -399,7 +404,7 @@ fn obj_mesh_errors_carry_the_face_line() {
     let big = "v 0 0 0\nv 1 0 0\nv 1 0 1\nvt 0 0\nvt 2 0\nvt 2 2\nf 1/1 2/2 3/3\n";
     let e = parse_obj(big, f64::MAX).unwrap_err();
     assert!(
-        matches!(&e, MeshError::ObjMesh { line: 7, source } if matches!(**source, MeshError::NonFiniteRest { vertex: 1 })),
+        matches!(&e, MeshError::ObjMesh { line: 7, source } if matches!(**source, MeshError::NonFiniteCornerRest { triangle: 0, corner: 1 })),
         "{e}"
     );
 }

@@ -23,10 +23,10 @@ fn scene(name: &str) -> Scene {
         _ => ("hanging_verlet.toml", Some(51)),
     };
     let mut s = Scene::load(&root.join(file)).expect("scene loads");
-    if let (Some(n), MeshSpec::Grid { nx, ny, .. }) = (grid, &mut s.cloth.mesh) {
+    if let (Some(n), MeshSpec::Grid { nx, ny, .. }) = (grid, &mut s.cloths[0].mesh) {
         (*nx, *ny) = (n, n);
     }
-    s.cloth.self_collision = false;
+    s.cloths[0].self_collision = false;
     s
 }
 
@@ -59,7 +59,7 @@ fn main() {
     let seconds: f64 = args.get(1).and_then(|f| f.parse().ok()).unwrap_or(1.0);
     let only = args.get(2).map(String::as_str);
     let base = scene(name);
-    println!("scene {name}: {:?}, {seconds} s", base.cloth.mesh);
+    println!("scene {name}: {:?}, {seconds} s", base.cloths[0].mesh);
     println!(
         "| h (s) | long range | mean sweeps/step | max | capped steps | max violation | ms/step |"
     );

@@ -50,7 +50,10 @@ pub struct Budget {
 
 /// Estimates the cost of `scene` without building it.
 pub fn estimate(scene: &Scene) -> Result<Budget, SimError> {
-    let vertices = cloth_vertices(&scene.cloth.mesh)?;
+    let mut vertices = 0usize;
+    for c in &scene.cloths {
+        vertices = vertices.saturating_add(cloth_vertices(&c.mesh)?);
+    }
     let duration = scene.run.duration() + scene.run.preroll;
     let (per_vertex, h) = match scene.solver.integrator {
         IntegratorKind::Implicit => (
@@ -134,8 +137,39 @@ fn cloth_vertices(spec: &MeshSpec) -> Result<usize, SimError> {
             let (v, f) = count_obj(path)?;
             Ok((v.saturating_mul(3) / 2).min(f.saturating_mul(3)))
         }
+        MeshSpec::Garmentcode { path, edge_length } => pattern_vertices(path, *edge_length),
         other => Ok(other.vertex_count().unwrap_or(usize::MAX)),
     }
+}
+
+/// Vertices of a sewing pattern triangulated to `edge_length` (m), estimated from its panels'
+/// corner polygons (area over the area per vertex of an equilateral mesh, plus the outline):
+/// reading the pattern is cheap, triangulating it may not be.
+fn pattern_vertices(path: &Path, edge_length: f64) -> Result<usize, SimError> {
+    let pattern = cloth_mesh::read_pattern(path).map_err(|e| SimError::Invalid {
+        key: "cloth.mesh.path".into(),
+        message: format!("{}: {e}", path.display()),
+    })?;
+    let h = edge_length;
+    let estimate: f64 = pattern
+        .panels
+        .iter()
+        .map(|p| {
+            let n = p.vertices.len();
+            let (mut area, mut perimeter) = (0.0, 0.0);
+            for k in 0..n {
+                let (a, b) = (p.vertices[k], p.vertices[(k + 1) % n]);
+                area += 0.5 * (a.x * b.y - a.y * b.x);
+                perimeter += (b - a).norm();
+            }
+            area.abs() / (0.866 * h * h) + perimeter / h
+        })
+        .sum();
+    Ok(if estimate.is_finite() {
+        estimate.ceil() as usize
+    } else {
+        usize::MAX
+    })
 }
 
 /// `v` and `f` lines of an OBJ file, counted by streaming it (no more than the readers' size

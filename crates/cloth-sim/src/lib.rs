@@ -55,6 +55,7 @@ mod pairs;
 mod pins;
 mod sanity;
 mod scene;
+mod sewing;
 mod simulation;
 mod state;
 mod stats;
@@ -87,16 +88,18 @@ pub use output::{
 pub use pins::PinGroup;
 pub use sanity::{BOUND_FACTOR, Divergence, ENERGY_FACTOR, MAX_STRETCH};
 pub use scene::{
-    ClothSettings, ColliderSettings, ColliderShape, IntegratorKind, MAX_GRAVITY, MAX_MESH_VERTICES,
-    MeshSpec, PinSettings, Region, RunSettings, Scene, SceneError, SolverChoice, SolverSettings,
-    build_collider, build_integrator, build_mesh, build_simulation,
+    BuiltCloth, ClothSettings, ColliderSettings, ColliderShape, IntegratorKind, MAX_GRAVITY,
+    MAX_MESH_VERTICES, MeshSpec, PinSettings, Region, RestAngles, RunSettings, Scene, SceneError,
+    SolverChoice, SolverSettings, build_cloth, build_collider, build_integrator, build_mesh,
+    build_simulation,
 };
+pub use sewing::{SEAM_STIFFNESS_FACTOR, SewSettings, Sewing};
 pub use simulation::{Integrator, Simulation};
 pub use state::State;
 pub use stats::{DEFAULT_FPS, FrameStats, Rejections, RunReport, Timings, Totals};
 pub use step::{Implicit, ImplicitSettings, LinearSolver, Step, StepInfo};
 pub use strain::{DEFAULT_STRAIN_TOLERANCE, EdgeSet, StrainLimit};
-pub use system::ClothSystem;
+pub use system::{ClothPart, ClothSystem};
 pub use tracks::{ColliderFrame, ColliderTrack, CollidersFile};
 pub use verlet::{
     DEFAULT_SPRING_SWEEPS, DEFAULT_VERLET_ITERATIONS, LongRange, Verlet, VerletInfo, VerletSettings,

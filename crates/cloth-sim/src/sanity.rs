@@ -11,7 +11,8 @@
 //! - **stretch**: no triangle stretched beyond [`MAX_STRETCH`] (`|w_u|` or `|w_v|` more than
 //!   `1 + MAX_STRETCH` times its rest length);
 //! - **energy** (kinetic energy growth without external work): where nothing does work on the
-//!   cloth but gravity — no moving pins or colliders, no wind, no user springs — the kinetic
+//!   cloth but gravity — no moving pins or colliders, no wind, no user springs, no sewing
+//!   (stitches pull and hold gravity off while they close) — the kinetic
 //!   energy may not exceed [`ENERGY_FACTOR`] times the initial kinetic and elastic energy plus
 //!   the gravitational energy released since the start (backward Euler dissipates, Verlet
 //!   nearly conserves: a correct run stays well inside it). Static colliders are allowed but
@@ -137,7 +138,8 @@ impl Sanity {
         let ext = &cloth.external;
         let closed = drive == 0.0
             && (ext.wind == Vec3::zeros() || (ext.drag == 0.0 && ext.wind_coefficient == 0.0))
-            && ext.springs.is_empty();
+            && ext.springs.is_empty()
+            && world.sewing.is_empty();
         let factor = if colliders.is_empty() {
             ENERGY_FACTOR
         } else {

@@ -325,9 +325,14 @@ impl Simulation {
             Engine::Verlet(v) => v.last_step().contacts,
         };
         stats.timings.other += sw.lap();
+        stats.seam_gap = self.world.sewing.largest_gap(&self.state.x);
         if self.world.count_intersections {
-            stats.self_intersections =
-                cloth_collide::count_self_intersections(&cloth.mesh, &self.state.x);
+            let welded: Vec<[usize; 2]> = self.world.sewing.pairs().collect();
+            stats.self_intersections = cloth_collide::count_intersections_welded(
+                cloth.mesh.triangles(),
+                &self.state.x,
+                &welded,
+            );
             stats.timings.cloth_cloth += sw.lap();
         }
         stats.time = self.state.t;

@@ -134,8 +134,11 @@ pub struct FrameStats {
     /// Cloth vertices in contact with solids at the end of the frame.
     pub contacts: usize,
     /// Intersecting pairs of non-adjacent cloth triangles at the end of the frame, when
-    /// self-collision is on (otherwise 0).
+    /// self-collision is on (otherwise 0). Triangles joined by a garment stitch are adjacent.
     pub self_intersections: usize,
+    /// Largest distance between the two vertices of a garment stitch at the end of the frame
+    /// (m; 0 without stitches): how far the seams are from closed.
+    pub seam_gap: f64,
     /// Wall time split (s).
     pub timings: Timings,
     /// Explicit integrator: largest violation of the strain limit left by the projection of

@@ -56,11 +56,12 @@ pub struct EdgeSet {
 }
 
 impl EdgeSet {
-    /// The unique edges of `mesh` with rest lengths from its (u, v) coordinates.
+    /// The unique edges of `mesh` with their rest lengths
+    /// ([`cloth_mesh::ClothMesh::edge_rest_lengths`]: the mean over the edge's triangles of its
+    /// length in their rest coordinates).
     pub fn from_mesh(mesh: &cloth_mesh::ClothMesh) -> Self {
-        let uv = mesh.rest();
         let edges: Vec<[usize; 2]> = mesh.edges().iter().map(|e| e.v).collect();
-        let rest = edges.iter().map(|e| (uv[e[1]] - uv[e[0]]).norm()).collect();
+        let rest = mesh.edge_rest_lengths().to_vec();
         Self { edges, rest }
     }
 

@@ -1,7 +1,28 @@
-//! The cloth being simulated: mesh, force model, masses and external forces.
+//! The cloth being simulated: mesh, force model, masses and external forces; several cloths
+//! are one system whose mesh has a component per cloth ([`ClothPart`]).
+
+use std::ops::Range;
 
 use cloth_forces::{ClothModel, External};
-use cloth_mesh::{ClothMesh, Vec3};
+use cloth_mesh::{ClothMesh, GarmentSummary, RestShape, Vec3};
+
+/// One cloth of a [`ClothSystem`]: a named, contiguous range of its vertices and triangles.
+/// Several cloths are simulated as one particle system (so they touch each other as a cloth
+/// touches itself); parts say which vertices and triangles belong to which cloth, for output
+/// (one OBJ group and one USD prim per part) and reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClothPart {
+    /// Name (the scene's `cloth.name`).
+    pub name: String,
+    /// Its vertices in the system.
+    pub vertices: Range<usize>,
+    /// Its triangles in the system's mesh.
+    pub triangles: Range<usize>,
+    /// For an OBJ mesh, the rest shape it was read with (`Uv` or `Mesh`).
+    pub rest: Option<RestShape>,
+    /// For a sewing pattern, its panels, stitches and openings.
+    pub garment: Option<GarmentSummary>,
+}
 
 /// The cloth: its mesh, internal force model (which holds the lumped masses) and external
 /// forces (gravity, drag, wind, user springs; see [`cloth_forces::External`]).
@@ -16,6 +37,9 @@ pub struct ClothSystem {
     pub x0: Vec<Vec3>,
     /// Gravity, drag, wind and user springs.
     pub external: External,
+    /// The cloths, in order, covering every vertex and triangle (one part named `cloth` unless
+    /// set with [`ClothSystem::with_parts`]).
+    pub parts: Vec<ClothPart>,
 }
 
 impl ClothSystem {
@@ -39,13 +63,60 @@ impl ClothSystem {
         external.validate(mesh.num_vertices())?;
         let masses = model.masses().to_vec();
         let x0 = mesh.positions().to_vec();
+        let parts = vec![ClothPart {
+            name: "cloth".into(),
+            vertices: 0..mesh.num_vertices(),
+            triangles: 0..mesh.num_triangles(),
+            rest: None,
+            garment: None,
+        }];
         Ok(Self {
             mesh,
             model,
             masses,
             x0,
             external,
+            parts,
         })
+    }
+
+    /// Names the cloths of the system: `parts` must cover the vertices and the triangles in
+    /// order, each part's triangles using only its own vertices.
+    pub fn with_parts(mut self, parts: Vec<ClothPart>) -> Result<Self, crate::SimError> {
+        let bad = |message: String| {
+            Err(crate::SimError::Invalid {
+                key: "cloth".into(),
+                message,
+            })
+        };
+        let (mut v, mut t) = (0, 0);
+        for p in &parts {
+            if p.vertices.start != v || p.triangles.start != t || p.vertices.is_empty() {
+                return bad(format!("part `{}` does not follow the one before", p.name));
+            }
+            let tris = self.mesh.triangles().get(p.triangles.clone());
+            if !tris.is_some_and(|ts| ts.iter().flatten().all(|i| p.vertices.contains(i))) {
+                return bad(format!(
+                    "part `{}` has triangles outside its vertices",
+                    p.name
+                ));
+            }
+            (v, t) = (p.vertices.end, p.triangles.end);
+        }
+        if v != self.mesh.num_vertices() || t != self.mesh.num_triangles() {
+            return bad("the parts do not cover the mesh".into());
+        }
+        self.parts = parts;
+        Ok(self)
+    }
+
+    /// The OBJ groups of the parts: `(name, first triangle)` per cloth, for
+    /// [`cloth_mesh::write_obj_grouped`].
+    pub fn obj_groups(&self) -> Vec<(String, usize)> {
+        self.parts
+            .iter()
+            .map(|p| (p.name.clone(), p.triangles.start))
+            .collect()
     }
 
     /// Number of cloth vertices.

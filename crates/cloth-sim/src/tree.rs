@@ -18,7 +18,7 @@
 //! displacement. Pinned vertices have infinite mass. Edges whose multiplier comes out negative
 //! (they would have to push) are released. Cost: a 3 x 3 inverse per vertex.
 
-use cloth_mesh::{Vec2, Vec3};
+use cloth_mesh::Vec3;
 use nalgebra::Matrix3;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -65,14 +65,9 @@ impl PartialOrd for Item {
 
 impl TreeProjection {
     /// The shortest-path forest of the graph `edges` (rest lengths `rest`) from the vertices
-    /// with `pinned`, and from the vertex nearest the centroid of `rest_positions` in every
-    /// component without a pin.
-    pub fn new(
-        edges: &[[usize; 2]],
-        rest: &[f64],
-        pinned: &[bool],
-        rest_positions: &[Vec2],
-    ) -> Self {
+    /// with `pinned`, and from the vertex nearest the centroid of `positions` (the initial
+    /// positions) in every component without a pin.
+    pub fn new(edges: &[[usize; 2]], rest: &[f64], pinned: &[bool], positions: &[Vec3]) -> Self {
         let n = pinned.len();
         let mut adj: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
         for (e, &l) in edges.iter().zip(rest) {
@@ -91,15 +86,12 @@ impl TreeProjection {
             let mut probe = dist.clone();
             let mut probe_link = link.clone();
             grow(&adj, &[start], &mut probe, &mut probe_link, &mut comp);
-            let c = comp.iter().map(|&i| rest_positions[i]).sum::<Vec2>() / comp.len() as f64;
+            let c = comp.iter().map(|&i| positions[i]).sum::<Vec3>() / comp.len() as f64;
             let root = comp
                 .iter()
                 .copied()
                 .min_by(|&a, &b| {
-                    let (da, db) = (
-                        (rest_positions[a] - c).norm(),
-                        (rest_positions[b] - c).norm(),
-                    );
+                    let (da, db) = ((positions[a] - c).norm(), (positions[b] - c).norm());
                     da.total_cmp(&db).then(a.cmp(&b))
                 })
                 .unwrap_or(start);
@@ -246,7 +238,7 @@ mod tests {
         let rest = vec![1.0; n - 1];
         let mut pinned = vec![false; n];
         pinned[0] = true;
-        let xr: Vec<Vec2> = (0..n).map(|i| Vec2::new(0.0, -(i as f64))).collect();
+        let xr: Vec<Vec3> = (0..n).map(|i| Vec3::new(0.0, -(i as f64), 0.0)).collect();
         let mut tree = TreeProjection::new(&edges, &rest, &pinned, &xr);
         assert_eq!(tree.num_links(), n - 1);
         let mut x: Vec<Vec3> = (0..n)
@@ -264,7 +256,7 @@ mod tests {
     #[test]
     fn a_free_pair_meets_at_its_mass_weighted_centre_and_slack_edges_do_not_push() {
         let edges = [[0, 1], [1, 2]];
-        let xr = [Vec2::zeros(), Vec2::x(), Vec2::x() * 2.0];
+        let xr = [Vec3::zeros(), Vec3::x(), Vec3::x() * 2.0];
         let mut tree = TreeProjection::new(&edges, &[1.0, 1.0], &[false; 3], &xr);
         // Vertex 1 is the root (nearest the centroid); edge 0-1 is stretched, 1-2 is short.
         let mut x = vec![Vec3::new(-1.0, 0.0, 0.0), Vec3::x(), Vec3::x() * 1.5];

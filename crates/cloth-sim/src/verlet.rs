@@ -199,26 +199,32 @@ pub struct Verlet {
     last: VerletInfo,
 }
 
-/// Mesh edges (strain-limited springs) and two-ring bending springs of a mesh, rest lengths
-/// from its (u, v) coordinates.
+/// Mesh edges (strain-limited springs, rest lengths
+/// [`cloth_mesh::ClothMesh::edge_rest_lengths`]) and two-ring bending springs across each
+/// hinge unfolded flat in rest space ([`cloth_mesh::ClothMesh::hinge_rest`]).
 fn spring_pairs(world: &World, s: &VerletSettings) -> Vec<Pair> {
     let mesh = &world.cloth.mesh;
-    let uv = mesh.rest();
-    let pair = |i: usize, j: usize, k: f64, limited: bool| Pair {
-        i,
-        j,
-        rest: (uv[j] - uv[i]).norm(),
-        k,
-        limited,
-    };
     let edges = mesh
         .edges()
         .iter()
-        .map(|e| pair(e.v[0], e.v[1], s.stretch_stiffness, true));
-    let bends = mesh
-        .hinges()
-        .iter()
-        .map(|hg| pair(hg.v[2], hg.v[3], s.bend_stiffness, false));
+        .zip(mesh.edge_rest_lengths())
+        .map(|(e, &rest)| Pair {
+            i: e.v[0],
+            j: e.v[1],
+            rest,
+            k: s.stretch_stiffness,
+            limited: true,
+        });
+    let bends = mesh.hinges().iter().enumerate().map(|(h, hg)| {
+        let r = mesh.hinge_rest(h);
+        Pair {
+            i: hg.v[2],
+            j: hg.v[3],
+            rest: (r[3] - r[2]).norm(),
+            k: s.bend_stiffness,
+            limited: false,
+        }
+    });
     edges.chain(bends).filter(|p| p.rest > 0.0).collect()
 }
 
@@ -248,8 +254,7 @@ impl Verlet {
         };
         let tethers = Tethers::new(n, &edges.edges, &edges.rest, &groups, world.pinned());
         let tree = (settings.long_range == LongRange::Tree).then(|| {
-            let rest = world.cloth.mesh.rest();
-            TreeProjection::new(&edges.edges, &edges.rest, world.pinned(), rest)
+            TreeProjection::new(&edges.edges, &edges.rest, world.pinned(), &world.cloth.x0)
         });
         let model = &world.cloth.model;
         let drag = world.cloth.external.drag;

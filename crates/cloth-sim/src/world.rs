@@ -3,6 +3,7 @@
 use crate::SimError;
 use crate::contact::{ContactSettings, Surface};
 use crate::pins::PinGroup;
+use crate::sewing::Sewing;
 use crate::system::ClothSystem;
 use cloth_collide::{ColliderSet, SelfCollision};
 use cloth_solver::Constraint;
@@ -32,6 +33,8 @@ pub struct World {
     pub self_collision: Option<SelfCollision>,
     /// Whether every frame's statistics count intersecting pairs of non-adjacent triangles.
     pub count_intersections: bool,
+    /// Stitches of sewn garments (none: empty); see [`Sewing`].
+    pub sewing: Sewing,
     /// Contact parameters.
     pub contact: ContactSettings,
     /// Per vertex: pinned by some group.
@@ -59,6 +62,7 @@ impl World {
             colliders: None,
             self_collision: None,
             count_intersections: false,
+            sewing: Sewing::new(),
             contact: ContactSettings::default(),
             pinned: Vec::new(),
             surfaces: Vec::new(),
@@ -78,9 +82,25 @@ impl World {
     /// Enables cloth-cloth contact by penalty springs (Baraff & Witkin 1998, Section 6). When
     /// `count_intersections` is set, every frame's statistics count intersecting pairs of
     /// non-adjacent triangles.
-    pub fn with_self_collision(mut self, sc: SelfCollision, count_intersections: bool) -> Self {
+    pub fn with_self_collision(mut self, mut sc: SelfCollision, count_intersections: bool) -> Self {
+        let pairs: Vec<[usize; 2]> = self.sewing.pairs().collect();
+        if !pairs.is_empty() {
+            sc.set_welded(&pairs);
+        }
         self.self_collision = Some(sc);
         self.count_intersections = count_intersections;
+        self
+    }
+
+    /// Sews garments: `sewing`'s stitches pull their vertices together (a force term of the
+    /// implicit step's assemble stage) and, when self-collision is on, stitched vertices count
+    /// as one for its neighbour tests, so a closing seam is not held open by contact.
+    pub fn with_sewing(mut self, sewing: Sewing) -> Self {
+        let pairs: Vec<[usize; 2]> = sewing.pairs().collect();
+        if let Some(sc) = self.self_collision.as_mut() {
+            sc.set_welded(&pairs);
+        }
+        self.sewing = sewing;
         self
     }
 

@@ -111,7 +111,7 @@ fn grid_positions(scene: &Scene) -> Vec<Vector3<f64>> {
         width,
         height,
         ..
-    } = scene.cloth.mesh
+    } = scene.cloths[0].mesh
     else {
         panic!("grid expected")
     };
@@ -123,7 +123,7 @@ fn grid_positions(scene: &Scene) -> Vec<Vector3<f64>> {
                 0.0,
                 height * (j as f64 / (ny - 1) as f64 - 0.5),
             );
-            out.push(scene.cloth.place(&local));
+            out.push(scene.cloths[0].place(&local));
         }
     }
     out
@@ -132,7 +132,7 @@ fn grid_positions(scene: &Scene) -> Vec<Vector3<f64>> {
 #[test]
 fn fixed_sheet_is_the_papers_figure_2_setup() {
     let s = Scene::load(&scenes_dir().join("fixed_sheet.toml")).unwrap();
-    assert_eq!(s.cloth.mesh.vertex_count(), Some(2601));
+    assert_eq!(s.cloths[0].mesh.vertex_count(), Some(2601));
     assert_eq!((s.run.fps, s.run.frames), (30.0, 75));
     assert_eq!(s.solver.integrator, IntegratorKind::Implicit);
     // Each pin region selects exactly one corner vertex, both on the edge z = -0.5.
@@ -170,7 +170,7 @@ fn drape_cylinder_lies_horizontally_below_the_sheet() {
     let (_, r) = pose_at(&s, 0, 0.0);
     let axis = r * Vector3::y();
     assert!(axis.y.abs() < 1e-12, "axis must be horizontal: {axis}");
-    assert!(s.cloth.position.y > bar.position.y + radius + s.cloth.thickness);
+    assert!(s.cloths[0].position.y > bar.position.y + radius + s.cloths[0].thickness);
 }
 
 // ------------------------------------------------------------------ defaults, presets
@@ -181,12 +181,12 @@ fn defaults_are_applied() {
     assert_eq!(s.run.fps, 30.0);
     assert_eq!(s.run.frames, 60);
     assert_eq!(s.run.gravity, Vector3::new(0.0, -9.81, 0.0));
-    assert_eq!(s.cloth.material, Material::preset("cotton").unwrap());
-    assert_eq!(s.cloth.position, Vector3::zeros());
-    assert_eq!(s.cloth.thickness, 0.005);
-    assert_eq!(s.cloth.drag, 0.0);
+    assert_eq!(s.cloths[0].material, Material::preset("cotton").unwrap());
+    assert_eq!(s.cloths[0].position, Vector3::zeros());
+    assert_eq!(s.cloths[0].thickness, 0.005);
+    assert_eq!(s.cloths[0].drag, 0.0);
     assert!(matches!(
-        s.cloth.mesh,
+        s.cloths[0].mesh,
         MeshSpec::Grid {
             pattern: GridPattern::Alternating,
             ..
@@ -227,14 +227,14 @@ fn vertex_counts_follow_the_mesh_layouts() {
             format!("[cloth]\nmesh = {{ kind = \"disc\", radius = 0.5, resolution = {rings} }}\n");
         let expected = 1 + (1..=rings).map(|r| 6 * r).sum::<usize>();
         assert_eq!(
-            parse(&text).unwrap().cloth.mesh.vertex_count(),
+            parse(&text).unwrap().cloths[0].mesh.vertex_count(),
             Some(expected)
         );
     }
     // Equilateral grid: odd rows carry one extra vertex, so pins may index it.
     let eq = "[cloth]\nmesh = { kind = \"grid\", nx = 3, ny = 4, width = 1.0, height = 1.0, pattern = \"equilateral\" }\n";
     let rows: usize = (0..4).map(|j| if j % 2 == 1 { 4 } else { 3 }).sum();
-    assert_eq!(parse(eq).unwrap().cloth.mesh.vertex_count(), Some(rows));
+    assert_eq!(parse(eq).unwrap().cloths[0].mesh.vertex_count(), Some(rows));
     assert!(parse(&format!("{eq}[[pin]]\nvertices = [{}]\n", rows - 1)).is_ok());
     let e = err(&format!("{eq}[[pin]]\nvertices = [{rows}]\n"));
     assert_key(&e, "pin[0].vertices[0]");
@@ -249,7 +249,7 @@ fn every_preset_name_resolves() {
     for name in PRESET_NAMES {
         let text = GRID.replace("[cloth]\n", &format!("[cloth]\nmaterial = \"{name}\"\n"));
         assert_eq!(
-            parse(&text).unwrap().cloth.material,
+            parse(&text).unwrap().cloths[0].material,
             Material::preset(name).unwrap()
         );
     }
@@ -261,7 +261,7 @@ fn preset_with_overrides_keeps_the_rest() {
     let text = format!(
         "{GRID}material = {{ preset = \"denim\", bend = 1e-4, stretch = 500, bend_uv = [1.0, 0.5] }}\n"
     );
-    let m = parse(&text).unwrap().cloth.material;
+    let m = parse(&text).unwrap().cloths[0].material;
     let denim = Material::preset("denim").unwrap();
     assert_eq!(m.bend, 1e-4);
     assert_eq!(
@@ -284,7 +284,7 @@ fn material_table_without_preset_needs_the_basics() {
     let full = format!(
         "{GRID}material = {{ density = 0.2, stretch = [1000, 2000], shear = 50, bend = 1e-5 }}\n"
     );
-    let m = parse(&full).unwrap().cloth.material;
+    let m = parse(&full).unwrap().cloths[0].material;
     assert_eq!(m.stretch, [1000.0, 2000.0]);
     assert_eq!(m.stretch_targets, [1.0, 1.0]);
     let text = format!("{GRID}material = {{ stretch = 1000, shear = 50, bend = 1e-5 }}\n");
@@ -587,13 +587,16 @@ fn obj_paths_resolve_against_the_scene_directory() {
     std::fs::write(dir.join("scene.toml"), text).unwrap();
     let s = Scene::load(&dir.join("scene.toml")).unwrap();
     assert_eq!(
-        s.cloth.mesh,
+        s.cloths[0].mesh,
         MeshSpec::Obj {
             path: dir.join("sheet.obj"),
-            uv_scale: 0.01
+            uv_scale: 0.01,
+            rest: cloth_mesh::RestShape::Auto,
+            rest_angles: None,
+            split_seams: false,
         }
     );
-    assert_eq!(s.cloth.mesh.vertex_count(), None);
+    assert_eq!(s.cloths[0].mesh.vertex_count(), None);
     let moved = text.replace("sheet.obj", "missing.obj");
     let e = Scene::from_toml_str(&moved, &dir).unwrap_err();
     match &e {
@@ -729,6 +732,7 @@ fn euler_angles_rotate_about_x_then_y_then_z() {
 fn pin_rotation_turns_the_group_about_its_centroid() {
     let pin = PinSettings {
         name: None,
+        cloth: None,
         vertices: vec![0, 1],
         region: None,
         keyframes: vec![
@@ -843,7 +847,7 @@ proptest! {
         t in -1.0..3.0f64,
     ) {
         let pin = PinSettings {
-            name: None, vertices: vec![0, 1], region: None,
+            name: None, cloth: None, vertices: vec![0, 1], region: None,
             keyframes: vec![
                 Keyframe { t: 0.0, translation: Vector3::zeros(), rotation: r0 },
                 Keyframe { t: 2.0, translation: Vector3::from(t1), rotation: r1 },
@@ -883,8 +887,8 @@ stretch_targets = [0.8, 1.0]
 bend_uv = [2.0, 0.5]
 "#;
     let scene = Scene::from_toml_str(text, Path::new(".")).unwrap();
-    assert_eq!(scene.cloth.material.stretch_targets, [0.8, 1.0]);
-    assert_eq!(scene.cloth.material.bend_uv, [2.0, 0.5]);
+    assert_eq!(scene.cloths[0].material.stretch_targets, [0.8, 1.0]);
+    assert_eq!(scene.cloths[0].material.bend_uv, [2.0, 0.5]);
     let bad = text.replace("[0.8, 1.0]", "[0.8, -1.0]");
     let err = Scene::from_toml_str(&bad, Path::new(".")).unwrap_err();
     assert_eq!(err.key(), Some("cloth.stretch_targets[1]"), "{err}");

@@ -26,7 +26,7 @@ fn scene_file(name: &str) -> PathBuf {
 /// with `fps` output frames per second.
 fn hanging(n: Option<usize>, h: f64, fps: f64) -> Scene {
     let mut s = Scene::load(&scene_file("hanging_verlet.toml")).expect("scene loads");
-    if let (Some(n), MeshSpec::Grid { nx, ny, .. }) = (n, &mut s.cloth.mesh) {
+    if let (Some(n), MeshSpec::Grid { nx, ny, .. }) = (n, &mut s.cloths[0].mesh) {
         (*nx, *ny) = (n, n);
     }
     s.run.fps = fps;
@@ -37,12 +37,12 @@ fn hanging(n: Option<usize>, h: f64, fps: f64) -> Scene {
 /// Largest relative violation of `[min, max]` over the mesh edges at `x`.
 fn edge_violation(sim: &Simulation, x: &[Vec3], min: f64, max: f64) -> f64 {
     let mesh = &sim.world().cloth.mesh;
-    let uv = mesh.rest();
     mesh.edges()
         .iter()
-        .map(|e| {
+        .zip(mesh.edge_rest_lengths())
+        .map(|(e, &rest)| {
             let [i, j] = e.v;
-            let r = (x[j] - x[i]).norm() / (uv[j] - uv[i]).norm();
+            let r = (x[j] - x[i]).norm() / rest;
             (r - max).max(min - r).max(0.0)
         })
         .fold(0.0, f64::max)
@@ -161,19 +161,16 @@ fn the_same_bits_on_one_and_on_three_threads() {
 /// `s` on `world`'s mesh at `x` (J).
 fn spring_energy(world: &World, s: &VerletSettings, x: &[Vec3]) -> f64 {
     let mesh = &world.cloth.mesh;
-    let uv = mesh.rest();
-    let one = |i: usize, j: usize, k: f64| {
-        let d = (x[j] - x[i]).norm() - (uv[j] - uv[i]).norm();
+    let one = |i: usize, j: usize, rest: f64, k: f64| {
+        let d = (x[j] - x[i]).norm() - rest;
         0.5 * k * d * d
     };
-    let edges = mesh
-        .edges()
-        .iter()
-        .map(|e| one(e.v[0], e.v[1], s.stretch_stiffness));
-    let bends = mesh
-        .hinges()
-        .iter()
-        .map(|g| one(g.v[2], g.v[3], s.bend_stiffness));
+    let edges = (mesh.edges().iter().zip(mesh.edge_rest_lengths()))
+        .map(|(e, &rest)| one(e.v[0], e.v[1], rest, s.stretch_stiffness));
+    let bends = mesh.hinges().iter().enumerate().map(|(h, g)| {
+        let r = mesh.hinge_rest(h);
+        one(g.v[2], g.v[3], (r[3] - r[2]).norm(), s.bend_stiffness)
+    });
     edges.chain(bends).sum()
 }
 
@@ -182,8 +179,8 @@ fn spring_energy(world: &World, s: &VerletSettings, x: &[Vec3]) -> f64 {
 fn small_world(pin: bool) -> (World, VerletSettings) {
     let scene = hanging(Some(9), 1.0 / 30.0, 30.0);
     let mesh = build_mesh(&scene).expect("mesh");
-    let model =
-        ClothModel::new(&mesh, &scene.cloth.material, scene.solver.definiteness).expect("model");
+    let model = ClothModel::new(&mesh, &scene.cloths[0].material, scene.solver.definiteness)
+        .expect("model");
     let external = External {
         gravity: scene.run.gravity,
         ..External::default()

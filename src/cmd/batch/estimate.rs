@@ -58,7 +58,7 @@ impl Estimate {
         let per_frame = (frame_time / h * (1.0 - 1e-9)).ceil().max(1.0) as usize;
         let min_steps = frames.saturating_mul(per_frame);
         let scale = (n as f64 / 1000.0).powf(1.5);
-        let contact = if scene.cloth.self_collision {
+        let contact = if scene.cloths.iter().any(|c| c.self_collision) {
             SELF_COLLISION
         } else {
             1.0

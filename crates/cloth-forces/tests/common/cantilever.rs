@@ -202,7 +202,8 @@ pub fn strip(kind: Kind, orientation: Orientation, m: usize) -> Strip {
         };
         let mesh = grid(nu, nv, wu, wv, pat).expect("grid strip");
         let st: Vec<Vec2> = mesh
-            .rest()
+            .vertex_rest()
+            .expect("one chart")
             .iter()
             .map(|r| if along_u { *r } else { Vec2::new(r.y, r.x) })
             .collect();
@@ -325,8 +326,12 @@ fn alternate(tris: &mut [[usize; 3]], lattice: &[Option<(i64, i64)>]) {
 
 fn with_positions(mesh: ClothMesh, st: Vec<Vec2>) -> Strip {
     let pos = st.iter().map(|p| Vec3::new(p.x, 0.0, p.y)).collect();
-    let mesh =
-        ClothMesh::new(pos, mesh.rest().to_vec(), mesh.triangles().to_vec()).expect("strip mesh");
+    let mesh = ClothMesh::new(
+        pos,
+        mesh.vertex_rest().expect("one chart").to_vec(),
+        mesh.triangles().to_vec(),
+    )
+    .expect("strip mesh");
     Strip { mesh, st }
 }
 

@@ -61,7 +61,8 @@ pub fn jittered(
     let mut rng = Rng(seed);
     let eps = 1e-9 * width.max(height);
     let rest: Vec<Vec2> = m
-        .rest()
+        .vertex_rest()
+        .expect("one chart")
         .iter()
         .map(|r| {
             let (du, dv) = (rng.next() * jitter * h, rng.next() * jitter * h);

@@ -5,21 +5,19 @@ use cloth_mesh::{ClothMesh, NO_TRIANGLE, Vec2};
 
 /// Signed area of a rest triangle (m^2).
 pub fn rest_signed_area(m: &ClothMesh, t: usize) -> f64 {
-    let [a, b, c] = m.triangles()[t];
-    let r: &[Vec2] = m.rest();
-    let (d1, d2) = (r[b] - r[a], r[c] - r[a]);
+    let r: [Vec2; 3] = m.triangle_rest(t);
+    let (d1, d2) = (r[1] - r[0], r[2] - r[0]);
     0.5 * (d1.x * d2.y - d1.y * d2.x)
 }
 
 /// Smallest interior angle (degrees) of a rest triangle.
 pub fn min_angle_deg(m: &ClothMesh, t: usize) -> f64 {
-    let tri = m.triangles()[t];
-    let r = m.rest();
+    let r = m.triangle_rest(t);
     (0..3)
         .map(|k| {
-            let p = r[tri[k]];
-            let a = r[tri[(k + 1) % 3]] - p;
-            let b = r[tri[(k + 2) % 3]] - p;
+            let p = r[k];
+            let a = r[(k + 1) % 3] - p;
+            let b = r[(k + 2) % 3] - p;
             (a.dot(&b) / (a.norm() * b.norm()))
                 .clamp(-1.0, 1.0)
                 .acos()
@@ -117,13 +115,13 @@ pub fn check_invariants(m: &ClothMesh) {
     assert!(m.vertex_triangles(n).is_empty());
     // Rest data.
     let mut total = 0.0;
-    for (t, &[i0, i1, i2]) in tris.iter().enumerate() {
+    for t in 0..tris.len() {
         let a = rest_signed_area(m, t);
         assert!(a > 0.0);
         assert!((m.rest_area(t) - a).abs() <= 1e-14 * a.abs().max(1.0));
         total += m.rest_area(t);
-        let r = m.rest();
-        let d = cloth_mesh::nalgebra::Matrix2::from_columns(&[r[i1] - r[i0], r[i2] - r[i0]]);
+        let r = m.triangle_rest(t);
+        let d = cloth_mesh::nalgebra::Matrix2::from_columns(&[r[1] - r[0], r[2] - r[0]]);
         let id = d * m.rest_basis_inverse(t);
         assert!(
             (id - cloth_mesh::nalgebra::Matrix2::identity()).norm() < 1e-9,

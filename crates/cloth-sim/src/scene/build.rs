@@ -1,37 +1,185 @@
 //! From a validated [`Scene`] to the runtime objects: mesh, force model, pins, colliders,
 //! integrator, and the whole [`Simulation`].
 
-use super::{ColliderSettings, ColliderShape, IntegratorKind, MeshSpec, Scene, SolverChoice};
+use super::{
+    ColliderSettings, ColliderShape, IntegratorKind, MeshSpec, RestAngles, Scene, SolverChoice,
+};
 use crate::contact::ContactSettings;
 use crate::pins::PinGroup;
+use crate::sewing::{SEAM_STIFFNESS_FACTOR, SewSettings, Sewing};
 use crate::simulation::{Integrator, Simulation};
 use crate::step::{ImplicitSettings, LinearSolver};
 use crate::strain::StrainLimit;
-use crate::system::ClothSystem;
+use crate::system::{ClothPart, ClothSystem};
 use crate::verlet::VerletSettings;
 use crate::{SimError, World};
 use cloth_collide::{Collider, ColliderSet, GltfBody, GltfOptions, Motion, SelfCollision, Shape};
 use cloth_forces::{ClothModel, External};
-use cloth_mesh::{ClothMesh, Vec3};
+use cloth_mesh::{ClothMesh, GarmentSummary, ObjImport, RestShape, Vec3};
 use cloth_solver::{MultigridParams, PcgParams, Preconditioner};
 use nalgebra::Rotation3;
 
-/// Builds the cloth mesh of a scene, placed in the world (`cloth.position`, `cloth.rotation`).
-pub fn build_mesh(scene: &Scene) -> Result<ClothMesh, SimError> {
-    let mut mesh = match &scene.cloth.mesh {
-        MeshSpec::Grid {
-            nx,
-            ny,
-            width,
-            height,
-            pattern,
-        } => cloth_mesh::grid(*nx, *ny, *width, *height, *pattern)?,
-        MeshSpec::Disc { radius, resolution } => cloth_mesh::disc(*radius, *resolution)?,
-        MeshSpec::Obj { path, uv_scale } => cloth_mesh::read_obj(path, *uv_scale)?,
+/// One cloth of a scene, built and placed in the world (`cloth.position`, `cloth.rotation`).
+#[derive(Clone, Debug)]
+pub struct BuiltCloth {
+    /// Its mesh, placed.
+    pub mesh: ClothMesh,
+    /// Vertex pairs to sew (sewing patterns; indices into `mesh`), else empty.
+    pub stitches: Vec<[usize; 2]>,
+    /// For an OBJ mesh, the rest shape used (`Uv` or `Mesh`).
+    pub rest: Option<RestShape>,
+    /// Whether the rest dihedral angles are those of the mesh as modelled (else flat).
+    pub rest_angles_from_mesh: bool,
+    /// For a sewing pattern: panels, stitches, openings.
+    pub garment: Option<GarmentSummary>,
+}
+
+/// Builds cloth `k` of `scene` (index into [`Scene::cloths`]), placed in the world. File
+/// errors name the key (`cloth[1].mesh.path`) and the file; a malformed sewing pattern's error
+/// names its panel and edge.
+pub fn build_cloth(scene: &Scene, k: usize) -> Result<BuiltCloth, SimError> {
+    let c = scene.cloths.get(k).ok_or_else(|| SimError::Invalid {
+        key: "cloth".into(),
+        message: format!("no cloth {k} (the scene has {})", scene.cloths.len()),
+    })?;
+    let prefix = if scene.cloths.len() == 1 {
+        "cloth".to_owned()
+    } else {
+        format!("cloth[{k}]")
     };
-    let r = Rotation3::from_matrix_unchecked(scene.cloth.rotation_matrix());
-    mesh.transform(&r, &scene.cloth.position);
-    Ok(mesh)
+    let file_error = |path: &std::path::Path, e: cloth_mesh::MeshError| SimError::Invalid {
+        key: format!("{prefix}.mesh.path"),
+        message: format!("{}: {e}", path.display()),
+    };
+    let mut built = BuiltCloth {
+        mesh: match &c.mesh {
+            MeshSpec::Grid {
+                nx,
+                ny,
+                width,
+                height,
+                pattern,
+            } => cloth_mesh::grid(*nx, *ny, *width, *height, *pattern)?,
+            MeshSpec::Disc { radius, resolution } => cloth_mesh::disc(*radius, *resolution)?,
+            MeshSpec::Obj { .. } | MeshSpec::Garmentcode { .. } => placeholder_mesh()?,
+        },
+        stitches: Vec::new(),
+        rest: None,
+        rest_angles_from_mesh: false,
+        garment: None,
+    };
+    match &c.mesh {
+        MeshSpec::Obj {
+            path,
+            uv_scale,
+            rest,
+            rest_angles,
+            split_seams,
+        } => {
+            let obj = cloth_mesh::read_obj_data(path).map_err(|e| file_error(path, e))?;
+            let opts = ObjImport {
+                rest: *rest,
+                uv_scale: *uv_scale,
+                split_seams: *split_seams,
+            };
+            let used = opts.resolve(&obj);
+            built.mesh = ClothMesh::from_obj_with(&obj, &opts).map_err(|e| file_error(path, e))?;
+            built.rest = Some(used);
+            built.rest_angles_from_mesh = match rest_angles {
+                Some(a) => *a == RestAngles::Mesh,
+                None => used == RestShape::Mesh,
+            };
+        }
+        MeshSpec::Garmentcode { path, edge_length } => {
+            let pattern = cloth_mesh::read_pattern(path).map_err(|e| file_error(path, e))?;
+            let garment = pattern
+                .build(*edge_length)
+                .map_err(|e| file_error(path, e))?;
+            built.stitches = garment.stitches.iter().map(|s| s.vertices).collect();
+            built.garment = Some(garment.summary());
+            built.mesh = garment.mesh;
+        }
+        _ => {}
+    }
+    let r = Rotation3::from_matrix_unchecked(c.rotation_matrix());
+    built.mesh.transform(&r, &c.position);
+    Ok(built)
+}
+
+/// A one-triangle mesh standing in until a file's mesh replaces it.
+fn placeholder_mesh() -> Result<ClothMesh, SimError> {
+    Ok(cloth_mesh::grid(
+        2,
+        2,
+        1.0,
+        1.0,
+        cloth_mesh::GridPattern::Uniform,
+    )?)
+}
+
+/// Builds the cloth mesh of a scene, placed in the world: with several cloths, their meshes
+/// joined in scene order (disjoint components, [`ClothMesh::concat`]).
+pub fn build_mesh(scene: &Scene) -> Result<ClothMesh, SimError> {
+    let cloths = (0..scene.cloths.len())
+        .map(|k| build_cloth(scene, k))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(join(scene, &cloths)?.0)
+}
+
+/// The cloths joined into one mesh, with each cloth's part.
+fn join(scene: &Scene, cloths: &[BuiltCloth]) -> Result<(ClothMesh, Vec<ClothPart>), SimError> {
+    let meshes: Vec<&ClothMesh> = cloths.iter().map(|c| &c.mesh).collect();
+    let mesh = if let [one] = meshes[..] {
+        one.clone()
+    } else {
+        ClothMesh::concat(&meshes)?
+    };
+    let (mut v, mut t) = (0, 0);
+    let parts = cloths
+        .iter()
+        .zip(&scene.cloths)
+        .map(|(b, s)| {
+            let (nv, nt) = (b.mesh.num_vertices(), b.mesh.num_triangles());
+            let part = ClothPart {
+                name: s.name.clone(),
+                vertices: v..v + nv,
+                triangles: t..t + nt,
+                rest: b.rest,
+                garment: b.garment.clone(),
+            };
+            (v, t) = (v + nv, t + nt);
+            part
+        })
+        .collect();
+    Ok((mesh, parts))
+}
+
+/// The force model of the joined cloths: each cloth's material on its triangles, rest
+/// dihedral angles as modelled for the cloths that ask for it.
+fn build_model(
+    scene: &Scene,
+    cloths: &[BuiltCloth],
+    mesh: &ClothMesh,
+    parts: &[ClothPart],
+) -> Result<ClothModel, SimError> {
+    let materials: Vec<_> = scene.cloths.iter().map(|c| c.material).collect();
+    let mut of_triangle = vec![0; mesh.num_triangles()];
+    for (k, p) in parts.iter().enumerate() {
+        of_triangle[p.triangles.clone()].fill(k);
+    }
+    let mut model =
+        ClothModel::with_materials(mesh, &materials, &of_triangle, scene.solver.definiteness)?;
+    if cloths.iter().any(|c| c.rest_angles_from_mesh) {
+        model.try_set_rest_angles_from(mesh.positions())?;
+        let mut angles = model.rest_angles();
+        for (a, h) in angles.iter_mut().zip(mesh.hinges()) {
+            if !cloths[of_triangle[h.tris[0]]].rest_angles_from_mesh {
+                *a = 0.0;
+            }
+        }
+        model.set_rest_angles(&angles)?;
+    }
+    Ok(model)
 }
 
 /// The integrator and its settings, from `[solver]`.
@@ -86,22 +234,31 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
     }
 }
 
-/// The pin groups of a scene over the cloth's initial positions `x0`.
+/// The pin groups of a scene over the initial positions `x0` of all cloths: each group's
+/// `vertices` and `region` refer to its own cloth (`parts[k]`); `attach` names one of
+/// `colliders`.
 fn build_pins(
     scene: &Scene,
     x0: &[Vec3],
+    parts: &[ClothPart],
     colliders: &[Collider],
 ) -> Result<Vec<PinGroup>, SimError> {
-    let n = x0.len();
     let mut pins = Vec::with_capacity(scene.pins.len());
     for (k, p) in scene.pins.iter().enumerate() {
+        let range = parts[scene.pin_cloth(p).min(parts.len() - 1)]
+            .vertices
+            .clone();
+        let n = range.len();
         if let Some(&bad) = p.vertices.iter().find(|&&i| i >= n) {
             return Err(SimError::Invalid {
                 key: format!("pin[{k}].vertices"),
                 message: format!("vertex {bad} is out of range: the cloth has {n} vertices"),
             });
         }
-        let selected: Vec<usize> = (0..n).filter(|&i| p.selects(i, &x0[i])).collect();
+        let selected: Vec<usize> = range
+            .clone()
+            .filter(|&i| p.selects(i - range.start, &x0[i]))
+            .collect();
         if selected.is_empty() {
             return Err(SimError::Invalid {
                 key: format!("pin[{k}].region"),
@@ -131,6 +288,32 @@ fn build_pins(
     Ok(pins)
 }
 
+/// The stitches of every sewn cloth, in world vertex indices.
+fn build_sewing(
+    scene: &Scene,
+    cloths: &[BuiltCloth],
+    parts: &[ClothPart],
+    x0: &[Vec3],
+) -> Result<Sewing, SimError> {
+    let mut sewing = Sewing::new();
+    for ((c, b), p) in scene.cloths.iter().zip(cloths).zip(parts) {
+        let Some(sew_time) = c.sew_time else {
+            continue;
+        };
+        let base = p.vertices.start;
+        let pairs = b.stitches.iter().map(|s| s.map(|v| v + base)).collect();
+        let stiffness = SEAM_STIFFNESS_FACTOR * c.material.stretch[0].max(c.material.stretch[1]);
+        let settings = SewSettings {
+            sew_time,
+            stiffness,
+            damping: c.material.stretch_damping * stiffness,
+            gravity_scale: c.sew_gravity.unwrap_or(0.0),
+        };
+        sewing.add_cloth(pairs, x0, p.vertices.clone(), settings)?;
+    }
+    Ok(sewing)
+}
+
 /// The collider a pin's `attach` names: by its `name`, or as `collider[k]`.
 fn attached_collider<'a>(
     scene: &Scene,
@@ -148,18 +331,23 @@ fn attached_collider<'a>(
         .and_then(|k| colliders.get(k))
 }
 
-/// Builds the whole simulation of a scene: mesh, forces, pins, colliders and integrator.
+/// Builds the whole simulation of a scene: every cloth joined into one system, forces, pins,
+/// stitches, colliders and integrator.
 ///
 /// The scene's estimated memory and run time are checked first ([`crate::admit`]), so nothing
 /// large is allocated for a scene that would be refused.
 pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
     crate::admit(scene)?;
-    let mesh = build_mesh(scene)?;
-    let model = ClothModel::new(&mesh, &scene.cloth.material, scene.solver.definiteness)?;
+    let cloths = (0..scene.cloths.len())
+        .map(|k| build_cloth(scene, k))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (mesh, parts) = join(scene, &cloths)?;
+    let model = build_model(scene, &cloths, &mesh, &parts)?;
+    let first = &scene.cloths[0];
     let external = External {
         gravity: scene.run.gravity,
-        wind: scene.cloth.wind,
-        wind_coefficient: scene.cloth.drag,
+        wind: first.wind,
+        wind_coefficient: first.drag,
         ..External::default()
     };
     let colliders = scene
@@ -168,27 +356,34 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
         .enumerate()
         .map(|(k, c)| build_collider(scene, k, c))
         .collect::<Result<Vec<_>, _>>()?;
-    let pins = build_pins(scene, mesh.positions(), &colliders)?;
+    let pins = build_pins(scene, mesh.positions(), &parts, &colliders)?;
+    let sewing = build_sewing(scene, &cloths, &parts, mesh.positions())?;
+    // One thickness for the joined cloths: the largest of them.
+    let thickness = scene.cloths.iter().map(|c| c.thickness).fold(0.0, f64::max);
     let contact = ContactSettings {
-        cloth_thickness: scene.cloth.thickness,
+        cloth_thickness: thickness,
         ..ContactSettings::default()
     };
-    let self_collision = if scene.cloth.self_collision {
+    let self_collision = if scene.cloths.iter().any(|c| c.self_collision) {
         Some(SelfCollision::new(
             &mesh,
-            scene.cloth.thickness,
+            thickness,
             contact.self_stiffness,
             contact.self_damping,
         )?)
     } else {
         None
     };
-    let mut world = World::new(ClothSystem::new(mesh, model, external)?, pins)?;
+    let system = ClothSystem::new(mesh, model, external)?.with_parts(parts)?;
+    let mut world = World::new(system, pins)?;
     if !colliders.is_empty() {
         world = world.with_colliders(ColliderSet::new(colliders)?, contact);
     }
     if let Some(sc) = self_collision {
         world = world.with_self_collision(sc, true);
+    }
+    if !sewing.is_empty() {
+        world = world.with_sewing(sewing);
     }
     Simulation::new(world, build_integrator(scene), scene.run.fps)?.with_preroll(scene.run.preroll)
 }

@@ -13,9 +13,11 @@
 //! frames = 60                # frames to simulate after frame 0 (default 60)
 //! gravity = [0, -9.81, 0]    # m/s^2 (default [0, -9.81, 0]); gravity lives in [run]
 //!
-//! [cloth]
+//! [cloth]                    # or [[cloth]] tables, one per cloth (each with a `name`)
 //! mesh = { kind = "grid", nx = 51, ny = 51, width = 1.0, height = 1.0, pattern = "alternating" }
-//! # or { kind = "disc", radius = 0.5, resolution = 20 } or { kind = "obj", path = "shirt.obj", uv_scale = 1.0 }
+//! # or { kind = "disc", radius = 0.5, resolution = 20 }
+//! # or { kind = "obj", path = "shirt.obj", rest = "auto", uv_scale = 1.0 }
+//! # or { kind = "garmentcode", path = "tshirt.json", edge_length = 0.02 }  (sewn: sew_time)
 //! position = [0, 1, 0]       # m, where the mesh centre goes (default origin)
 //! rotation = [0, 0, 0]       # degrees (default none)
 //! material = "cotton"        # preset, or a table { preset = "cotton", bend = 1e-5, ... }
@@ -28,6 +30,7 @@
 //!
 //! [[pin]]                    # any number of pin groups
 //! vertices = [0, 50]         # and/or region = { min = [...], max = [...] }
+//! # cloth = "shirt"          # which cloth (required with several; indices are the cloth's own)
 //! keyframes = [{ t = 0, translation = [0, 0, 0] }, { t = 1, translation = [0, 0.5, 0] }]
 //!
 //! [[collider]]               # any number of colliders
@@ -49,18 +52,21 @@
 //! [`crate::Simulation`]); `locate` maps key paths to lines and columns for the errors.
 
 mod build;
+mod cloth;
 mod locate;
 mod raw;
 mod validate;
 
 pub(crate) use build::gltf_sample_rate;
-pub use build::{build_collider, build_integrator, build_mesh, build_simulation};
+pub use build::{
+    BuiltCloth, build_cloth, build_collider, build_integrator, build_mesh, build_simulation,
+};
 
 use std::path::{Path, PathBuf};
 
 use cloth_collide::{Keyframe, euler_degrees};
 use cloth_forces::{Definiteness, Material};
-use cloth_mesh::GridPattern;
+use cloth_mesh::{GridPattern, RestShape};
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize, Serializer};
 use toml::de::DeTable;
@@ -195,8 +201,11 @@ pub const MAX_GRAVITY: f64 = 1e5;
 pub struct Scene {
     /// `[run]`: frame rate, length, gravity.
     pub run: RunSettings,
-    /// `[cloth]`: mesh, placement, material.
-    pub cloth: ClothSettings,
+    /// `[cloth]` or `[[cloth]]`: the cloths (mesh, placement, material, name), in file order;
+    /// at least one. Written back as a `[cloth]` table when there is one, as `[[cloth]]`
+    /// tables otherwise.
+    #[serde(rename = "cloth", serialize_with = "ser_cloths")]
+    pub cloths: Vec<ClothSettings>,
     /// `[[pin]]`: pinned vertex groups, in file order.
     #[serde(rename = "pin", skip_serializing_if = "Vec::is_empty")]
     pub pins: Vec<PinSettings>,
@@ -296,14 +305,45 @@ pub enum MeshSpec {
         /// Number of rings, >= 1.
         resolution: usize,
     },
-    /// A triangle mesh read from a Wavefront OBJ file; its texture coordinates give the rest
-    /// (u, v) coordinates.
+    /// A triangle mesh read from a Wavefront OBJ file: one particle per OBJ position, rest
+    /// shape per triangle corner (see [`cloth_mesh::ClothMesh::from_obj_with`]).
     Obj {
         /// The OBJ file, resolved against the scene directory (key `path`, must exist).
         path: PathBuf,
         /// Metres per texture-coordinate unit: rest `(u, v) = uv_scale * vt`. Default 1, > 0.
         uv_scale: f64,
+        /// Where the rest shape comes from: `"uv"` (texture coordinates), `"mesh"` (each
+        /// triangle flattened as modelled) or `"auto"` (default: `uv` when every face corner
+        /// has a `vt`, `mesh` otherwise; `cloth check` says which).
+        #[serde(serialize_with = "ser_rest_shape")]
+        rest: RestShape,
+        /// Rest dihedral angles: `"flat"` or `"mesh"` (as modelled). Default: flat for a `uv`
+        /// rest shape, as modelled for `mesh`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rest_angles: Option<RestAngles>,
+        /// `true`: a vertex is a `(v, vt)` pair, so UV seams split the cloth into panels (the
+        /// behaviour before per-corner rest shapes). Default false.
+        split_seams: bool,
     },
+    /// A sewing pattern in the GarmentCode JSON format ([`cloth_mesh::read_pattern`]): its
+    /// panels triangulated, placed around the body as the file says, and sewn together by the
+    /// simulation during the cloth's `sew_time`.
+    Garmentcode {
+        /// The pattern file, resolved against the scene directory (must exist).
+        path: PathBuf,
+        /// Target triangle edge length in m (key `edge_length`, default 0.02), > 0.
+        edge_length: f64,
+    },
+}
+
+/// Rest dihedral angles of a cloth (key `cloth.mesh.rest_angles`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RestAngles {
+    /// Flat rest: the cloth bends back to a plane.
+    Flat,
+    /// The angles of the mesh as modelled (its initial positions).
+    Mesh,
 }
 
 impl MeshSpec {
@@ -324,7 +364,7 @@ impl MeshSpec {
             }
             MeshSpec::Grid { nx, ny, .. } => nx.checked_mul(*ny),
             MeshSpec::Disc { resolution, .. } => disc_vertex_count(*resolution),
-            MeshSpec::Obj { .. } => None,
+            MeshSpec::Obj { .. } | MeshSpec::Garmentcode { .. } => None,
         }
     }
 }
@@ -337,11 +377,25 @@ fn disc_vertex_count(rings: usize) -> Option<usize> {
         .and_then(|p| p.checked_add(1))
 }
 
-/// `[cloth]`: the one cloth of the scene.
+/// `[cloth]` (or one of the `[[cloth]]` tables): one cloth of the scene. Several cloths are
+/// simulated as one particle system with disjoint components, so they touch each other as a
+/// cloth touches itself.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClothSettings {
+    /// Name (key `name`): the cloth's `o` group in the OBJ frames and its prim in USD, and what
+    /// `[[pin]] cloth` refers to. Default `"cloth"` for a single cloth, `"cloth_<i>"` for the
+    /// i-th of several; names are unique.
+    pub name: String,
     /// How the rest mesh is made (key `mesh`, required).
     pub mesh: MeshSpec,
+    /// Sewing patterns only: time in s in which the stitches are pulled closed (they are held
+    /// closed afterwards). Key `sew_time`, default 0.5, >= 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sew_time: Option<f64>,
+    /// Sewing patterns only: factor on gravity while the cloth sews (`t < sew_time`), so the
+    /// panels do not fall before their seams close. Key `sew_gravity`, default 0, in [0, 1].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sew_gravity: Option<f64>,
     /// World position of the mesh's local origin (the grid or disc centre), m. Key `position`,
     /// default origin.
     #[serde(serialize_with = "ser_vec3")]
@@ -365,7 +419,9 @@ pub struct ClothSettings {
     /// Wind velocity in m/s (only acts when `drag > 0`). Key `wind`, default zero.
     #[serde(serialize_with = "ser_vec3")]
     pub wind: Vector3<f64>,
-    /// Whether cloth-cloth contact is handled. Key `self_collision`, default false.
+    /// Whether cloth-cloth contact is handled. Key `self_collision`, default false (true for
+    /// sewing patterns). With several cloths, contact within and between all cloths is on
+    /// when any cloth asks for it.
     pub self_collision: bool,
 }
 
@@ -413,6 +469,11 @@ pub struct PinSettings {
     /// Optional label for reports. Key `name`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The cloth the group belongs to, by name (key `cloth`; required when the scene has
+    /// several cloths, else optional). `vertices` index that cloth's own vertices and `region`
+    /// selects among them only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cloth: Option<String>,
     /// Explicit vertex indices (each < the mesh's vertex count when it is known). Key
     /// `vertices`, default empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -719,8 +780,8 @@ impl Scene {
     ///     "#,
     ///     Path::new("."),
     /// )?;
-    /// assert_eq!(scene.cloth.mesh.vertex_count(), Some(121));
-    /// assert_eq!(scene.cloth.material.bend, 1e-6); // overrides the silk preset
+    /// assert_eq!(scene.cloths[0].mesh.vertex_count(), Some(121));
+    /// assert_eq!(scene.cloths[0].material.bend, 1e-6); // overrides the silk preset
     /// assert_eq!(scene.run.fps, 30.0); // default
     ///
     /// // Mistakes name the key and its place in the text.
@@ -767,6 +828,15 @@ impl Scene {
     pub fn frame_time(&self) -> f64 {
         self.run.frame_time()
     }
+
+    /// Index into [`Scene::cloths`] of the cloth a pin group belongs to (its `cloth` name; the
+    /// first cloth when it names none).
+    pub fn pin_cloth(&self, pin: &PinSettings) -> usize {
+        pin.cloth
+            .as_ref()
+            .and_then(|n| self.cloths.iter().position(|c| &c.name == n))
+            .unwrap_or(0)
+    }
 }
 
 fn is_zero_f64(v: &f64) -> bool {
@@ -783,4 +853,15 @@ fn ser_vec3<S: Serializer>(v: &Vector3<f64>, s: S) -> Result<S::Ok, S::Error> {
 
 fn ser_pattern<S: Serializer>(p: &GridPattern, s: S) -> Result<S::Ok, S::Error> {
     p.serialize(s)
+}
+
+fn ser_rest_shape<S: Serializer>(r: &RestShape, s: S) -> Result<S::Ok, S::Error> {
+    r.serialize(s)
+}
+
+fn ser_cloths<S: Serializer>(c: &[ClothSettings], s: S) -> Result<S::Ok, S::Error> {
+    match c {
+        [one] => one.serialize(s),
+        many => many.serialize(s),
+    }
 }

@@ -5,18 +5,18 @@ use std::fmt;
 
 use cloth_collide::Keyframe;
 use cloth_forces::{BendModel, Definiteness, PRESET_NAMES};
-use cloth_mesh::GridPattern;
+use cloth_mesh::{GridPattern, RestShape};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use super::{IntegratorKind, SolverChoice};
+use super::{IntegratorKind, RestAngles, SolverChoice};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawScene {
     #[serde(default)]
     pub(super) run: RawRun,
-    pub(super) cloth: RawCloth,
+    pub(super) cloth: RawCloths,
     #[serde(default)]
     pub(super) pin: Vec<RawPin>,
     #[serde(default)]
@@ -36,10 +36,48 @@ pub(super) struct RawRun {
     pub(super) max_memory_gb: Option<f64>,
 }
 
+/// `[cloth]` (one table) or `[[cloth]]` (an array of tables); `array` records which, so that
+/// errors name `cloth.key` or `cloth[i].key` as written.
+pub(super) struct RawCloths {
+    pub(super) items: Vec<RawCloth>,
+    pub(super) array: bool,
+}
+
+impl<'de> Deserialize<'de> for RawCloths {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawCloths;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a [cloth] table or [[cloth]] tables")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawCloths, A::Error> {
+                let one = RawCloth::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(RawCloths {
+                    items: vec![one],
+                    array: false,
+                })
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<RawCloths, A::Error> {
+                let items =
+                    Vec::<RawCloth>::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
+                if items.is_empty() {
+                    return Err(de::Error::invalid_length(0, &"at least one cloth"));
+                }
+                Ok(RawCloths { items, array: true })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawCloth {
+    pub(super) name: Option<String>,
     pub(super) mesh: RawMesh,
+    pub(super) sew_time: Option<f64>,
+    pub(super) sew_gravity: Option<f64>,
     pub(super) position: Option<[f64; 3]>,
     pub(super) rotation: Option<[f64; 3]>,
     pub(super) material: Option<RawMaterial>,
@@ -57,6 +95,7 @@ pub(super) enum MeshKind {
     Grid,
     Disc,
     Obj,
+    Garmentcode,
 }
 
 #[derive(Deserialize)]
@@ -72,6 +111,10 @@ pub(super) struct RawMesh {
     pub(super) resolution: Option<usize>,
     pub(super) path: Option<String>,
     pub(super) uv_scale: Option<f64>,
+    pub(super) rest: Option<RestShape>,
+    pub(super) rest_angles: Option<RestAngles>,
+    pub(super) split_seams: Option<bool>,
+    pub(super) edge_length: Option<f64>,
 }
 
 pub(super) enum RawMaterial {
@@ -168,6 +211,7 @@ pub(super) struct RawRegion {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawPin {
     pub(super) name: Option<String>,
+    pub(super) cloth: Option<String>,
     pub(super) vertices: Option<Vec<usize>>,
     pub(super) region: Option<RawRegion>,
     pub(super) keyframes: Option<Vec<Keyframe>>,

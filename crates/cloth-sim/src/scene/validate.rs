@@ -6,8 +6,6 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use cloth_collide::Keyframe;
-use cloth_forces::{Material, PRESET_NAMES};
-use cloth_mesh::GridPattern;
 use nalgebra::Vector3;
 use toml::Spanned;
 use toml::de::DeTable;
@@ -72,7 +70,7 @@ pub(super) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn invalid(&self, key: &str, message: impl Into<String>) -> SceneError {
+    pub(super) fn invalid(&self, key: &str, message: impl Into<String>) -> SceneError {
         let (line, column) = self.location_of(key);
         SceneError::Invalid {
             key: cloth_mesh::sanitize_message(key),
@@ -82,7 +80,7 @@ impl Ctx<'_> {
         }
     }
 
-    fn finite(&self, key: &str, v: f64) -> Result<f64, SceneError> {
+    pub(super) fn finite(&self, key: &str, v: f64) -> Result<f64, SceneError> {
         if v.is_finite() {
             Ok(v)
         } else {
@@ -90,7 +88,7 @@ impl Ctx<'_> {
         }
     }
 
-    fn positive(&self, key: &str, v: f64) -> Result<f64, SceneError> {
+    pub(super) fn positive(&self, key: &str, v: f64) -> Result<f64, SceneError> {
         self.finite(key, v)?;
         if v > 0.0 {
             Ok(v)
@@ -99,7 +97,7 @@ impl Ctx<'_> {
         }
     }
 
-    fn non_negative(&self, key: &str, v: f64) -> Result<f64, SceneError> {
+    pub(super) fn non_negative(&self, key: &str, v: f64) -> Result<f64, SceneError> {
         self.finite(key, v)?;
         if v >= 0.0 {
             Ok(v)
@@ -108,7 +106,7 @@ impl Ctx<'_> {
         }
     }
 
-    fn count(&self, key: &str, v: usize, min: usize) -> Result<usize, SceneError> {
+    pub(super) fn count(&self, key: &str, v: usize, min: usize) -> Result<usize, SceneError> {
         if v < min {
             Err(self.invalid(key, format!("must be >= {min}, got {v}")))
         } else if v > MAX_COUNT {
@@ -118,25 +116,34 @@ impl Ctx<'_> {
         }
     }
 
-    fn vec3(&self, key: &str, v: [f64; 3]) -> Result<Vector3<f64>, SceneError> {
+    pub(super) fn vec3(&self, key: &str, v: [f64; 3]) -> Result<Vector3<f64>, SceneError> {
         for (i, x) in v.iter().enumerate() {
             self.finite(&format!("{key}[{i}]"), *x)?;
         }
         Ok(Vector3::from(v))
     }
 
-    fn opt_vec3(&self, key: &str, v: Option<[f64; 3]>) -> Result<Vector3<f64>, SceneError> {
+    pub(super) fn opt_vec3(
+        &self,
+        key: &str,
+        v: Option<[f64; 3]>,
+    ) -> Result<Vector3<f64>, SceneError> {
         v.map_or(Ok(Vector3::zeros()), |v| self.vec3(key, v))
     }
 
-    fn unused<T>(&self, key: &str, v: &Option<T>, context: &str) -> Result<(), SceneError> {
+    pub(super) fn unused<T>(
+        &self,
+        key: &str,
+        v: &Option<T>,
+        context: &str,
+    ) -> Result<(), SceneError> {
         match v {
             Some(_) => Err(self.invalid(key, format!("is not used by {context}"))),
             None => Ok(()),
         }
     }
 
-    fn existing_file(&self, key: &str, rel: &str) -> Result<PathBuf, SceneError> {
+    pub(super) fn existing_file(&self, key: &str, rel: &str) -> Result<PathBuf, SceneError> {
         if rel.is_empty() {
             return Err(self.invalid(key, "must not be empty"));
         }
@@ -156,13 +163,12 @@ impl Ctx<'_> {
 
     pub(super) fn resolve(&self, raw: RawScene) -> Result<Scene, SceneError> {
         let run = self.run(raw.run)?;
-        let cloth = self.cloth(raw.cloth)?;
-        let count = cloth.mesh.vertex_count();
+        let cloths = self.cloths(raw.cloth)?;
         let pins = raw
             .pin
             .into_iter()
             .enumerate()
-            .map(|(i, p)| self.pin(&format!("pin[{i}]"), p, count))
+            .map(|(i, p)| self.pin(&format!("pin[{i}]"), p, &cloths))
             .collect::<Result<Vec<_>, _>>()?;
         let colliders = raw
             .collider
@@ -173,7 +179,7 @@ impl Ctx<'_> {
         let solver = self.solver(raw.solver, &run)?;
         Ok(Scene {
             run,
-            cloth,
+            cloths,
             pins,
             colliders,
             solver,
@@ -227,200 +233,6 @@ impl Ctx<'_> {
         Ok(g)
     }
 
-    fn mesh(&self, m: RawMesh) -> Result<MeshSpec, SceneError> {
-        let k = "cloth.mesh";
-        let need = |name: &str, v: Option<f64>| -> Result<f64, SceneError> {
-            let key = format!("{k}.{name}");
-            let v = v.ok_or_else(|| self.invalid(&key, "is required for this mesh kind"))?;
-            self.positive(&key, v)
-        };
-        let need_count = |name: &str, v: Option<usize>, min: usize| {
-            let key = format!("{k}.{name}");
-            let v = v.ok_or_else(|| self.invalid(&key, "is required for this mesh kind"))?;
-            self.count(&key, v, min)
-        };
-        let spec = match m.kind {
-            MeshKind::Grid => {
-                let ctx = "kind = \"grid\"";
-                self.unused("cloth.mesh.radius", &m.radius, ctx)?;
-                self.unused("cloth.mesh.resolution", &m.resolution, ctx)?;
-                self.unused("cloth.mesh.path", &m.path, ctx)?;
-                self.unused("cloth.mesh.uv_scale", &m.uv_scale, ctx)?;
-                MeshSpec::Grid {
-                    nx: need_count("nx", m.nx, 2)?,
-                    ny: need_count("ny", m.ny, 2)?,
-                    width: need("width", m.width)?,
-                    height: need("height", m.height)?,
-                    pattern: m.pattern.unwrap_or(GridPattern::Alternating),
-                }
-            }
-            MeshKind::Disc => {
-                let ctx = "kind = \"disc\"";
-                self.unused("cloth.mesh.nx", &m.nx, ctx)?;
-                self.unused("cloth.mesh.ny", &m.ny, ctx)?;
-                self.unused("cloth.mesh.width", &m.width, ctx)?;
-                self.unused("cloth.mesh.height", &m.height, ctx)?;
-                self.unused("cloth.mesh.pattern", &m.pattern, ctx)?;
-                self.unused("cloth.mesh.path", &m.path, ctx)?;
-                self.unused("cloth.mesh.uv_scale", &m.uv_scale, ctx)?;
-                MeshSpec::Disc {
-                    radius: need("radius", m.radius)?,
-                    resolution: need_count("resolution", m.resolution, 1)?,
-                }
-            }
-            MeshKind::Obj => {
-                let ctx = "kind = \"obj\"";
-                self.unused("cloth.mesh.nx", &m.nx, ctx)?;
-                self.unused("cloth.mesh.ny", &m.ny, ctx)?;
-                self.unused("cloth.mesh.width", &m.width, ctx)?;
-                self.unused("cloth.mesh.height", &m.height, ctx)?;
-                self.unused("cloth.mesh.pattern", &m.pattern, ctx)?;
-                self.unused("cloth.mesh.radius", &m.radius, ctx)?;
-                self.unused("cloth.mesh.resolution", &m.resolution, ctx)?;
-                let rel = m.path.ok_or_else(|| {
-                    self.invalid("cloth.mesh.path", "is required for kind = \"obj\"")
-                })?;
-                MeshSpec::Obj {
-                    path: self.existing_file("cloth.mesh.path", &rel)?,
-                    uv_scale: self.positive("cloth.mesh.uv_scale", m.uv_scale.unwrap_or(1.0))?,
-                }
-            }
-        };
-        match spec.vertex_count() {
-            Some(n) if n <= MAX_MESH_VERTICES => Ok(spec),
-            None if matches!(spec, MeshSpec::Obj { .. }) => Ok(spec),
-            n => Err(self.invalid(
-                k,
-                format!(
-                    "has {} vertices, more than the limit {MAX_MESH_VERTICES}",
-                    n.map_or("too many".to_owned(), |n| n.to_string())
-                ),
-            )),
-        }
-    }
-
-    fn material(&self, m: Option<RawMaterial>) -> Result<Material, SceneError> {
-        let k = "cloth.material";
-        let lookup = |key: &str, name: &str| {
-            Material::preset(name).ok_or_else(|| {
-                self.invalid(
-                    key,
-                    format!(
-                        "unknown material preset `{name}`, expected one of: {}",
-                        PRESET_NAMES.join(", ")
-                    ),
-                )
-            })
-        };
-        let t = match m {
-            None => return lookup(k, "cotton"),
-            Some(RawMaterial::Preset(name)) => return lookup(k, &name),
-            Some(RawMaterial::Table(t)) => t,
-        };
-        let base = match &t.preset {
-            Some(name) => Some(lookup("cloth.material.preset", name)?),
-            None => None,
-        };
-        let pick = |name: &str, v: Option<f64>, from: Option<f64>| -> Result<f64, SceneError> {
-            let key = format!("{k}.{name}");
-            v.or(from).ok_or_else(|| {
-                self.invalid(&key, "is required when the material table has no `preset`")
-            })
-        };
-        let b = base.as_ref();
-        let density = pick("density", t.density, b.map(|m| m.density))?;
-        let stretch = match (t.stretch, b) {
-            (Some(PairOrScalar(s)), _) => s,
-            (None, Some(m)) => m.stretch,
-            (None, None) => {
-                return Err(self.invalid(
-                    "cloth.material.stretch",
-                    "is required when the material table has no `preset`",
-                ));
-            }
-        };
-        let spec = Material {
-            density: self.positive("cloth.material.density", density)?,
-            stretch: [
-                self.positive("cloth.material.stretch", stretch[0])?,
-                self.positive("cloth.material.stretch", stretch[1])?,
-            ],
-            shear: self.non_negative(
-                "cloth.material.shear",
-                pick("shear", t.shear, b.map(|m| m.shear))?,
-            )?,
-            bend: self.non_negative(
-                "cloth.material.bend",
-                pick("bend", t.bend, b.map(|m| m.bend))?,
-            )?,
-            ..self.material_details(&t, b)?
-        };
-        Ok(spec)
-    }
-
-    /// The damping and anisotropy keys of a material table (defaults from the preset `b`, if
-    /// any, else the workspace defaults). Density, stretch, shear and bend are set by the
-    /// caller.
-    fn material_details(
-        &self,
-        t: &RawMaterialTable,
-        b: Option<&Material>,
-    ) -> Result<Material, SceneError> {
-        let d = b.copied().unwrap_or_default();
-        let k = |name: &str| format!("cloth.material.{name}");
-        let targets = t.stretch_targets.unwrap_or(d.stretch_targets);
-        let bend_uv = t.bend_uv.unwrap_or(d.bend_uv);
-        Ok(Material {
-            stretch_damping: self.non_negative(
-                &k("stretch_damping"),
-                t.stretch_damping.unwrap_or(d.stretch_damping),
-            )?,
-            shear_damping: self.non_negative(
-                &k("shear_damping"),
-                t.shear_damping.unwrap_or(d.shear_damping),
-            )?,
-            bend_damping: self
-                .non_negative(&k("bend_damping"), t.bend_damping.unwrap_or(d.bend_damping))?,
-            stretch_targets: [
-                self.positive(&k("stretch_targets[0]"), targets[0])?,
-                self.positive(&k("stretch_targets[1]"), targets[1])?,
-            ],
-            bend_uv: [
-                self.non_negative(&k("bend_uv[0]"), bend_uv[0])?,
-                self.non_negative(&k("bend_uv[1]"), bend_uv[1])?,
-            ],
-            bend_model: t.bend_model.unwrap_or(d.bend_model),
-            ..d
-        })
-    }
-
-    fn cloth(&self, c: RawCloth) -> Result<ClothSettings, SceneError> {
-        let mut material = self.material(c.material)?;
-        // `[cloth]` may also carry the anisotropy keys; they override the material's.
-        if let Some(s) = c.stretch_targets {
-            material.stretch_targets = [
-                self.positive("cloth.stretch_targets[0]", s[0])?,
-                self.positive("cloth.stretch_targets[1]", s[1])?,
-            ];
-        }
-        if let Some(s) = c.bend_uv {
-            material.bend_uv = [
-                self.non_negative("cloth.bend_uv[0]", s[0])?,
-                self.non_negative("cloth.bend_uv[1]", s[1])?,
-            ];
-        }
-        Ok(ClothSettings {
-            mesh: self.mesh(c.mesh)?,
-            position: self.opt_vec3("cloth.position", c.position)?,
-            rotation: self.opt_vec3("cloth.rotation", c.rotation)?,
-            material,
-            thickness: self.non_negative("cloth.thickness", c.thickness.unwrap_or(0.005))?,
-            drag: self.non_negative("cloth.drag", c.drag.unwrap_or(0.0))?,
-            wind: self.opt_vec3("cloth.wind", c.wind)?,
-            self_collision: c.self_collision.unwrap_or(false),
-        })
-    }
-
     fn keyframes(
         &self,
         key: &str,
@@ -450,7 +262,24 @@ impl Ctx<'_> {
         Ok(out)
     }
 
-    fn pin(&self, k: &str, p: RawPin, count: Option<usize>) -> Result<PinSettings, SceneError> {
+    fn pin(&self, k: &str, p: RawPin, cloths: &[ClothSettings]) -> Result<PinSettings, SceneError> {
+        let cloth = match &p.cloth {
+            Some(name) => cloths.iter().find(|c| &c.name == name).ok_or_else(|| {
+                let names: Vec<&str> = cloths.iter().map(|c| c.name.as_str()).collect();
+                self.invalid(
+                    &format!("{k}.cloth"),
+                    format!("no cloth is named `{name}` (cloths: {})", names.join(", ")),
+                )
+            })?,
+            None if cloths.len() > 1 => {
+                return Err(self.invalid(
+                    k,
+                    "needs `cloth = \"<name>\"`: the scene has several cloths",
+                ));
+            }
+            None => &cloths[0],
+        };
+        let count = cloth.mesh.vertex_count();
         let vertices = p.vertices.unwrap_or_default();
         if let Some(n) = count
             && let Some((i, v)) = vertices.iter().enumerate().find(|(_, v)| **v >= n)
@@ -488,6 +317,7 @@ impl Ctx<'_> {
         }
         Ok(PinSettings {
             name: p.name,
+            cloth: p.cloth,
             vertices,
             region,
             keyframes: self.keyframes(&format!("{k}.keyframes"), p.keyframes)?,

@@ -4,9 +4,10 @@
 //! `A = M - h df/dv - h^2 df/dx`, `b = h (f0 + h df/dx v0 + df/dx y)`,
 //!
 //! where f, df/dx and df/dv sum the cloth's internal and external forces (`cloth-forces`,
-//! evaluated once per start state and kept for retries), the cloth-cloth penalty springs (with
-//! their Jacobians, evaluated once per start state) and the kinetic friction of sliding
-//! contacts (a force without Jacobian, per attempt).
+//! evaluated once per start state and kept for retries), the cloth-cloth penalty springs and
+//! the garment stitch springs ([`crate::Sewing`]; both with their Jacobians, evaluated once per
+//! start state) and the kinetic friction of sliding contacts (a force without Jacobian, per
+//! attempt).
 
 use super::constrain::Constraints;
 use crate::stats::{Stopwatch, Timings};
@@ -115,6 +116,17 @@ impl Assembly {
                     &mut self.extra.blocks,
                 );
                 timings.cloth_cloth += sw.lap();
+            }
+            if !world.sewing.is_empty() {
+                let sys = &world.cloth;
+                world.sewing.add_terms(
+                    state,
+                    &sys.masses,
+                    &sys.external.gravity,
+                    &mut self.extra.forces,
+                    &mut self.extra.blocks,
+                );
+                timings.eval += sw.lap();
             }
             self.evaluated = true;
         }

@@ -1,0 +1,329 @@
+//! Garments end to end: cloth from any OBJ (rest shape per triangle corner), several cloths in
+//! one scene, and sewing patterns stitched closed by the simulation.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use cloth_forces::{Evaluation, Par};
+use cloth_mesh::{RestShape, Vec3, count_boundary_loops};
+use cloth_sim::{Scene, build_cloth, build_simulation};
+
+fn assets() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets")
+}
+
+/// A fresh directory under the system temp dir for one test.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cloth-sim-garment-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+/// A curved sheet (a quarter of a cylinder of radius 0.3 m, 0.4 m long, axis along z) as OBJ
+/// text without texture coordinates: `nu x nv` vertices, two triangles per cell.
+fn curved_sheet_obj(nu: usize, nv: usize) -> String {
+    let mut s = String::from("# curved sheet, no vt\n");
+    for j in 0..nv {
+        for i in 0..nu {
+            let a = std::f64::consts::FRAC_PI_2 * i as f64 / (nu - 1) as f64;
+            let z = 0.4 * j as f64 / (nv - 1) as f64;
+            writeln!(s, "v {} {} {}", 0.3 * a.cos(), 0.3 * a.sin() + 1.0, z).unwrap();
+        }
+    }
+    for j in 0..nv - 1 {
+        for i in 0..nu - 1 {
+            let v = |i: usize, j: usize| j * nu + i + 1;
+            let (a, b, c, d) = (v(i, j), v(i + 1, j), v(i + 1, j + 1), v(i, j + 1));
+            writeln!(s, "f {a} {b} {c}\nf {a} {c} {d}").unwrap();
+        }
+    }
+    s
+}
+
+/// A tube (radius 0.1 m, height 0.3 m, axis y) whose UV layout is cut open along one seam:
+/// the seam's positions are shared, their texture coordinates are not (u = 0 and u = 1).
+fn seamed_tube_obj(around: usize, rings: usize) -> String {
+    let mut s = String::from("# tube with a UV seam\n");
+    let circumference = 2.0 * std::f64::consts::PI * 0.1;
+    for j in 0..rings {
+        for i in 0..around {
+            let a = 2.0 * std::f64::consts::PI * i as f64 / around as f64;
+            let y = 1.0 + 0.3 * j as f64 / (rings - 1) as f64;
+            writeln!(s, "v {} {} {}", 0.1 * a.sin(), y, 0.1 * a.cos()).unwrap();
+        }
+    }
+    for j in 0..rings {
+        for i in 0..=around {
+            let u = circumference * i as f64 / around as f64;
+            writeln!(s, "vt {u} {}", 0.3 * j as f64 / (rings - 1) as f64).unwrap();
+        }
+    }
+    for j in 0..rings - 1 {
+        for i in 0..around {
+            let v = |i: usize, j: usize| j * around + (i % around) + 1;
+            let t = |i: usize, j: usize| j * (around + 1) + i + 1;
+            let (a, b, c, d) = (v(i, j), v(i + 1, j), v(i + 1, j + 1), v(i, j + 1));
+            let (ta, tb, tc, td) = (t(i, j), t(i + 1, j), t(i + 1, j + 1), t(i, j + 1));
+            writeln!(
+                s,
+                "f {a}/{ta} {b}/{tb} {c}/{tc}\nf {a}/{ta} {c}/{tc} {d}/{td}"
+            )
+            .unwrap();
+        }
+    }
+    s
+}
+
+fn scene_with(dir: &Path, text: &str) -> Scene {
+    Scene::from_toml_str(text, dir).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+#[test]
+fn obj_without_uvs_rests_as_modelled() {
+    let dir = temp_dir("no-vt");
+    std::fs::write(dir.join("sheet.obj"), curved_sheet_obj(9, 5)).unwrap();
+    let text = "[run]\ngravity = [0, 0, 0]\nframes = 3\n\
+                [cloth]\nmesh = { kind = \"obj\", path = \"sheet.obj\", rest = \"mesh\" }\n";
+    let scene = scene_with(&dir, text);
+    let built = build_cloth(&scene, 0).unwrap();
+    assert_eq!(built.rest, Some(RestShape::Mesh));
+    assert!(built.rest_angles_from_mesh);
+    // "auto" picks "mesh" for a file without vt.
+    let auto = scene_with(
+        &dir,
+        "[cloth]\nmesh = { kind = \"obj\", path = \"sheet.obj\" }\n",
+    );
+    assert_eq!(build_cloth(&auto, 0).unwrap().rest, Some(RestShape::Mesh));
+
+    // Rest edge lengths are the file's (to rounding).
+    let mesh = &built.mesh;
+    let x = mesh.positions();
+    for (e, &l) in mesh.edges().iter().zip(mesh.edge_rest_lengths()) {
+        let d = (x[e.v[0]] - x[e.v[1]]).norm();
+        assert!(
+            (d - l).abs() <= 1e-12 * d.max(1.0),
+            "edge {:?}: {d} vs {l}",
+            e.v
+        );
+    }
+
+    // Zero internal force at rest: the curved sheet is its own rest shape.
+    let mut sim = build_simulation(&scene).unwrap();
+    let model = &sim.system().model;
+    let v = vec![Vec3::zeros(); x.len()];
+    let mut eval = Evaluation::default();
+    model.evaluate(x, &v, &mut eval, Par::default());
+    let fmax = eval.forces.iter().map(|f| f.norm()).fold(0.0, f64::max);
+    assert!(fmax < 1e-9, "force at rest {fmax} N");
+    // And it stays put without gravity.
+    let x0 = x.to_vec();
+    for _ in 0..3 {
+        sim.step_frame().unwrap();
+    }
+    let moved = sim
+        .positions()
+        .iter()
+        .zip(&x0)
+        .map(|(a, b)| (a - b).norm())
+        .fold(0.0, f64::max);
+    assert!(moved < 1e-9, "moved {moved} m");
+}
+
+#[test]
+fn uv_seamed_tube_stays_closed() {
+    let dir = temp_dir("tube");
+    let (around, rings) = (12, 6);
+    std::fs::write(dir.join("tube.obj"), seamed_tube_obj(around, rings)).unwrap();
+    let text = "[run]\nframes = 10\n\
+                [cloth]\nmesh = { kind = \"obj\", path = \"tube.obj\" }\n\
+                [[pin]]\nregion = { min = [-1, 1.29, -1], max = [1, 2, 1] }\n";
+    let scene = scene_with(&dir, text);
+    let built = build_cloth(&scene, 0).unwrap();
+    assert_eq!(built.rest, Some(RestShape::Uv));
+    assert!(!built.rest_angles_from_mesh, "uv rest shapes are flat");
+    // One particle per position: the seam is not a cut; the tube has its two rims only.
+    let mesh = &built.mesh;
+    assert_eq!(mesh.num_vertices(), around * rings);
+    assert_eq!(
+        count_boundary_loops(mesh.num_vertices(), mesh.triangles(), &[]),
+        2
+    );
+    let mut sim = build_simulation(&scene).unwrap();
+    for _ in 0..10 {
+        sim.step_frame().unwrap();
+    }
+    // Every seam edge keeps its length: the tube hangs closed.
+    let x = sim.positions();
+    for j in 0..rings {
+        let (a, b) = (j * around, j * around + around - 1);
+        let d = (x[a] - x[b]).norm();
+        let rest = 2.0 * 0.1 * (std::f64::consts::PI / around as f64).sin();
+        assert!(d < 1.1 * rest, "ring {j}: seam edge {d} m, rest {rest} m");
+    }
+
+    // split_seams = true keeps the old panels: the seam column is duplicated.
+    let split = scene_with(
+        &dir,
+        "[cloth]\nmesh = { kind = \"obj\", path = \"tube.obj\", split_seams = true }\n",
+    );
+    let m = build_cloth(&split, 0).unwrap().mesh;
+    assert_eq!(m.num_vertices(), (around + 1) * rings);
+    assert_eq!(
+        count_boundary_loops(m.num_vertices(), m.triangles(), &[]),
+        1
+    );
+}
+
+#[test]
+fn several_cloths_are_named_and_touch_each_other() {
+    let dir = temp_dir("two");
+    let text = "[run]\nframes = 12\n[solver]\nh_max = 0.002\n\
+        [[cloth]]\nname = \"lower\"\nposition = [0, 0.5, 0]\n\
+        mesh = { kind = \"grid\", nx = 17, ny = 17, width = 0.6, height = 0.6 }\n\
+        material = \"denim\"\nself_collision = true\n\
+        [[cloth]]\nname = \"upper\"\nposition = [0, 0.52, 0]\n\
+        mesh = { kind = \"grid\", nx = 11, ny = 11, width = 0.4, height = 0.4 }\n\
+        material = \"silk\"\n\
+        [[pin]]\ncloth = \"lower\"\nvertices = [0, 16, 272, 288]\n";
+    let scene = scene_with(&dir, text);
+    assert_eq!(scene.cloths.len(), 2);
+    let mut sim = build_simulation(&scene).unwrap();
+    let parts = &sim.system().parts;
+    assert_eq!(parts[0].name, "lower");
+    assert_eq!(parts[1].vertices, 289..410);
+    assert_eq!(sim.pins()[0].vertices, vec![0, 16, 272, 288]);
+    let materials = sim.system().model.materials();
+    assert_ne!(materials[0].density, materials[1].density);
+    assert_eq!(
+        sim.system().obj_groups(),
+        vec![("lower".to_owned(), 0), ("upper".to_owned(), 512)]
+    );
+    for _ in 0..12 {
+        let stats = sim.step_frame().unwrap();
+        assert_eq!(stats.self_intersections, 0, "frame at t = {}", stats.time);
+    }
+    // The upper cloth lies on the lower one instead of falling through it: every upper
+    // vertex above the lower cloth's surface near it.
+    let x = sim.positions();
+    let lower_min = x[..289].iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    let upper_min = x[289..].iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    assert!(
+        upper_min > lower_min,
+        "upper {upper_min} m, lower {lower_min} m"
+    );
+    // Without contact the upper cloth falls through the lower one.
+    let apart = scene_with(&dir, &text.replace("self_collision = true", ""));
+    let mut sim = build_simulation(&apart).unwrap();
+    for _ in 0..12 {
+        sim.step_frame().unwrap();
+    }
+    let x = sim.positions();
+    let lower_min = x[..289].iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    let upper_max = x[289..]
+        .iter()
+        .map(|p| p.y)
+        .fold(f64::NEG_INFINITY, f64::max);
+    assert!(
+        upper_max < lower_min,
+        "without contact the upper cloth falls through"
+    );
+
+    // A pin must say which cloth it holds when there are several.
+    let bad = text.replace("cloth = \"lower\"\n", "");
+    let e = Scene::from_toml_str(&bad, &dir).unwrap_err();
+    assert_eq!(e.key(), Some("pin[0]"), "{e}");
+    let bad = text.replace("name = \"upper\"", "name = \"lower\"");
+    let e = Scene::from_toml_str(&bad, &dir).unwrap_err();
+    assert_eq!(e.key(), Some("cloth[1].name"), "{e}");
+}
+
+#[test]
+fn sewn_skirt_closes_its_seams() {
+    let skirt = assets().join("patterns/skirt.json");
+    let text = format!(
+        "[run]\nframes = 30\n\
+         [cloth]\nmesh = {{ kind = \"garmentcode\", path = {:?}, edge_length = 0.06 }}\n\
+         sew_time = 0.5\nself_collision = false\n",
+        skirt.display().to_string()
+    );
+    let scene = scene_with(Path::new("."), &text);
+    let built = build_cloth(&scene, 0).unwrap();
+    let garment = built.garment.as_ref().unwrap();
+    assert_eq!(garment.openings, 2);
+    let mut sim = build_simulation(&scene).unwrap();
+    let n = sim.system().num_vertices();
+    let mut gaps = Vec::new();
+    for _ in 0..30 {
+        let stats = sim.step_frame().unwrap();
+        gaps.push((stats.time, stats.seam_gap));
+    }
+    assert_eq!(sim.positions().len(), n, "vertex count is constant");
+    assert!(gaps[0].1 > 0.01, "seams start open: {gaps:?}");
+    let (t, last) = *gaps.last().unwrap();
+    assert!(t >= 0.99);
+    assert!(last < 1e-3, "seam gap {last} m at t = {t} s: {gaps:?}");
+    eprintln!("skirt seam gap: {gaps:?}");
+    // Once sewn, the skirt has exactly its two openings (waist and hem).
+    let pairs: Vec<[usize; 2]> = sim.world().sewing.pairs().collect();
+    let mesh = &sim.system().mesh;
+    assert_eq!(
+        count_boundary_loops(mesh.num_vertices(), mesh.triangles(), &pairs),
+        2
+    );
+}
+
+#[test]
+fn garment_keys_are_checked_and_named() {
+    let dir = temp_dir("keys");
+    std::fs::write(dir.join("sheet.obj"), curved_sheet_obj(3, 3)).unwrap();
+    let grid = "mesh = { kind = \"grid\", nx = 3, ny = 3, width = 1.0, height = 1.0 }\n";
+    let cases = [
+        // Sewing keys belong to sewing patterns.
+        (format!("[cloth]\n{grid}sew_time = 0.5\n"), "cloth.sew_time"),
+        // OBJ keys belong to OBJ meshes.
+        (
+            "[cloth]\nmesh = { kind = \"grid\", nx = 3, ny = 3, width = 1.0, height = 1.0, \
+             rest = \"uv\" }\n"
+                .to_owned(),
+            "cloth.mesh.rest",
+        ),
+        (
+            "[cloth]\nmesh = { kind = \"obj\", path = \"sheet.obj\", edge_length = 0.1 }\n"
+                .to_owned(),
+            "cloth.mesh.edge_length",
+        ),
+        (
+            "[cloth]\nmesh = { kind = \"obj\", path = \"sheet.obj\", rest = \"texture\" }\n"
+                .to_owned(),
+            "cloth.mesh.rest",
+        ),
+        (
+            "[cloth]\nmesh = { kind = \"garmentcode\", path = \"missing.json\" }\n".to_owned(),
+            "cloth.mesh.path",
+        ),
+        (
+            format!("[[cloth]]\n{grid}\n[[cloth]]\n{grid}sew_gravity = 0.5\n"),
+            "cloth[1].sew_gravity",
+        ),
+        (
+            format!(
+                "[[cloth]]\n{grid}\n[[cloth]]\n{grid}\n[[pin]]\ncloth = \"x\"\nvertices = [0]\n"
+            ),
+            "pin[0].cloth",
+        ),
+    ];
+    for (text, key) in cases {
+        let e = Scene::from_toml_str(&text, &dir).unwrap_err();
+        assert!(e.to_string().contains(key), "{key}: {e}");
+    }
+    // Default names, and `rest = "uv"` on a file without vt is refused naming the face.
+    let s = scene_with(&dir, &format!("[[cloth]]\n{grid}\n[[cloth]]\n{grid}"));
+    assert_eq!(s.cloths[1].name, "cloth_1");
+    let uv = scene_with(
+        &dir,
+        "[cloth]\nmesh = { kind = \"obj\", path = \"sheet.obj\", rest = \"uv\" }\n",
+    );
+    let e = build_cloth(&uv, 0).unwrap_err().to_string();
+    assert!(e.contains("cloth.mesh.path") && e.contains("line"), "{e}");
+}
