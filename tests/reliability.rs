@@ -128,6 +128,18 @@ fn explicit_runs_at_extreme_settings_end_in_an_error_or_stay_bounded() {
     );
     let o = run(&stiff, &dir.join("stiff"), &[]);
     assert_error_or_bounded(&o, &dir.join("stiff"), 2.0);
+    // The same springs with the strain limits opened wide and one step per frame: the springs
+    // are solved in the projection (backward Euler), so no step size is unstable; the run
+    // must complete and stay put.
+    let wide = write(
+        &dir.join("wide.toml"),
+        &format!(
+            "[run]\nframes = 5\n{SHEET}[[pin]]\nvertices = [0, 7]\n[solver]\nintegrator = \"verlet\"\nspring_stiffness = 1e9\nstrain_limit = [1e-9, 1e9]\nverlet_h = 0.0333\n"
+        ),
+    );
+    let o = run(&wide, &dir.join("wide"), &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_error_or_bounded(&o, &dir.join("wide"), 2.0);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -702,9 +702,11 @@ pub struct SolverSettings {
     /// `"tethers"` (long-range attachments to the pins) or `"none"`.
     pub strain_long_range: crate::LongRange,
     /// Verlet: largest step in s; each frame is split into equal steps no longer than this.
-    /// Key `verlet_h`, default `1 / (20 fps)`, `0 < verlet_h <= 1/fps`. Explicit steps are
-    /// stable only for roughly `h < 2 sqrt(m / sum k)` (vertex mass `m`, stiffness `k` of its
-    /// springs), which the scene cannot check without the mesh.
+    /// Key `verlet_h`, default `1 / (20 fps)`, `0 < verlet_h <= 1/fps`. No step size is
+    /// unstable: the springs are solved with the strain limits in the position projection
+    /// (backward Euler), not applied as explicit forces, so the explicit spring bound
+    /// `h < 2 sqrt(m / sum k)` does not apply (see [`crate::VerletSettings`]); the projection
+    /// cannot be switched off, it is the method.
     pub verlet_h: f64,
     /// Verlet: stiffness in N/m of each spring on a mesh edge (force `k (|d| - l)` for rest
     /// length `l`). Soft on purpose: the strain limit, not the spring, keeps the cloth from
