@@ -28,6 +28,17 @@ pub struct ContactSettings {
     /// Damping (N s/m) of the cloth-cloth penalty springs along the contact normal.
     /// Default 0.5 N s/m.
     pub self_damping: f64,
+    /// Coulomb coefficient between layers of the cloth (static and kinetic), scene key
+    /// `cloth.friction`. Default 0.3.
+    pub self_friction: f64,
+    /// Whether each step's motion is checked for the cloth passing through itself (continuous
+    /// collision detection, vertex-triangle and edge-edge) and repaired by rigid impact zones
+    /// (or a smaller step), when cloth-cloth contact is on. Default true.
+    pub self_ccd: bool,
+    /// The distance counted as a collision by that check, as a fraction of `cloth_thickness`:
+    /// features ending a step closer than this, or touching within it, are put in an impact
+    /// zone. Default 0.1.
+    pub ccd_gap: f64,
 }
 
 impl Default for ContactSettings {
@@ -38,6 +49,9 @@ impl Default for ContactSettings {
             stick_speed: 1e-3,
             self_stiffness: 500.0,
             self_damping: 0.5,
+            self_friction: 0.3,
+            self_ccd: true,
+            ccd_gap: 0.1,
         }
     }
 }
@@ -178,14 +192,8 @@ impl ContactMemory {
         let rel = v[i] - c.surface_velocity;
         let rel_n = rel.dot(&n);
         let forced = self.forced[i];
-        // A new contact starts static; Coulomb's test on its first constraint force decides.
-        let st = self.state[i].get_or_insert(State {
-            mode: Mode::Static,
-            normal_force: 0.0,
-            stops: false,
-            hold: Vec3::zeros(),
-            friction: 0.0,
-        });
+        let st = self.state[i]
+            .get_or_insert_with(|| first_touch(rel, n, surface.friction, masses[i], h, settings));
         // Position alteration (Knowl 6): with its normal velocity equal to the surface's,
         // the vertex moves by h v_s.n along n; y adds what puts it exactly at the
         // thickness from the surface at t + h (distance `d` is measured there). This
@@ -324,6 +332,33 @@ impl ContactMemory {
                 }
             }
         }
+    }
+}
+
+/// The state of a new contact, by Coulomb's law on the impact: the impulse that stops the
+/// approach (`m |v_n|`) can stop a slip of at most `mu |v_n|`. Slower slips start static (the
+/// next constraint force decides, Knowl 8); faster ones start sliding, with the impact's
+/// normal force over the step (`m |v_n| / h`) for kinetic friction. Starting every contact
+/// static stopped a cloth thrown against a solid dead at first touch and yanked its free
+/// neighbours, which failed the stretch check at every h.
+fn first_touch(
+    rel: Vec3,
+    n: Vec3,
+    mu: f64,
+    mass: f64,
+    h: f64,
+    settings: &ContactSettings,
+) -> State {
+    let rel_n = rel.dot(&n);
+    let slip = (rel - n * rel_n).norm();
+    let impact = (-rel_n).max(0.0);
+    let sliding = slip > mu * impact + settings.stick_speed;
+    State {
+        mode: if sliding { Mode::Sliding } else { Mode::Static },
+        normal_force: if sliding { mass * impact / h } else { 0.0 },
+        stops: false,
+        hold: Vec3::zeros(),
+        friction: 0.0,
     }
 }
 

@@ -75,6 +75,17 @@ impl Simulation {
         })
     }
 
+    /// Starts every unpinned vertex at velocity `v` (m/s) instead of at rest (a thrown cloth);
+    /// only before the first frame, since the sanity references are taken again from the
+    /// new initial state.
+    pub fn with_initial_velocity(mut self, v: Vec3) -> Self {
+        for (vi, &pinned) in self.state.v.iter_mut().zip(self.world.pinned()) {
+            *vi = if pinned { Vec3::zeros() } else { v };
+        }
+        self.sanity = Sanity::new(&self.world, &self.state);
+        self
+    }
+
     /// The world: cloth, pins, colliders.
     pub fn world(&self) -> &World {
         &self.world
@@ -257,6 +268,7 @@ fn implicit_frame(
                 sanity.check(world, state, stats.frame, stepper.most_stretched())?;
                 add_attempt(stats, &info);
                 stats.steps += 1;
+                stats.zone_vertices += info.zone_vertices;
                 stats.h_min = stats.h_min.min(h);
                 stats.h_max = stats.h_max.max(h);
                 controller.accepted(grow_after, h_max);

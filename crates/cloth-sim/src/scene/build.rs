@@ -120,15 +120,20 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
     let pins = build_pins(scene, mesh.positions())?;
     let contact = ContactSettings {
         cloth_thickness: scene.cloth.thickness,
+        self_friction: scene.cloth.friction,
+        self_ccd: scene.cloth.self_ccd,
         ..ContactSettings::default()
     };
     let self_collision = if scene.cloth.self_collision {
-        Some(SelfCollision::new(
-            &mesh,
-            scene.cloth.thickness,
-            contact.self_stiffness,
-            contact.self_damping,
-        )?)
+        Some(
+            SelfCollision::new(
+                &mesh,
+                scene.cloth.thickness,
+                contact.self_stiffness,
+                contact.self_damping,
+            )?
+            .with_friction(contact.self_friction, contact.stick_speed)?,
+        )
     } else {
         None
     };
@@ -145,7 +150,13 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
     if let Some(sc) = self_collision {
         world = world.with_self_collision(sc, true);
     }
-    Simulation::new(world, build_integrator(scene), scene.run.fps)
+    world.contact = contact;
+    let sim = Simulation::new(world, build_integrator(scene), scene.run.fps)?;
+    Ok(if scene.cloth.velocity != Vec3::zeros() {
+        sim.with_initial_velocity(scene.cloth.velocity)
+    } else {
+        sim
+    })
 }
 
 /// The rigid motion of a collider: keyframes, constant velocity, or none.

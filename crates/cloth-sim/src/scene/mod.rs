@@ -23,6 +23,9 @@
 //! drag = 0.0                 # normal air drag, kg/(m^2 s) (default 0 = no air)
 //! wind = [0, 0, 0]           # m/s (default still air)
 //! self_collision = false     # cloth-cloth contact (default false)
+//! friction = 0.3             # Coulomb coefficient between layers (default 0.3)
+//! self_ccd = true            # cloth-cloth: continuous collision check of every step (default)
+//! velocity = [0, 0, 0]       # m/s, initial velocity of the unpinned vertices (default rest)
 //! stretch_targets = [1, 1]   # [b_u, b_v]: rest stretch targets (default the material's, [1, 1])
 //! bend_uv = [1, 1]           # [k_u, k_v]: bending multipliers along u and v (default [1, 1])
 //!
@@ -342,6 +345,17 @@ pub struct ClothSettings {
     pub wind: Vector3<f64>,
     /// Whether cloth-cloth contact is handled. Key `self_collision`, default false.
     pub self_collision: bool,
+    /// Coulomb friction coefficient between layers of the cloth (cloth-cloth contact; the
+    /// friction against solids is each collider's own). Key `friction`, default 0.3, >= 0.
+    pub friction: f64,
+    /// Whether cloth-cloth contact also checks every step's motion for the cloth passing
+    /// through itself (continuous collision detection with impact zones). Key `self_ccd`,
+    /// default true; only for measuring what the penalty springs alone do.
+    pub self_ccd: bool,
+    /// Initial velocity of every unpinned vertex in m/s (a thrown cloth). Key `velocity`,
+    /// default zero.
+    #[serde(serialize_with = "ser_vec3")]
+    pub velocity: Vector3<f64>,
 }
 
 impl ClothSettings {

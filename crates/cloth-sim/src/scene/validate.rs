@@ -383,6 +383,9 @@ impl Ctx<'_> {
             drag: self.non_negative("cloth.drag", c.drag.unwrap_or(0.0))?,
             wind: self.opt_vec3("cloth.wind", c.wind)?,
             self_collision: c.self_collision.unwrap_or(false),
+            friction: self.non_negative("cloth.friction", c.friction.unwrap_or(0.3))?,
+            self_ccd: c.self_ccd.unwrap_or(true),
+            velocity: self.opt_vec3("cloth.velocity", c.velocity)?,
         })
     }
 

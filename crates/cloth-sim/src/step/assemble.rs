@@ -114,6 +114,9 @@ impl Assembly {
                     &mut self.extra.forces,
                     &mut self.extra.blocks,
                 );
+                let masses = &sys.masses;
+                let (forces, blocks) = (&mut self.extra.forces, &mut self.extra.blocks);
+                sc.friction(&state.x, &state.v, masses, h, forces, blocks);
                 timings.cloth_cloth += sw.lap();
             }
             self.evaluated = true;

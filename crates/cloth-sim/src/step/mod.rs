@@ -22,6 +22,7 @@ mod constrain;
 mod detect;
 mod solve;
 mod update;
+mod zones;
 
 use crate::contact::ContactMemory;
 use crate::stats::{Stopwatch, Timings};
@@ -123,6 +124,9 @@ pub struct StepInfo {
     pub cg_iterations: usize,
     /// Whether the linear solve stopped at its iteration cap before reaching the tolerance.
     pub cg_capped: bool,
+    /// Vertices whose motion was replaced by their impact zone's (0 unless the cloth would
+    /// have passed through itself).
+    pub zone_vertices: usize,
     /// Wall time split of the attempt (s).
     pub timings: Timings,
 }
@@ -257,6 +261,7 @@ impl Implicit {
         self.detect.solids(world, state, h, t, &mut sw);
         let fresh = self.assemble.needs_eval();
         self.detect.cloth(world, state, fresh, t, &mut sw);
+        self.detect.shield(world);
         // 2. constrain
         let (detect, shift) = (&self.detect, &self.pending_shift);
         let contacts = &mut self.contacts;
@@ -289,6 +294,7 @@ impl Implicit {
             return Ok(Step::Rejected(reject, info));
         }
         // 6. update
+        info.zone_vertices = self.accept.zone_vertices;
         self.update(world, state, h);
         info.timings.other += sw.lap();
         Ok(Step::Accepted(info))
@@ -343,7 +349,6 @@ impl Implicit {
             world,
             state,
             h,
-            &self.constrain.y,
             strain,
             &self.solve,
             &mut self.accept,
