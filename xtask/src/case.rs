@@ -45,6 +45,12 @@ pub struct CaseSpec {
     pub solver: Option<SolverChoice>,
     /// Integrator override.
     pub integrator: Option<IntegratorOverride>,
+    /// Cloth-cloth contact override (`cloth.self_collision`).
+    #[serde(default)]
+    pub self_collision: Option<bool>,
+    /// Override of the continuous collision check of cloth-cloth contact (`cloth.self_ccd`).
+    #[serde(default)]
+    pub self_ccd: Option<bool>,
     /// Rayon worker threads.
     pub threads: usize,
 }
@@ -62,6 +68,8 @@ impl CaseSpec {
             stretch_scale: 1.0,
             solver: None,
             integrator: None,
+            self_collision: None,
+            self_ccd: None,
             threads,
         }
     }
@@ -211,6 +219,12 @@ pub fn prepare_scene(spec: &CaseSpec) -> Result<Scene, String> {
     }
     if let Some(s) = spec.solver {
         scene.solver.preconditioner = s;
+    }
+    if let Some(on) = spec.self_collision {
+        scene.cloth.self_collision = on;
+    }
+    if let Some(on) = spec.self_ccd {
+        scene.cloth.self_ccd = on;
     }
     if let Some(IntegratorOverride::Verlet {
         steps_per_frame,

@@ -56,7 +56,7 @@ pub fn vertex_triangle_impact(
         let (w, _) = closest_on_triangle(&pt, &at_, &bt, &ct);
         (pt - (at_ * w[0] + bt * w[1] + ct * w[2])).norm()
     };
-    earliest([a, b, c, p], gap, dist)
+    earliest([a, b, c, p], 3, gap, dist)
 }
 
 /// The earliest time in [0, 1] at which edge `(p, q)` comes within `gap` (m) of edge `(r, s)`
@@ -75,17 +75,31 @@ pub fn edge_edge_impact(
         let (u, v) = closest_segment_segment(&pt, &qt, &rt, &st);
         ((pt + (qt - pt) * u) - (rt + (st - rt) * v)).norm()
     };
-    earliest([p, q, r, s], gap, dist)
+    earliest([p, q, r, s], 2, gap, dist)
 }
 
 /// Earliest candidate time at which `dist` falls below the effective gap. The candidates are
 /// the roots of the coplanarity cubic of the four moving points `x[1] - x[0]`, `x[2] - x[0]`,
 /// `x[3] - x[0]`, its critical points, and the end of the step; when the cubic vanishes
-/// identically (motion within one plane) a few samples are tested as well.
-fn earliest(x: [[Vec3; 2]; 4], gap: f64, dist: impl Fn(f64) -> f64) -> Option<f64> {
+/// identically (motion within one plane) a few samples are tested as well. Points
+/// `x[..split]` are one feature, `x[split..]` the other: over the step, the distance of the
+/// features shrinks at most by the largest relative travel `|dx_i - dx_j|` of a point of each
+/// (the closest points are convex combinations), so pairs farther apart than that are
+/// dismissed after one distance evaluation (most candidate pairs of the broad phase, also
+/// when the whole cloth moves fast).
+fn earliest(x: [[Vec3; 2]; 4], split: usize, gap: f64, dist: impl Fn(f64) -> f64) -> Option<f64> {
     let d0 = dist(0.0);
     let limit = gap.min(0.5 * d0);
     if !(limit > 0.0) {
+        return None;
+    }
+    let mut closing = 0.0f64;
+    for i in &x[..split] {
+        for j in &x[split..] {
+            closing = closing.max(((i[1] - i[0]) - (j[1] - j[0])).norm());
+        }
+    }
+    if d0 - closing >= limit {
         return None;
     }
     let coeffs = coplanarity_cubic(&x);
@@ -234,18 +248,22 @@ impl SelfCcd {
             .into_par_iter()
             .chunks(CHUNK)
             .map(|vs| {
-                vs.into_iter()
-                    .flat_map(|v| self.vertex_impacts(v, x0, x1, gap))
-                    .collect()
+                let (mut found, mut stack) = (Vec::new(), Vec::new());
+                for v in vs {
+                    self.vertex_impacts(v, x0, x1, gap, &mut stack, &mut found);
+                }
+                found
             })
             .collect();
         let ee: Vec<Vec<Impact>> = (0..self.edges.len())
             .into_par_iter()
             .chunks(CHUNK)
             .map(|es| {
-                es.into_iter()
-                    .flat_map(|e| self.edge_impacts(e, x0, x1, gap))
-                    .collect()
+                let (mut found, mut stack, mut others) = (Vec::new(), Vec::new(), Vec::new());
+                for e in es {
+                    self.edge_impacts(e, x0, x1, gap, (&mut stack, &mut others), &mut found);
+                }
+                found
             })
             .collect();
         out.extend(vt.into_iter().flatten());
@@ -253,16 +271,23 @@ impl SelfCcd {
         Ok(())
     }
 
-    fn vertex_impacts(&self, v: usize, x0: &[Vec3], x1: &[Vec3], gap: f64) -> Vec<Impact> {
-        let mut found = Vec::new();
+    /// Vertex `v` against the triangles near its path, into `found`.
+    fn vertex_impacts(
+        &self,
+        v: usize,
+        x0: &[Vec3],
+        x1: &[Vec3],
+        gap: f64,
+        stack: &mut Vec<u32>,
+        found: &mut Vec<Impact>,
+    ) {
         let q = Aabb::from_points([&x0[v], &x1[v]]);
-        let mut stack = Vec::new();
-        self.bvh.query(&q, &mut stack, |t| {
+        let m = |i: usize| [x0[i], x1[i]];
+        self.bvh.query(&q, stack, |t| {
             let tri = self.triangles[t];
             if tri.contains(&v) {
                 return;
             }
-            let m = |i: usize| [x0[i], x1[i]];
             let hit = vertex_triangle_impact(m(v), m(tri[0]), m(tri[1]), m(tri[2]), gap);
             if let Some(t) = hit {
                 found.push(Impact {
@@ -272,34 +297,40 @@ impl SelfCcd {
                 });
             }
         });
-        found
     }
 
-    fn edge_impacts(&self, e: usize, x0: &[Vec3], x1: &[Vec3], gap: f64) -> Vec<Impact> {
+    /// Edge `e` against the edges (of higher index) near its path, into `found`.
+    fn edge_impacts(
+        &self,
+        e: usize,
+        x0: &[Vec3],
+        x1: &[Vec3],
+        gap: f64,
+        (stack, others): (&mut Vec<u32>, &mut Vec<usize>),
+        found: &mut Vec<Impact>,
+    ) {
         let [a, b] = self.edges[e];
         let q = Aabb::from_points([&x0[a], &x1[a], &x0[b], &x1[b]]);
-        let mut others = Vec::new();
-        let mut stack = Vec::new();
-        self.bvh.query(&q, &mut stack, |t| {
+        others.clear();
+        self.bvh.query(&q, stack, |t| {
             others.extend(self.tri_edges[t].iter().copied().filter(|&f| f > e));
         });
         others.sort_unstable();
         others.dedup();
         let m = |i: usize| [x0[i], x1[i]];
-        others
-            .into_iter()
-            .filter_map(|f| {
-                let [c, d] = self.edges[f];
-                if a == c || a == d || b == c || b == d {
-                    return None;
-                }
-                edge_edge_impact(m(a), m(b), m(c), m(d), gap).map(|t| Impact {
+        for &f in others.iter() {
+            let [c, d] = self.edges[f];
+            if a == c || a == d || b == c || b == d {
+                continue;
+            }
+            if let Some(t) = edge_edge_impact(m(a), m(b), m(c), m(d), gap) {
+                found.push(Impact {
                     kind: ImpactKind::EdgeEdge,
                     vertices: [a, b, c, d],
                     t,
-                })
-            })
-            .collect()
+                });
+            }
+        }
     }
 }
 

@@ -10,7 +10,9 @@
 //! 4. [`solve`]: the modified PCG (or the direct solve) for dv, and the constraint forces
 //!    `e = A dv - b` (Knowls 1, 8);
 //! 5. [`accept`]: the candidate state is judged: stretch change (Knowl 9), penetration,
-//!    definiteness — a [`Reject`] or acceptance;
+//!    definiteness — a [`Reject`] or acceptance; last, the safety net of cloth-cloth contact
+//!    ([`zones`]): continuous collision detection of the candidate motion, and rigid impact
+//!    zones (or a halved step) so that no accepted step makes the cloth pass through itself;
 //! 6. [`update`]: `v += dv`, `x += h (v0 + dv) + y`, optional strain limiting, contact modes.
 //!
 //! The frame driver and the step-size controller ([`crate::Simulation`]) sit on top of
