@@ -19,11 +19,19 @@ struct Cli {
 enum Command {
     /// Simulate a scene and write OBJ frames and stats.json.
     Run {
-        /// Scene file (TOML).
-        scene: PathBuf,
+        /// Scene file (TOML); not with --resume.
+        #[arg(required_unless_present = "resume", conflicts_with = "resume")]
+        scene: Option<PathBuf>,
+        /// Continue the interrupted or finished run in DIR from its last checkpoint (the scene
+        /// is the one stored there; the frames come out the same bits as an uninterrupted run).
+        #[arg(long, value_name = "DIR", conflicts_with = "out")]
+        resume: Option<PathBuf>,
         /// Output directory (default: out/<scene name>).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Write a checkpoint (DIR/checkpoint.json) every N frames (0: never).
+        #[arg(long, default_value_t = 10, value_name = "N")]
+        checkpoint_every: usize,
         /// Number of frames to compute (default: the scene's `run.frames`).
         #[arg(long)]
         frames: Option<usize>,
@@ -79,7 +87,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run {
             scene,
+            resume,
             out,
+            checkpoint_every,
             frames,
             threads,
             quiet,
@@ -87,7 +97,9 @@ fn main() -> ExitCode {
             render,
         } => cmd::run::run(RunArgs {
             scene,
+            resume,
             out,
+            checkpoint_every,
             frames,
             threads,
             quiet,

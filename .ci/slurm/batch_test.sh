@@ -181,6 +181,7 @@ KILL_LOG="$ARRAY/logs/$(printf '%06d' "$KILL").log"
 check "slurm: task $KILL started twice (cancelled, then rerun)" \
   test "$(grep -c ' start ' "$KILL_LOG")" -eq 2
 check "slurm: its second start saw the interrupted run" grep -q 'state=interrupted' "$KILL_LOG"
+check "slurm: and resumed it from its checkpoint" grep -q 'state=interrupted resume=true' "$KILL_LOG"
 
 same_frames() {
   local n=0 f rel

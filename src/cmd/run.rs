@@ -1,8 +1,9 @@
 //! `cloth run`: simulate a scene into an output directory.
 
 use cloth::sim::{
-    COLLIDERS_FILE, CollidersFile, FrameStats, OutputDir, PREVIEW_FILE, RunReport, STATS_FILE,
-    Scene, SimError, Simulation, Totals, USD_FILE, build_simulation, frame_path,
+    CHECKPOINT_FILE, COLLIDERS_FILE, Checkpoint, CollidersFile, FrameStats, OutputDir,
+    PREVIEW_FILE, RunReport, STATS_FILE, Scene, Simulation, Totals, USD_FILE, build_simulation,
+    frame_path,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -25,10 +26,14 @@ pub enum Format {
 
 /// What `cloth run` was asked to do.
 pub struct RunArgs {
-    /// Scene file.
-    pub scene: PathBuf,
+    /// Scene file (`None` with `resume`).
+    pub scene: Option<PathBuf>,
+    /// A run directory to continue.
+    pub resume: Option<PathBuf>,
     /// Output directory (default `out/<scene name>`).
     pub out: Option<PathBuf>,
+    /// Checkpoint interval in frames (0: none).
+    pub checkpoint_every: usize,
     /// Frames to compute instead of the scene's.
     pub frames: Option<usize>,
     /// Worker threads.
@@ -45,80 +50,159 @@ pub struct RunArgs {
 enum RunEnd {
     /// Every requested frame was computed.
     Complete,
-    /// Ctrl-C: the frames so far are valid.
+    /// Ctrl-C, SIGTERM or SIGHUP: the frames so far are valid.
     Interrupted,
-    /// The simulation failed; the frames before the failure are valid.
-    Failed(SimError),
+    /// The simulation or an output failed; the frames before the failure are valid.
+    Failed(String),
 }
 
-/// Runs the scene and writes frames, statistics and optional exports.
+/// A run ready to go: its scene (and the scene's resolved text for checkpoints), the
+/// simulation, its locked output directory and the statistics of the frames already written.
+struct Prepared {
+    scene: Scene,
+    scene_text: String,
+    sim: Simulation,
+    out: OutputDir,
+    records: Vec<FrameStats>,
+}
+
+/// Runs the scene (or continues a run) and writes frames, statistics and optional exports.
 pub fn run(args: RunArgs) -> Result<ExitCode, String> {
     if let Some(n) = args.threads {
-        if n == 0 {
-            return Err("--threads must be at least 1".into());
-        }
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build_global()
-            .map_err(|e| format!("cannot start {n} threads: {e}"))?;
+        start_threads(n)?;
     }
-    let mut scene = Scene::load(&args.scene).map_err(|e| e.to_string())?;
-    if let Some(f) = args.frames {
-        scene.run.frames = f;
-    }
-    let dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("out").join(args.scene.file_stem().unwrap_or_default()));
-    let mut sim = build_simulation(&scene).map_err(|e| e.to_string())?;
-    let out = OutputDir::create(&dir).map_err(|e| e.to_string())?;
+    let mut p = match &args.resume {
+        Some(dir) => resume(dir, args.frames)?,
+        None => fresh(&args)?,
+    };
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
-        // If a handler cannot be installed (already set), Ctrl-C simply ends the process;
-        // frames are written atomically either way.
+        // SIGINT, SIGTERM and SIGHUP end the run after the frame being computed, with
+        // stats.json listing every written frame. If a handler cannot be installed (already
+        // set), a signal simply ends the process; frames are written atomically either way.
         let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
     }
     let start = Instant::now();
-    write_colliders(&sim, &scene, out.path())?;
-    write_frame(&sim, out.path(), 0)?;
-    let bar = progress_bar(scene.run.frames, args.quiet);
-    let mut records = Vec::with_capacity(scene.run.frames);
-    let end = simulate(
-        &mut sim,
-        &scene,
-        out.path(),
-        &stop,
-        &bar,
-        start,
-        &mut records,
-    )?;
+    let bar = progress_bar(p.scene.run.frames, p.sim.frame(), args.quiet);
+    let end = simulate(&mut p, args.checkpoint_every, &stop, &bar, start);
     bar.finish_and_clear();
-    let complete = matches!(end, RunEnd::Complete);
     let error = match &end {
         RunEnd::Complete => None,
         RunEnd::Interrupted => Some("interrupted".to_string()),
-        RunEnd::Failed(e) => Some(e.to_string()),
+        RunEnd::Failed(e) => Some(e.clone()),
     };
-    write_report(&scene, &sim, &records, out.path(), start, complete, error)?;
+    let complete = matches!(end, RunEnd::Complete);
+    let report = write_report(&p, start, complete, error);
     if !args.quiet {
-        print_summary(&sim, &records, start.elapsed().as_secs_f64(), out.path());
+        print_summary(
+            &p.sim,
+            &p.records,
+            start.elapsed().as_secs_f64(),
+            p.out.path(),
+        );
     }
-    exports(&args, &sim, out.path(), complete)?;
+    report?;
+    if complete {
+        exports(&args, &p.sim, p.out.path())?;
+    }
     match end {
         RunEnd::Complete => Ok(ExitCode::SUCCESS),
         RunEnd::Interrupted => {
             eprintln!(
                 "error: interrupted after frame {}; frames so far are valid",
-                sim.frame()
+                p.sim.frame()
             );
             Ok(ExitCode::from(130))
         }
-        RunEnd::Failed(e) => Err(e.to_string()),
+        RunEnd::Failed(e) => Err(e),
     }
 }
 
-fn progress_bar(frames: usize, quiet: bool) -> ProgressBar {
+/// A global pool of `n` threads, capped at the machine's cores.
+fn start_threads(mut n: usize) -> Result<(), String> {
+    if n == 0 {
+        return Err("--threads must be at least 1".into());
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    if n > cores {
+        eprintln!("warning: --threads {n} is more than the {cores} cores here; using {cores}");
+        n = cores;
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build_global()
+        .map_err(|e| format!("cannot start {n} threads: {e}"))
+}
+
+/// A new run: loads the scene (paths resolved once, against the scene file's directory),
+/// builds the simulation, takes and clears the output directory.
+fn fresh(args: &RunArgs) -> Result<Prepared, String> {
+    let path = args.scene.as_deref().ok_or("a scene file is required")?;
+    // An absolute scene directory makes every resolved path absolute, so the scene text kept
+    // in checkpoints loads from anywhere.
+    let abs = std::fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut scene = Scene::load(&abs).map_err(|e| e.to_string())?;
+    if let Some(f) = args.frames {
+        scene.run.frames = f;
+    }
+    let scene_text = scene.to_toml_string().map_err(|e| e.to_string())?;
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("out").join(path.file_stem().unwrap_or_default()));
+    let sim = build_simulation(&scene).map_err(|e| e.to_string())?;
+    let out = OutputDir::create(&dir).map_err(|e| e.to_string())?;
+    let p = Prepared {
+        scene,
+        scene_text,
+        sim,
+        out,
+        records: Vec::new(),
+    };
+    write_colliders(&p.sim, &p.scene, p.out.path())?;
+    Ok(p)
+}
+
+/// Continues the run in `dir` from its checkpoint: the frames after it are removed (they are
+/// computed again, to the same bits) and the statistics of the frames before it kept.
+fn resume(dir: &Path, frames: Option<usize>) -> Result<Prepared, String> {
+    let out = OutputDir::resume(dir).map_err(|e| e.to_string())?;
+    let checkpoint = Checkpoint::read(&dir.join(CHECKPOINT_FILE)).map_err(|e| e.to_string())?;
+    let mut scene =
+        Scene::from_toml_str(&checkpoint.scene, dir).map_err(|e| format!("checkpoint: {e}"))?;
+    if let Some(f) = frames {
+        scene.run.frames = f;
+    }
+    let mut sim = build_simulation(&scene).map_err(|e| e.to_string())?;
+    sim.restore(&checkpoint).map_err(|e| e.to_string())?;
+    let mut records = match RunReport::read(&dir.join(STATS_FILE)) {
+        Ok(r) => r.frames,
+        Err(_) => Vec::new(),
+    };
+    records.retain(|r| r.frame <= checkpoint.frame);
+    if records.len() != checkpoint.frame {
+        eprintln!(
+            "warning: stats.json lists {} of the {} frames before the checkpoint; the others \
+             have no statistics",
+            records.len(),
+            checkpoint.frame
+        );
+    }
+    out.remove_frames_after(checkpoint.frame)
+        .map_err(|e| e.to_string())?;
+    let p = Prepared {
+        scene_text: checkpoint.scene.clone(),
+        scene,
+        sim,
+        out,
+        records,
+    };
+    write_colliders(&p.sim, &p.scene, p.out.path())?;
+    Ok(p)
+}
+
+fn progress_bar(frames: usize, done: usize, quiet: bool) -> ProgressBar {
     let bar = if quiet {
         ProgressBar::hidden()
     } else {
@@ -130,44 +214,75 @@ fn progress_bar(frames: usize, quiet: bool) -> ProgressBar {
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
+    bar.set_position(done as u64);
     bar
 }
 
-/// The frame loop: steps, writes each frame, rewrites stats.json every 10 frames.
+/// The frame loop (see [`frames`]) and how it ended.
 fn simulate(
-    sim: &mut Simulation,
-    scene: &Scene,
-    out: &Path,
+    p: &mut Prepared,
+    every: usize,
     stop: &AtomicBool,
     bar: &ProgressBar,
     start: Instant,
-    records: &mut Vec<FrameStats>,
-) -> Result<RunEnd, String> {
-    for _ in 0..scene.run.frames {
+) -> RunEnd {
+    match frames(p, every, stop, bar, start) {
+        Ok(true) => RunEnd::Complete,
+        Ok(false) => RunEnd::Interrupted,
+        Err(e) => RunEnd::Failed(e),
+    }
+}
+
+/// Writes frame 0 of a fresh run, then steps and writes each frame (its statistics are kept
+/// only once it is written), a checkpoint every `every` frames and stats.json every 10 frames.
+/// `Ok(false)` when a signal stopped it.
+fn frames(
+    p: &mut Prepared,
+    every: usize,
+    stop: &AtomicBool,
+    bar: &ProgressBar,
+    start: Instant,
+) -> Result<bool, String> {
+    let due = |frame: usize| every > 0 && frame.is_multiple_of(every);
+    if p.sim.frame() == 0 {
+        write_frame(&p.sim, p.out.path(), 0)?;
+    }
+    if due(p.sim.frame()) {
+        checkpoint(p, start)?;
+    }
+    while p.sim.frame() < p.scene.run.frames {
         if stop.load(Ordering::SeqCst) {
-            return Ok(RunEnd::Interrupted);
+            return Ok(false);
         }
-        match sim.step_frame() {
-            Ok(stats) => {
-                bar.set_message(format!(
-                    "t = {:.3} s  steps {}  CG {}",
-                    stats.time, stats.steps, stats.cg_iterations
-                ));
-                records.push(stats);
-                write_frame(sim, out, sim.frame())?;
-                bar.inc(1);
-            }
-            Err(e) => return Ok(RunEnd::Failed(e)),
-        }
-        if records.len().is_multiple_of(10) {
-            write_report(scene, sim, records, out, start, false, None)?;
+        let stats = p.sim.step_frame().map_err(|e| e.to_string())?;
+        write_frame(&p.sim, p.out.path(), p.sim.frame())?;
+        bar.set_message(format!(
+            "t = {:.3} s  steps {}  CG {}",
+            stats.time, stats.steps, stats.cg_iterations
+        ));
+        p.records.push(stats);
+        bar.inc(1);
+        let frame = p.sim.frame();
+        if due(frame) {
+            checkpoint(p, start)?;
+        } else if frame.is_multiple_of(10) {
+            write_report(p, start, false, None)?;
         }
     }
-    Ok(RunEnd::Complete)
+    Ok(true)
+}
+
+/// Writes `DIR/checkpoint.json` for the current frame, and stats.json with it so a run
+/// resumed from the checkpoint keeps the statistics of every frame before it.
+fn checkpoint(p: &mut Prepared, start: Instant) -> Result<(), String> {
+    write_report(p, start, false, None)?;
+    let c = p.sim.checkpoint(p.scene_text.clone());
+    c.write(&p.out.path().join(CHECKPOINT_FILE))
+        .map_err(|e| e.to_string())
 }
 
 /// USD export and preview rendering after the run.
-fn exports(args: &RunArgs, sim: &Simulation, out: &Path, complete: bool) -> Result<(), String> {
+fn exports(args: &RunArgs, sim: &Simulation, out: &Path) -> Result<(), String> {
     if args.format != Format::Obj {
         let usd = out.join(USD_FILE);
         cloth::view::write_usd(out, &usd).map_err(|e| e.to_string())?;
@@ -183,7 +298,7 @@ fn exports(args: &RunArgs, sim: &Simulation, out: &Path, complete: bool) -> Resu
             println!("preview            {}", gif.display());
         }
     }
-    if args.format == Format::Usd && complete {
+    if args.format == Format::Usd {
         for k in 0..=sim.frame() {
             let _ = std::fs::remove_file(frame_path(out, k));
         }
@@ -209,27 +324,24 @@ fn write_frame(sim: &Simulation, out: &Path, k: usize) -> Result<(), String> {
 }
 
 fn write_report(
-    scene: &Scene,
-    sim: &Simulation,
-    records: &[FrameStats],
-    out: &Path,
+    p: &Prepared,
     start: Instant,
     complete: bool,
     error: Option<String>,
 ) -> Result<(), String> {
     let report = RunReport {
-        settings: serde_json::to_value(scene).map_err(|e| e.to_string())?,
-        fps: scene.run.fps,
-        vertices: sim.system().num_vertices(),
-        triangles: sim.system().mesh.num_triangles(),
+        settings: serde_json::to_value(&p.scene).map_err(|e| e.to_string())?,
+        fps: p.scene.run.fps,
+        vertices: p.sim.system().num_vertices(),
+        triangles: p.sim.system().mesh.num_triangles(),
         threads: rayon::current_num_threads(),
-        frames: records.to_vec(),
-        totals: Totals::from_frames(records, start.elapsed().as_secs_f64()),
+        frames: p.records.clone(),
+        totals: Totals::from_frames(&p.records, start.elapsed().as_secs_f64()),
         complete,
         error,
     };
     report
-        .write(&out.join(STATS_FILE))
+        .write(&p.out.path().join(STATS_FILE))
         .map_err(|e| e.to_string())
 }
 

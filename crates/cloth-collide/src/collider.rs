@@ -452,8 +452,27 @@ fn validate_mesh(
         }
         i = j;
     }
+    // A closed surface that encloses (almost) nothing has no inside: contacts against it would
+    // throw the cloth about. Refuse it rather than guess.
+    let volume = triangles
+        .iter()
+        .map(|t| vertices[t[0]].dot(&vertices[t[1]].cross(&vertices[t[2]])))
+        .sum::<f64>()
+        .abs()
+        / 6.0;
+    if !(volume > MIN_RELATIVE_VOLUME * scale.powi(3)) {
+        return Err(CollideError::FlatMesh {
+            collider: l(),
+            volume,
+            diagonal: scale,
+        });
+    }
     Ok(())
 }
+
+/// Smallest enclosed volume of a closed mesh collider relative to the cube of its bounding-box
+/// diagonal (a 1 m x 1 m x 1 mm plate has 1.2e-4; a flat tetrahedron 0).
+pub const MIN_RELATIVE_VOLUME: f64 = 1e-6;
 
 /// Diagonal length of the bounding box of the points (1 if zero or not finite).
 fn bbox_diag(p: &[Vec3]) -> f64 {

@@ -78,6 +78,18 @@ pub enum CollideError {
         /// The triangle.
         triangle: usize,
     },
+    /// A closed mesh encloses (almost) no volume: it has no inside to keep the cloth out of.
+    #[error(
+        "collider {collider}: the closed mesh encloses {volume:.3e} m^3, nothing for its size ({diagonal:.3} m across); a flat or collapsed solid has no inside"
+    )]
+    FlatMesh {
+        /// Label of the collider.
+        collider: String,
+        /// Enclosed volume (m^3).
+        volume: f64,
+        /// Bounding-box diagonal (m).
+        diagonal: f64,
+    },
     /// A mesh edge is shared by more than two triangles.
     #[error("collider {collider}: edge ({a}, {b}) is shared by {count} triangles (non-manifold)")]
     NonManifoldEdge {

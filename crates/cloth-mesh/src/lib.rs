@@ -47,6 +47,7 @@
 
 mod atomic;
 mod builders;
+mod echo;
 mod error;
 mod mesh;
 mod obj;
@@ -64,11 +65,12 @@ pub type Vec3 = nalgebra::Vector3<f64>;
 
 pub use atomic::{write_atomic, write_atomic_bytes};
 pub use builders::{GridPattern, disc, equilateral_height, grid};
+pub use echo::{ECHO_CHARS, sanitize_message};
 pub use error::MeshError;
 pub use mesh::{ClothMesh, DEGENERATE_RELATIVE_AREA, Edge, Hinge, NO_TRIANGLE};
 pub use obj::{
-    MAX_OBJ_BYTES, ObjData, parse_obj, parse_obj_data, read_obj, read_obj_data, write_obj,
-    write_obj_file_atomic,
+    MAX_OBJ_BYTES, ObjData, parse_obj, parse_obj_data, read_obj, read_obj_data,
+    read_to_string_limited, write_obj, write_obj_file_atomic,
 };
 pub use par::Par;
 pub use pattern::{

@@ -44,27 +44,38 @@ impl ObjData {
     }
 }
 
-/// Largest OBJ file the readers accept (bytes): 1 GiB, far above any cloth or body mesh, so
-/// that a wrong path (a device, a huge binary) fails at once instead of exhausting memory.
-pub const MAX_OBJ_BYTES: u64 = 1 << 30;
+/// Largest OBJ file the readers accept (bytes): 512 MiB, far above any cloth or body mesh (a
+/// million-vertex OBJ is about 60 MB), so that a wrong path (a device, a huge binary) fails at
+/// once instead of exhausting memory.
+pub const MAX_OBJ_BYTES: u64 = 512 << 20;
 
-/// Reads a text file of at most `limit` bytes; larger files are refused before reading.
-pub(crate) fn read_text_limited(path: &Path, limit: u64) -> Result<String, MeshError> {
+/// Reads a UTF-8 text file of at most `limit` bytes; a larger file (or an endless stream such
+/// as `/dev/zero`) is refused after reading `limit + 1` bytes, never more.
+pub fn read_to_string_limited(path: &Path, limit: u64) -> std::io::Result<String> {
     use std::io::Read;
-    let io = |source| MeshError::Io {
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    let read = file.take(limit + 1).read_to_end(&mut bytes)?;
+    if read as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than the limit of {limit} bytes"),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+        )
+    })
+}
+
+/// [`read_to_string_limited`] with the error naming the file.
+pub(crate) fn read_text_limited(path: &Path, limit: u64) -> Result<String, MeshError> {
+    read_to_string_limited(path, limit).map_err(|source| MeshError::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let mut text = String::new();
-    let read = file.take(limit + 1).read_to_string(&mut text).map_err(io)?;
-    if read as u64 > limit {
-        return Err(io(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("file is larger than the limit of {limit} bytes"),
-        )));
-    }
-    Ok(text)
+    })
 }
 
 /// Reads and parses an OBJ file with [`parse_obj_data`]; files over [`MAX_OBJ_BYTES`] are
@@ -147,7 +158,7 @@ pub fn read_obj(path: &Path, uv_scale: f64) -> Result<ClothMesh, MeshError> {
 fn obj_err(line: usize, message: impl Into<String>) -> MeshError {
     MeshError::ObjParse {
         line,
-        message: message.into(),
+        message: crate::sanitize_message(&message.into()),
     }
 }
 

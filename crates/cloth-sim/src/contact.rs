@@ -56,13 +56,13 @@ impl Default for ContactSettings {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum Mode {
     Static,
     Sliding,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 struct State {
     mode: Mode,
     /// Normal force (N) of the last accepted step, >= 0.
@@ -71,6 +71,7 @@ struct State {
     stops: bool,
     /// Tangential constraint force (N) of the last static step: it opposes whatever drives
     /// the vertex along the surface, so kinetic friction starts in its direction.
+    #[serde(with = "crate::checkpoint::vec3")]
     hold: Vec3,
     /// Kinetic friction force (N) applied in the step being taken.
     friction: f64,
@@ -93,6 +94,11 @@ pub(crate) struct ConstraintSink<'a> {
     pub forces: &'a mut [Vec3],
 }
 
+/// The contact state of every vertex between steps (static or sliding, last normal force,
+/// friction), as a checkpoint stores it.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ContactModes(Vec<Option<State>>);
+
 /// Contact modes across steps.
 pub(crate) struct ContactMemory {
     state: Vec<Option<State>>,
@@ -114,6 +120,20 @@ impl ContactMemory {
             near: vec![false; n],
             forced: vec![None; n],
         }
+    }
+
+    /// The contact modes carried from step to step, for a checkpoint.
+    pub fn modes(&self) -> ContactModes {
+        ContactModes(self.state.clone())
+    }
+
+    /// Restores modes saved by [`ContactMemory::modes`]; false if they are for another cloth.
+    pub fn set_modes(&mut self, modes: &ContactModes) -> bool {
+        if modes.0.len() != self.state.len() {
+            return false;
+        }
+        self.state.clone_from(&modes.0);
+        true
     }
 
     /// Number of vertices currently in contact.

@@ -4,7 +4,7 @@
 use crate::{Reject, SimError};
 
 /// Step-size state carried from step to step.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StepController {
     /// The step the next attempt uses, before fitting it to the frame (s).
     pub h: f64,

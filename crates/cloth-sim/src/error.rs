@@ -154,6 +154,15 @@ pub enum SimError {
         /// What is wrong.
         cause: crate::Divergence,
     },
+    /// The scene would need more memory or time than the limits allow (see the `budget`
+    /// module).
+    #[error("scene key `{key}`: {message}")]
+    Budget {
+        /// The scene key the cost comes from.
+        key: String,
+        /// The figures.
+        message: String,
+    },
     /// A setting is out of range.
     #[error("invalid setting `{key}`: {message}")]
     Invalid {

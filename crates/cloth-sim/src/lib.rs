@@ -40,6 +40,13 @@
 //! # Ok::<(), cloth_sim::SimError>(())
 //! ```
 
+#![allow(
+    clippy::neg_cmp_op_on_partial_ord,
+    reason = "`!(a <= b)` is deliberately true for NaN: non-finite figures fail the checks"
+)]
+
+mod budget;
+mod checkpoint;
 mod contact;
 mod controller;
 mod error;
@@ -63,19 +70,21 @@ pub use cloth_mesh as mesh;
 pub use cloth_mesh::{Par, Vec3, nalgebra};
 pub use cloth_solver as solver;
 
+pub use budget::{Budget, admit, available_memory, estimate};
+pub use checkpoint::{Checkpoint, ImplicitMemory};
 pub use cloth_collide::{Keyframe, Motion};
-pub use contact::ContactSettings;
+pub use contact::{ContactModes, ContactSettings};
 pub use controller::StepController;
 pub use error::{Reject, SimError};
 pub use output::{
-    COLLIDERS_FILE, LOCK_FILE, OutputDir, PREVIEW_FILE, RUN_FILES, STATS_FILE, USD_FILE,
-    frame_number, frame_path,
+    CHECKPOINT_FILE, COLLIDERS_FILE, LOCK_FILE, OutputDir, PREVIEW_FILE, RUN_FILES, STATS_FILE,
+    USD_FILE, frame_number, frame_path,
 };
 pub use pins::PinGroup;
 pub use sanity::{BOUND_FACTOR, Divergence, ENERGY_FACTOR, MAX_STRETCH};
 pub use scene::{
-    ClothSettings, ColliderSettings, ColliderShape, IntegratorKind, MAX_MESH_VERTICES, MeshSpec,
-    PinSettings, Region, RunSettings, Scene, SceneError, SolverChoice, SolverSettings,
+    ClothSettings, ColliderSettings, ColliderShape, IntegratorKind, MAX_GRAVITY, MAX_MESH_VERTICES,
+    MeshSpec, PinSettings, Region, RunSettings, Scene, SceneError, SolverChoice, SolverSettings,
     build_collider, build_integrator, build_mesh, build_simulation,
 };
 pub use simulation::{Integrator, Simulation};

@@ -25,9 +25,17 @@ pub const COLLIDERS_FILE: &str = "colliders.json";
 pub const USD_FILE: &str = "animation.usda";
 /// The preview animation.
 pub const PREVIEW_FILE: &str = "preview.gif";
+/// The latest checkpoint ([`crate::Checkpoint`]).
+pub const CHECKPOINT_FILE: &str = "checkpoint.json";
 
 /// Files a run writes besides its frames.
-pub const RUN_FILES: [&str; 4] = [STATS_FILE, COLLIDERS_FILE, USD_FILE, PREVIEW_FILE];
+pub const RUN_FILES: [&str; 5] = [
+    STATS_FILE,
+    COLLIDERS_FILE,
+    USD_FILE,
+    PREVIEW_FILE,
+    CHECKPOINT_FILE,
+];
 
 /// Path of frame `k` in `dir`: `dir/frame_0000.obj` (at least four digits).
 pub fn frame_path(dir: &Path, k: usize) -> PathBuf {
@@ -69,15 +77,48 @@ impl OutputDir {
     /// A lock file whose process no longer exists (a run killed without cleaning up) is taken
     /// over.
     pub fn create(dir: &Path) -> Result<OutputDir, SimError> {
+        let out = Self::open(dir)?;
+        out.clear_earlier_run()?;
+        Ok(out)
+    }
+
+    /// Takes the lock of an existing run's directory to continue it; nothing is removed.
+    pub fn resume(dir: &Path) -> Result<OutputDir, SimError> {
+        if !dir.is_dir() {
+            return Err(SimError::io(
+                dir,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such run directory"),
+            ));
+        }
+        Self::open(dir)
+    }
+
+    fn open(dir: &Path) -> Result<OutputDir, SimError> {
         std::fs::create_dir_all(dir).map_err(|e| SimError::io(dir, e))?;
         let lock = dir.join(LOCK_FILE);
         take_lock(dir, &lock)?;
-        let out = OutputDir {
+        Ok(OutputDir {
             dir: dir.to_path_buf(),
             lock,
-        };
-        out.clear_earlier_run()?;
-        Ok(out)
+        })
+    }
+
+    /// Removes the frames numbered above `last` (written after the checkpoint a run resumes
+    /// from; the resumed run writes them again).
+    pub fn remove_frames_after(&self, last: usize) -> Result<(), SimError> {
+        let entries = std::fs::read_dir(&self.dir).map_err(|e| SimError::io(&self.dir, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| SimError::io(&self.dir, e))?;
+            let name = entry.file_name();
+            let later = name
+                .to_str()
+                .and_then(frame_number)
+                .is_some_and(|k| k > last);
+            if later && entry.file_type().is_ok_and(|t| t.is_file()) {
+                std::fs::remove_file(entry.path()).map_err(|e| SimError::io(entry.path(), e))?;
+            }
+        }
+        Ok(())
     }
 
     /// The directory.

@@ -1,6 +1,7 @@
 //! The frame driver: advances a [`State`] frame by frame with either integrator, adapting the
 //! implicit step with the [`StepController`], and measures each frame.
 
+use crate::checkpoint::{Checkpoint, ImplicitMemory};
 use crate::controller::StepController;
 use crate::sanity::Sanity;
 use crate::stats::{FrameStats, Stopwatch};
@@ -161,6 +162,72 @@ impl Simulation {
             stepper.shift_vertex(i, shift);
             self.sanity.external_work();
         }
+    }
+
+    /// A checkpoint of the run at the end of the current frame, made from `scene` (the
+    /// resolved scene's TOML text, kept in the checkpoint so a resume needs nothing else).
+    /// Caches that depend on history are dropped here, in this run as in a run resumed from
+    /// the checkpoint, so both compute the same bits from here on.
+    pub fn checkpoint(&mut self, scene: String) -> Checkpoint {
+        let implicit = match &mut self.engine {
+            Engine::Implicit {
+                stepper,
+                controller,
+            } => {
+                stepper.drop_history();
+                Some(ImplicitMemory {
+                    controller: Some(*controller),
+                    ..stepper.memory()
+                })
+            }
+            Engine::Verlet(_) => None,
+        };
+        let to_array = |p: &Vec3| [p.x, p.y, p.z];
+        Checkpoint {
+            version: Checkpoint::VERSION,
+            scene,
+            frame: self.frame,
+            t: self.state.t,
+            x: self.state.x.iter().map(to_array).collect(),
+            v: self.state.v.iter().map(to_array).collect(),
+            implicit,
+        }
+    }
+
+    /// Continues from a checkpoint of the same scene: state, frame counter, controller, contact
+    /// modes and matrix pattern.
+    pub fn restore(&mut self, c: &Checkpoint) -> Result<(), SimError> {
+        let state = c.state();
+        let bad = |message: String| SimError::Invalid {
+            key: "checkpoint".into(),
+            message,
+        };
+        if state.len() != self.state.len() || state.v.len() != state.x.len() {
+            return Err(bad(format!(
+                "holds {} vertices, the scene's cloth has {}",
+                state.len(),
+                self.state.len()
+            )));
+        }
+        match (&mut self.engine, &c.implicit) {
+            (
+                Engine::Implicit {
+                    stepper,
+                    controller,
+                },
+                Some(m),
+            ) => {
+                stepper.restore_memory(m)?;
+                if let Some(saved) = m.controller {
+                    *controller = saved;
+                }
+            }
+            (Engine::Verlet(_), None) => {}
+            _ => return Err(bad("was written by the other integrator".into())),
+        }
+        self.state = state;
+        self.frame = c.frame;
+        Ok(())
     }
 
     /// Advances to the next frame time, `(frame + 1) / fps`, and returns its statistics.

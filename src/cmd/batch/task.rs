@@ -13,6 +13,7 @@
 
 use super::state::{TaskState, task_state};
 use super::{Plan, task_log};
+use cloth::sim::CHECKPOINT_FILE;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -22,19 +23,20 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// The `cloth run` command line of one task.
 ///
-/// `attempted`: the run folder holds an earlier, unfinished attempt. Such a task is rerun from
-/// scratch today (`cloth run` clears the files of an earlier run before it writes). Once
-/// `cloth run --resume` exists, resuming is this one line:
-/// `if attempted { cmd.arg("--resume"); }`.
-fn run_command(cloth: &Path, scene: &Path, out: &Path, threads: usize, attempted: bool) -> Command {
+/// `resume`: the run folder holds an interrupted attempt with a checkpoint; the task continues
+/// from it (`cloth run --resume`, the same bits as an uninterrupted run). A failed task retried
+/// with `--retry-failed`, or an interrupted one without a checkpoint, starts from scratch
+/// (`cloth run` clears the files of an earlier run before it writes).
+fn run_command(cloth: &Path, scene: &Path, out: &Path, threads: usize, resume: bool) -> Command {
     let mut cmd = Command::new(cloth);
-    cmd.arg("run")
-        .arg(scene)
-        .arg("--out")
-        .arg(out)
-        .args(["--quiet", "--format", "obj", "--threads"])
+    cmd.arg("run");
+    if resume {
+        cmd.arg("--resume").arg(out);
+    } else {
+        cmd.arg(scene).arg("--out").arg(out);
+    }
+    cmd.args(["--quiet", "--format", "obj", "--threads"])
         .arg(threads.to_string());
-    let _ = attempted;
     cmd
 }
 
@@ -108,11 +110,11 @@ pub fn run_one(dir: &Path, index: usize, threads: Option<usize>) -> Result<ExitC
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    let attempted = state != TaskState::Pending;
+    let resume = state == TaskState::Interrupted && out.join(CHECKPOINT_FILE).is_file();
     log_line(
         &log,
         &format!(
-            "{:.3} start {} threads={threads} state={}",
+            "{:.3} start {} threads={threads} state={} resume={resume}",
             unix_time(),
             where_am_i(),
             state.name()
@@ -126,18 +128,12 @@ pub fn run_one(dir: &Path, index: usize, threads: Option<usize>) -> Result<ExitC
         .try_clone()
         .map_err(|e| format!("cannot open {}: {e}", log.display()))?;
     let t0 = Instant::now();
-    let status = run_command(
-        &cloth_exe()?,
-        &dir.join(&task.scene),
-        &out,
-        threads,
-        attempted,
-    )
-    .stdin(Stdio::null())
-    .stdout(sink)
-    .stderr(sink2)
-    .status()
-    .map_err(|e| format!("cannot start cloth run: {e}"))?;
+    let status = run_command(&cloth_exe()?, &dir.join(&task.scene), &out, threads, resume)
+        .stdin(Stdio::null())
+        .stdout(sink)
+        .stderr(sink2)
+        .status()
+        .map_err(|e| format!("cannot start cloth run: {e}"))?;
     let code = exit_code(&status);
     log_line(
         &log,

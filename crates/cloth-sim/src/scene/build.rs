@@ -108,7 +108,11 @@ fn build_pins(scene: &Scene, x0: &[Vec3]) -> Result<Vec<PinGroup>, SimError> {
 }
 
 /// Builds the whole simulation of a scene: mesh, forces, pins, colliders and integrator.
+///
+/// The scene's estimated memory and run time are checked first ([`crate::admit`]), so nothing
+/// large is allocated for a scene that would be refused.
 pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
+    crate::admit(scene)?;
     let mesh = build_mesh(scene)?;
     let model = ClothModel::new(&mesh, &scene.cloth.material, scene.solver.definiteness)?;
     let external = External {

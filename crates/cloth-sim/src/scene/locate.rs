@@ -143,8 +143,8 @@ impl Ctx<'_> {
             None => (None, None),
         };
         SceneError::Parse {
-            key,
-            message,
+            key: key.map(|k| cloth_mesh::sanitize_message(&k)),
+            message: cloth_mesh::sanitize_message(&message),
             line,
             column,
         }

@@ -71,6 +71,10 @@ use toml::de::DeTable;
 /// typos that would allocate gigabytes).
 pub const MAX_MESH_VERTICES: usize = 10_000_000;
 
+/// Largest scene file read (bytes): 16 MiB, far above any hand-written or generated scene, so a
+/// wrong path (`/dev/zero`, a binary) fails at once.
+pub const MAX_SCENE_BYTES: u64 = 16 << 20;
+
 /// Largest number of frames and iteration counts accepted (10^7).
 const MAX_COUNT: usize = 10_000_000;
 
@@ -111,7 +115,7 @@ pub enum SceneError {
         column: Option<usize>,
     },
     /// A file named by the scene does not exist or is not a regular file.
-    #[error("scene key `{key}`{}: file {} not found", fmt_location(*.line, *.column), .path.display())]
+    #[error("scene key `{key}`{}: file {} not found or not a regular file", fmt_location(*.line, *.column), cloth_mesh::sanitize_message(&.path.display().to_string()))]
     MissingFile {
         /// Key path of the entry naming the file.
         key: String,
@@ -179,6 +183,10 @@ impl SceneError {
 // Public, resolved data
 // ---------------------------------------------------------------------------------------
 
+/// Largest accepted gravity magnitude (m/s^2), 10,000 g: beyond it a cloth leaves any bound
+/// within a few steps.
+pub const MAX_GRAVITY: f64 = 1e5;
+
 /// A fully resolved scene: every default applied, every value validated, every file path
 /// resolved against the scene file's directory.
 ///
@@ -214,9 +222,17 @@ pub struct RunSettings {
     /// `frames / fps` seconds). Key `frames`, default 60, >= 1.
     pub frames: usize,
     /// Gravitational acceleration in m/s^2 (y is up, so it points down by default). Key
-    /// `gravity`, default `[0, -9.81, 0]`.
+    /// `gravity`, default `[0, -9.81, 0]`; magnitude at most [`MAX_GRAVITY`].
     #[serde(serialize_with = "ser_vec3")]
     pub gravity: Vector3<f64>,
+    /// Largest estimated run time in hours before the scene is refused (see the `budget`
+    /// module). Key `max_hours`, default 4, > 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_hours: Option<f64>,
+    /// Largest estimated memory in GiB before the scene is refused. Key `max_memory_gb`,
+    /// default 80% of the machine's available memory, > 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_memory_gb: Option<f64>,
 }
 
 impl Default for RunSettings {
@@ -225,6 +241,8 @@ impl Default for RunSettings {
             fps: crate::DEFAULT_FPS,
             frames: 60,
             gravity: Vector3::new(0.0, -9.81, 0.0),
+            max_hours: None,
+            max_memory_gb: None,
         }
     }
 }
@@ -690,12 +708,15 @@ impl Scene {
     /// Reads the scene file at `path` and parses it with [`Scene::from_toml_str`], resolving
     /// relative paths against the file's directory.
     pub fn load(path: &Path) -> Result<Scene, SceneError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
-            path: path.to_path_buf(),
-            source,
+        let text = cloth_mesh::read_to_string_limited(path, MAX_SCENE_BYTES).map_err(|source| {
+            SceneError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
         let dir = path.parent().unwrap_or(Path::new(""));
-        Scene::from_toml_str(&text, dir)
+        Scene::from_toml_str(text, dir)
     }
 
     /// The scene as TOML with the scene-file keys, every default written out. Loading the text

@@ -31,6 +31,8 @@ pub(super) struct RawRun {
     pub(super) fps: Option<f64>,
     pub(super) frames: Option<usize>,
     pub(super) gravity: Option<[f64; 3]>,
+    pub(super) max_hours: Option<f64>,
+    pub(super) max_memory_gb: Option<f64>,
 }
 
 #[derive(Deserialize)]

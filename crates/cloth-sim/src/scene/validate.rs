@@ -75,8 +75,8 @@ impl Ctx<'_> {
     fn invalid(&self, key: &str, message: impl Into<String>) -> SceneError {
         let (line, column) = self.location_of(key);
         SceneError::Invalid {
-            key: key.to_owned(),
-            message: message.into(),
+            key: cloth_mesh::sanitize_message(key),
+            message: cloth_mesh::sanitize_message(&message.into()),
             line,
             column,
         }
@@ -183,13 +183,37 @@ impl Ctx<'_> {
 
     fn run(&self, r: RawRun) -> Result<RunSettings, SceneError> {
         let d = RunSettings::default();
+        let positive = |key: &str, v: Option<f64>| v.map(|v| self.positive(key, v)).transpose();
         Ok(RunSettings {
             fps: self.positive("run.fps", r.fps.unwrap_or(d.fps))?,
             frames: self.count("run.frames", r.frames.unwrap_or(d.frames), 1)?,
-            gravity: r
-                .gravity
-                .map_or(Ok(d.gravity), |g| self.vec3("run.gravity", g))?,
+            gravity: r.gravity.map_or(Ok(d.gravity), |g| self.gravity(g))?,
+            max_hours: positive("run.max_hours", r.max_hours)?,
+            max_memory_gb: positive("run.max_memory_gb", r.max_memory_gb)?,
         })
+    }
+
+    /// Gravity up to [`MAX_GRAVITY`]: beyond it every frame leaves any bound in a few steps
+    /// (energies overflow to infinity), which is no simulation.
+    fn gravity(&self, g: [f64; 3]) -> Result<Vector3<f64>, SceneError> {
+        let g = self.vec3("run.gravity", g)?;
+        // Scaled so that 1e300 components do not overflow the norm to infinity.
+        let big = g.amax();
+        let norm = if big > 0.0 {
+            big * (g / big).norm()
+        } else {
+            0.0
+        };
+        if norm > MAX_GRAVITY {
+            return Err(self.invalid(
+                "run.gravity",
+                format!(
+                    "magnitude {:.3e} m/s^2 is above the limit of {MAX_GRAVITY:e} m/s^2",
+                    norm
+                ),
+            ));
+        }
+        Ok(g)
     }
 
     fn mesh(&self, m: RawMesh) -> Result<MeshSpec, SceneError> {
@@ -692,7 +716,11 @@ impl Ctx<'_> {
             "solver.verlet_damping",
             s.verlet_damping.unwrap_or(d.verlet_damping),
         )?;
-        if verlet_damping * verlet_h >= 1.0 {
+        // Checked when the Verlet integrator runs or its keys are given: an implicit scene at a
+        // low frame rate is not refused for the defaults of an integrator it does not use.
+        let verlet_keys = s.verlet_damping.is_some() || s.verlet_h.is_some();
+        if (integrator == IntegratorKind::Verlet || verlet_keys) && verlet_damping * verlet_h >= 1.0
+        {
             return Err(self.invalid(
                 "solver.verlet_damping",
                 format!("times the Verlet step {verlet_h} s must be < 1, got {verlet_damping} 1/s"),

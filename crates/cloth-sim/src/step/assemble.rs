@@ -175,6 +175,22 @@ impl Assembly {
         Ok(())
     }
 
+    /// The off-diagonal vertex pairs of the matrix pattern (the mesh's plus contact pairs seen).
+    pub fn pattern(&self) -> &[(usize, usize)] {
+        &self.pairs
+    }
+
+    /// Rebuilds the matrix on exactly these off-diagonal pairs (sorted, unique; a superset of
+    /// the mesh's), as saved by [`Assembly::pattern`].
+    pub fn set_pattern(&mut self, pairs: &[(usize, usize)]) -> Result<(), SolverError> {
+        let matrix = BlockMatrix::new(self.matrix.n(), pairs)?;
+        self.plan = matrix.plan(self.eval.entries())?;
+        self.matrix = matrix;
+        self.pairs = pairs.to_vec();
+        self.pattern_changed = true;
+        Ok(())
+    }
+
     /// Adds the off-diagonal pairs of the extra terms to the matrix pattern and rebuilds the
     /// plan; the pattern stays grown.
     fn grow_pattern(&mut self) -> Result<(), SolverError> {

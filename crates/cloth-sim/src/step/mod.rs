@@ -26,6 +26,7 @@ mod solve;
 mod update;
 mod zones;
 
+use crate::checkpoint::ImplicitMemory;
 use crate::contact::ContactMemory;
 use crate::stats::{Stopwatch, Timings};
 use crate::strain::StrainLimit;
@@ -231,6 +232,40 @@ impl Implicit {
         if let Some(s) = self.pending_shift.get_mut(i) {
             *s += shift;
         }
+    }
+
+    /// What the step carries between steps besides the state (for checkpoints); the
+    /// controller is the frame driver's.
+    pub fn memory(&self) -> ImplicitMemory {
+        ImplicitMemory {
+            controller: None,
+            contacts: self.contacts.modes(),
+            pattern: self.assemble.pattern().to_vec(),
+        }
+    }
+
+    /// Restores what [`Implicit::memory`] saved. Caches built from history (the multigrid
+    /// hierarchy) are dropped, as [`Implicit::drop_history`] does.
+    pub fn restore_memory(&mut self, m: &ImplicitMemory) -> Result<(), SimError> {
+        if !self.contacts.set_modes(&m.contacts) {
+            return Err(SimError::Invalid {
+                key: "checkpoint".into(),
+                message: "its contact modes are for a cloth of another size".into(),
+            });
+        }
+        self.assemble.set_pattern(&m.pattern)?;
+        self.key = StateKey::default();
+        self.assemble.invalidate();
+        self.accept.invalidate();
+        self.drop_history();
+        Ok(())
+    }
+
+    /// Drops caches whose content depends on the run's history rather than on the state (the
+    /// multigrid hierarchy), so a run continued from a checkpoint taken here computes the same
+    /// bits as one that goes on.
+    pub fn drop_history(&mut self) {
+        self.solve.drop_history();
     }
 
     /// Attempts one step of size `h` (s) from `state`: on [`Step::Accepted`] the state is at

@@ -36,6 +36,12 @@ impl Solution {
         }
     }
 
+    /// Forgets the multigrid hierarchy (its aggregates depend on the matrix values it was built
+    /// from): the next multigrid solve builds a fresh one.
+    pub fn drop_history(&mut self) {
+        self.multigrid = None;
+    }
+
     /// Solves the assembled system. `Ok(Err(reject))` when the attempt should be retried with a
     /// smaller step (loss of definiteness, failed factorisation); `Err` for failures no step
     /// size fixes.
