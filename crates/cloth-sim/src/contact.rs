@@ -212,8 +212,14 @@ impl ContactMemory {
         let rel = v[i] - c.surface_velocity;
         let rel_n = rel.dot(&n);
         let forced = self.forced[i];
-        let st = self.state[i]
-            .get_or_insert_with(|| first_touch(rel, n, surface.friction, masses[i], h, settings));
+        // A new contact starts static; Coulomb's test on its first constraint force decides.
+        let st = self.state[i].get_or_insert(State {
+            mode: Mode::Static,
+            normal_force: 0.0,
+            stops: false,
+            hold: Vec3::zeros(),
+            friction: 0.0,
+        });
         // Position alteration (Knowl 6): with its normal velocity equal to the surface's,
         // the vertex moves by h v_s.n along n; y adds what puts it exactly at the
         // thickness from the surface at t + h (distance `d` is measured there). This
@@ -352,33 +358,6 @@ impl ContactMemory {
                 }
             }
         }
-    }
-}
-
-/// The state of a new contact, by Coulomb's law on the impact: the impulse that stops the
-/// approach (`m |v_n|`) can stop a slip of at most `mu |v_n|`. Slower slips start static (the
-/// next constraint force decides, Knowl 8); faster ones start sliding, with the impact's
-/// normal force over the step (`m |v_n| / h`) for kinetic friction. Starting every contact
-/// static stopped a cloth thrown against a solid dead at first touch and yanked its free
-/// neighbours, which failed the stretch check at every h.
-fn first_touch(
-    rel: Vec3,
-    n: Vec3,
-    mu: f64,
-    mass: f64,
-    h: f64,
-    settings: &ContactSettings,
-) -> State {
-    let rel_n = rel.dot(&n);
-    let slip = (rel - n * rel_n).norm();
-    let impact = (-rel_n).max(0.0);
-    let sliding = slip > mu * impact + settings.stick_speed;
-    State {
-        mode: if sliding { Mode::Sliding } else { Mode::Static },
-        normal_force: if sliding { mass * impact / h } else { 0.0 },
-        stops: false,
-        hold: Vec3::zeros(),
-        friction: 0.0,
     }
 }
 

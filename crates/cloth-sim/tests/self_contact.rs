@@ -23,7 +23,7 @@ fn orient(a: &Vec3, b: &Vec3, c: &Vec3, d: &Vec3) -> f64 {
 /// three edges.
 fn segment_hits(p: &Vec3, q: &Vec3, t: [&Vec3; 3]) -> bool {
     let (sp, sq) = (orient(t[0], t[1], t[2], p), orient(t[0], t[1], t[2], q));
-    if !(sp * sq < 0.0) {
+    if sp * sq >= 0.0 || sp.is_nan() || sq.is_nan() {
         return false;
     }
     let e = [
