@@ -340,6 +340,7 @@ fn optional_strain_limit_after_implicit_steps_keeps_edges_in_range() {
         min: 0.95,
         max: 1.05,
         iterations: 50,
+        tolerance: 1e-3,
     };
     let settings = ImplicitSettings {
         strain_limit: Some(limit),

@@ -112,8 +112,9 @@ fn verlet_keeps_every_edge_within_its_strain_limit_after_each_step() {
             worst = worst.max(r - hi).max(lo - r);
         }
     }
-    // Ten Gauss-Seidel sweeps leave violations far below a percent.
-    assert!(worst < 2e-3, "edge outside [{lo}, {hi}] by {worst}");
+    // The projection iterates until every edge is within the limit to the tolerance.
+    let tol = scene.solver.strain_tolerance;
+    assert!(worst <= tol + 1e-12, "edge outside [{lo}, {hi}] by {worst}");
     // And the cloth did hang down (it is not stuck at rest).
     let c: Vec3 = sim.positions().iter().sum::<Vec3>() / sim.positions().len() as f64;
     assert!(c.y < 0.95, "centroid at {}", c.y);

@@ -245,6 +245,7 @@ fn frames(
 ) -> Result<bool, String> {
     let due = |frame: usize| every > 0 && frame.is_multiple_of(every);
     if p.sim.frame() == 0 {
+        p.sim.preroll().map_err(|e| format!("preroll: {e}"))?;
         write_frame(&p.sim, p.out.path(), 0)?;
     }
     if due(p.sim.frame()) {

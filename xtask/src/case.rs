@@ -21,7 +21,12 @@ pub enum IntegratorOverride {
         steps_per_frame: usize,
         /// Spring stiffness in N/m; `None` keeps the Verlet default.
         spring_stiffness: Option<f64>,
+        /// Strain limit `[0.9, 1 + s]` for `Some(s)`; `None` keeps the default `[0.9, 1.1]`.
+        max_stretch: Option<f64>,
     },
+    /// Backward Euler with the scene-file defaults of `[solver]` for the implicit integrator
+    /// (the material's own stiffness, no strain limit).
+    Implicit,
 }
 
 /// Everything a child process needs to run one case.
@@ -29,7 +34,8 @@ pub enum IntegratorOverride {
 pub struct CaseSpec {
     /// Unique case name (what `--filter` matches).
     pub name: String,
-    /// Group: `paper`, `scaling`, `bend`, `stretch`, `explicit`, `verlet_probe`, `solver`.
+    /// Group: `paper`, `scaling`, `bend`, `stretch`, `explicit`, `verlet_probe`, `solver`,
+    /// `compare`.
     pub group: String,
     /// Scene file (absolute path).
     pub scene: PathBuf,
@@ -226,17 +232,26 @@ pub fn prepare_scene(spec: &CaseSpec) -> Result<Scene, String> {
     if let Some(on) = spec.self_ccd {
         scene.cloth.self_ccd = on;
     }
-    if let Some(IntegratorOverride::Verlet {
-        steps_per_frame,
-        spring_stiffness,
-    }) = spec.integrator
-    {
-        let fps = scene.run.fps;
-        scene.solver = SolverSettings::defaults(IntegratorKind::Verlet, fps);
-        scene.solver.verlet_h = verlet_step(fps, steps_per_frame)?;
-        if let Some(k) = spring_stiffness {
-            scene.solver.spring_stiffness = k;
+    let fps = scene.run.fps;
+    match spec.integrator {
+        Some(IntegratorOverride::Verlet {
+            steps_per_frame,
+            spring_stiffness,
+            max_stretch,
+        }) => {
+            scene.solver = SolverSettings::defaults(IntegratorKind::Verlet, fps);
+            scene.solver.verlet_h = verlet_step(fps, steps_per_frame)?;
+            if let Some(k) = spring_stiffness {
+                scene.solver.spring_stiffness = k;
+            }
+            if let Some(s) = max_stretch {
+                scene.solver.strain_limit = Some([0.9, 1.0 + s]);
+            }
         }
+        Some(IntegratorOverride::Implicit) => {
+            scene.solver = SolverSettings::defaults(IntegratorKind::Implicit, fps);
+        }
+        None => {}
     }
     Ok(scene)
 }
@@ -467,6 +482,7 @@ mod tests {
         spec.integrator = Some(IntegratorOverride::Verlet {
             steps_per_frame: 40,
             spring_stiffness: Some(123.0),
+            max_stretch: Some(0.03),
         });
         let v = prepare_scene(&spec).unwrap();
         assert_eq!(v.solver.integrator, IntegratorKind::Verlet);

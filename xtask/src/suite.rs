@@ -461,6 +461,7 @@ fn explicit_case(
         c.integrator = Some(IntegratorOverride::Verlet {
             steps_per_frame: k,
             spring_stiffness,
+            max_stretch: None,
         });
         c
     };
@@ -563,6 +564,70 @@ fn explicit_case(
     }
 }
 
+/// Scenes of the implicit-against-explicit comparison (case name part, scene file).
+const COMPARE_SCENES: [(&str, &str); 2] = [
+    ("hanging", "hanging_verlet.toml"),
+    ("fixed_sheet", "fixed_sheet.toml"),
+];
+
+/// Verlet steps per frame of the comparison.
+const COMPARE_STEPS: [usize; 3] = [1, 2, 4];
+
+/// The comparison's case names in run order (implicit first, then Verlet per steps per frame),
+/// filtered.
+fn compare_names(o: &BenchOptions) -> Vec<String> {
+    let mut v = Vec::new();
+    for (scene, _) in COMPARE_SCENES {
+        v.push(format!("compare_{scene}_implicit"));
+        v.extend(COMPARE_STEPS.map(|k| format!("compare_{scene}_verlet_k{k}")));
+    }
+    v.retain(|n| o.filter.as_ref().is_none_or(|f| n.contains(f.as_str())));
+    v
+}
+
+/// Implicit against explicit at equal maximum stretch: each scene runs with the implicit
+/// integrator (its material's stiffness), then with Verlet at 1, 2 and 4 steps per frame and
+/// the strain limit `[0.9, 1 + s]`, `s` the implicit run's maximum triangle stretch (the
+/// Verlet default 10% when the implicit case did not run). Progress is numbered from `done`.
+fn compare_cases(o: &BenchOptions, done: usize, total: usize) -> Vec<Outcome> {
+    let names = compare_names(o);
+    let mut outcomes = Vec::new();
+    for (scene, file) in COMPARE_SCENES {
+        let spec = |name: String, integrator| {
+            let mut c = CaseSpec::new(&name, "compare", scene_path(file), o.threads);
+            c.frames = frames(o, 10, Some(30));
+            c.integrator = Some(integrator);
+            c
+        };
+        let mut stretch = None;
+        let name = format!("compare_{scene}_implicit");
+        if names.contains(&name) {
+            let outcome = run_repeated(&spec(name, IntegratorOverride::Implicit), o.repeat);
+            stretch = outcome
+                .result()
+                .map(|r| r.max_stretch)
+                .filter(|s| s.is_finite());
+            progress(done + outcomes.len() + 1, total, &outcome);
+            outcomes.push(outcome);
+        }
+        for k in COMPARE_STEPS {
+            let name = format!("compare_{scene}_verlet_k{k}");
+            if !names.contains(&name) {
+                continue;
+            }
+            let integrator = IntegratorOverride::Verlet {
+                steps_per_frame: k,
+                spring_stiffness: None,
+                max_stretch: stretch,
+            };
+            let outcome = run_repeated(&spec(name, integrator), o.repeat);
+            progress(done + outcomes.len() + 1, total, &outcome);
+            outcomes.push(outcome);
+        }
+    }
+    outcomes
+}
+
 /// Runs the whole suite for `o` (printing progress to stderr).
 pub fn run_suite(o: &BenchOptions) -> SuiteResults {
     let (cases, mut notes) = plan(o);
@@ -580,7 +645,7 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
         v.retain(|(n, _)| o.filter.as_ref().is_none_or(|f| n.contains(f.as_str())));
         v
     };
-    let total = cases.len() + explicit.len();
+    let total = cases.len() + explicit.len() + compare_names(o).len();
     let mut outcomes = Vec::with_capacity(total);
     for (i, spec) in cases.iter().enumerate() {
         let outcome = run_repeated(spec, o.repeat);
@@ -594,6 +659,8 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
         searches.push(search);
         outcomes.push(outcome);
     }
+    let done = outcomes.len();
+    outcomes.extend(compare_cases(o, done, total));
     let ran = |group: &str| -> Vec<&CaseResult> {
         outcomes
             .iter()

@@ -215,11 +215,11 @@ impl Collider {
     /// Local vertex positions of a mesh sequence at time t and their local velocities (m/s);
     /// `None` for other motions.
     pub(crate) fn sequence_state(&self, t: f64) -> Option<(Vec<Vec3>, Vec<Vec3>)> {
-        let (frames, fps) = self.motion.sequence()?;
+        let (frames, fps, start) = self.motion.sequence()?;
         if frames.is_empty() {
             return None;
         }
-        let t = if t.is_finite() { t } else { 0.0 };
+        let t = if t.is_finite() { t - start } else { 0.0 };
         let last = frames.len() - 1;
         let f = (t * fps).clamp(0.0, last as f64);
         let k = (f.floor() as usize).min(last);
@@ -328,11 +328,14 @@ fn validate_motion(
             validate_motion(label, rigid, shape, true)?;
             validate_motion(label, deformation, shape, true)?;
         }
-        Motion::MeshSequence { frames, fps } => {
+        Motion::MeshSequence { frames, fps, start } => {
             let bf = |reason: String| CollideError::BadFrames {
                 collider: label.to_string(),
                 reason,
             };
+            if !start.is_finite() {
+                return Err(bf(format!("start = {start} must be finite")));
+            }
             let Shape::Mesh { vertices, .. } = shape else {
                 return Err(bf("the shape is not a mesh".to_string()));
             };

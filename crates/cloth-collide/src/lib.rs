@@ -54,6 +54,7 @@
     reason = "`!(a < b)` is deliberately true for NaN: non-finite data is rejected, never kept"
 )]
 
+mod attach;
 mod bvh;
 mod ccd;
 mod collider;
@@ -67,6 +68,7 @@ mod shapes;
 mod tessellate;
 
 pub use self::gltf::{GltfBody, GltfOptions, MAX_GLTF_BYTES};
+pub use attach::Attachment;
 pub use ccd::{Impact, ImpactKind, SelfCcd, edge_edge_impact, vertex_triangle_impact};
 pub use cloth_mesh::Vec3;
 pub use collider::{Collider, MIN_RELATIVE_VOLUME, Shape};

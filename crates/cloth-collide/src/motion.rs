@@ -48,13 +48,16 @@ pub enum Motion {
         angular: Vec3,
     },
     /// Deforming mesh (colliders whose shape is a mesh only): local vertex positions per frame
-    /// (frame k at time k / fps), interpolated linearly and held outside the range; vertex
-    /// velocities by frame differences. The collider's position and rotation still place it.
+    /// (frame k at time start + k / fps), interpolated linearly and held outside the range;
+    /// vertex velocities by frame differences. The collider's position and rotation still place
+    /// it.
     MeshSequence {
         /// Local vertex positions (m) per frame; each frame has as many vertices as the mesh.
         frames: Vec<Vec<Vec3>>,
         /// Frames per second (> 0).
         fps: f64,
+        /// Time of the first frame (s, finite; negative for a preroll before the run's t = 0).
+        start: f64,
     },
     /// A deforming mesh that also moves rigidly: the `deformation` (a [`Motion::MeshSequence`])
     /// gives local vertex positions, the `rigid` motion (`Static`, `Keyframes` or `Velocity`)
@@ -70,6 +73,21 @@ pub enum Motion {
 const STATIC: Motion = Motion::Static;
 
 impl Motion {
+    /// A deforming mesh (`frames` at `fps`) placed by a `rigid` motion: a pure
+    /// [`Motion::MeshSequence`] when `rigid` is static, a [`Motion::Composite`] otherwise.
+    /// The first frame is at time `start`.
+    pub fn deforming(rigid: Motion, frames: Vec<Vec<Vec3>>, fps: f64, start: f64) -> Motion {
+        let deformation = Motion::MeshSequence { frames, fps, start };
+        if matches!(rigid, Motion::Static) {
+            deformation
+        } else {
+            Motion::Composite {
+                rigid: Box::new(rigid),
+                deformation: Box::new(deformation),
+            }
+        }
+    }
+
     /// The rigid part of the motion (`Static` for a pure mesh sequence).
     pub fn rigid(&self) -> &Motion {
         match self {
@@ -79,18 +97,52 @@ impl Motion {
         }
     }
 
-    /// The mesh sequence part, if any: (frames, fps).
-    pub(crate) fn sequence(&self) -> Option<(&[Vec<Vec3>], f64)> {
+    /// The mesh sequence part, if any: (frames, fps, start).
+    pub(crate) fn sequence(&self) -> Option<(&[Vec<Vec3>], f64, f64)> {
         match self {
-            Motion::MeshSequence { frames, fps } => Some((frames, *fps)),
+            Motion::MeshSequence { frames, fps, start } => Some((frames, *fps, *start)),
             Motion::Composite { deformation, .. } => deformation.sequence(),
             _ => None,
         }
     }
 
+    /// The mesh sequence's positions at time t (s), interpolated linearly between frames and
+    /// held outside them, written into `out`; `false` (and `out` untouched) without a
+    /// sequence.
+    pub fn sequence_at(&self, t: f64, out: &mut Vec<Vec3>) -> bool {
+        let Some((frames, fps, start)) = self.sequence() else {
+            return false;
+        };
+        let Some(last) = frames.len().checked_sub(1) else {
+            return false;
+        };
+        let f = if t.is_finite() {
+            (t - start) * fps
+        } else {
+            0.0
+        };
+        let f = f.clamp(0.0, last as f64);
+        let k = (f.floor() as usize).min(last);
+        out.clear();
+        if k == last {
+            out.extend_from_slice(&frames[last]);
+        } else {
+            let s = f - k as f64;
+            out.extend(
+                frames[k]
+                    .iter()
+                    .zip(&frames[k + 1])
+                    .map(|(p, q)| p + (q - p) * s),
+            );
+        }
+        true
+    }
+
     /// The rigid offset at time t (s): translation d(t) (m) and rotation R(t) about the pivot.
-    /// Identity for static motions and pure mesh sequences.
+    /// Identity for static motions and pure mesh sequences. Before t = 0 (a preroll) every
+    /// rigid motion holds its pose at t = 0.
     pub fn rigid_offset(&self, t: f64) -> (Vec3, UnitQuaternion<f64>) {
+        let t = t.max(0.0);
         match self.rigid() {
             Motion::Static | Motion::MeshSequence { .. } | Motion::Composite { .. } => {
                 (Vec3::zeros(), UnitQuaternion::identity())
@@ -133,7 +185,7 @@ impl Motion {
                 })
                 .fold(0.0, f64::max),
         };
-        let deforming = self.sequence().map_or(0.0, |(frames, fps)| {
+        let deforming = self.sequence().map_or(0.0, |(frames, fps, _)| {
             frames
                 .windows(2)
                 .flat_map(|w| w[0].iter().zip(&w[1]).map(|(a, b)| (b - a).norm()))
@@ -144,8 +196,12 @@ impl Motion {
     }
 
     /// Velocity of the rigid part at time t: the pivot's linear velocity (m/s) and the angular
-    /// velocity (rad/s, world axes). Zero outside keyframe ranges and for static motions.
+    /// velocity (rad/s, world axes). Zero outside keyframe ranges, before t = 0 and for static
+    /// motions.
     pub fn rigid_velocity(&self, t: f64) -> (Vec3, Vec3) {
+        if t < 0.0 {
+            return (Vec3::zeros(), Vec3::zeros());
+        }
         match self.rigid() {
             Motion::Static | Motion::MeshSequence { .. } | Motion::Composite { .. } => {
                 (Vec3::zeros(), Vec3::zeros())

@@ -247,9 +247,15 @@ fn rotating_collider_velocity_is_omega_cross_r() {
         },
         ..Collider::default()
     };
-    for t in [0.0, 0.37, 2.5] {
+    for t in [0.001, 0.37, 2.5] {
         check_velocity_fd(&c, t);
     }
+    // The motion starts at t = 0: before it (a preroll) the pose is held and nothing moves.
+    assert_eq!(c.pose(-1.0), c.pose(0.0));
+    assert_eq!(
+        c.point_velocity(&Vec3::new(1.0, 2.0, 3.0), -0.5),
+        Vec3::zeros()
+    );
     // Pure spin about y at 90 deg/s: a point 2 m along x moves at pi m/s along -z.
     let spin = Collider {
         motion: Motion::Velocity {
@@ -310,7 +316,11 @@ fn mesh_sequence_moves_and_reports_frame_velocity() {
             triangles: t,
         },
         rotation: Vec3::new(0.0, 0.0, 90.0), // local x -> world y
-        motion: Motion::MeshSequence { frames, fps: 10.0 },
+        motion: Motion::MeshSequence {
+            frames,
+            fps: 10.0,
+            start: 0.0,
+        },
         ..Collider::default()
     };
     let mut set = ColliderSet::new(vec![c.clone()]).unwrap();
@@ -361,6 +371,7 @@ fn composite_motion_velocity_matches_vertex_trajectory() {
             deformation: Box::new(Motion::MeshSequence {
                 frames: frames.clone(),
                 fps: 20.0,
+                start: 0.0,
             }),
         },
         ..Collider::default()

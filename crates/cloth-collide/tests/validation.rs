@@ -179,6 +179,7 @@ fn frame_errors() {
     c.motion = Motion::MeshSequence {
         frames: vec![v.clone(), v[..7].to_vec()],
         fps: 30.0,
+        start: 0.0,
     };
     let e = reject(c.clone());
     assert!(
@@ -188,17 +189,20 @@ fn frame_errors() {
     c.motion = Motion::MeshSequence {
         frames: vec![v.clone()],
         fps: 0.0,
+        start: 0.0,
     };
     assert!(matches!(reject(c.clone()), CollideError::BadFrames { .. }));
     c.motion = Motion::MeshSequence {
         frames: vec![],
         fps: 30.0,
+        start: 0.0,
     };
     assert!(matches!(reject(c), CollideError::BadFrames { .. }));
     let mut s = collider(Shape::Sphere { radius: 1.0 }, "notmesh");
     s.motion = Motion::MeshSequence {
         frames: vec![v],
         fps: 30.0,
+        start: 0.0,
     };
     assert!(matches!(reject(s), CollideError::BadFrames { .. }));
 }
@@ -209,6 +213,7 @@ fn composite_errors() {
     let seq = Motion::MeshSequence {
         frames: vec![v.clone()],
         fps: 30.0,
+        start: 0.0,
     };
     let mut c = collider(mesh(v, t), "combo");
     c.motion = Motion::Composite {

@@ -51,7 +51,7 @@ pub struct Budget {
 /// Estimates the cost of `scene` without building it.
 pub fn estimate(scene: &Scene) -> Result<Budget, SimError> {
     let vertices = cloth_vertices(&scene.cloth.mesh)?;
-    let duration = scene.run.duration();
+    let duration = scene.run.duration() + scene.run.preroll;
     let (per_vertex, h) = match scene.solver.integrator {
         IntegratorKind::Implicit => (
             IMPLICIT_BYTES_PER_VERTEX,
@@ -69,6 +69,13 @@ pub fn estimate(scene: &Scene) -> Result<Budget, SimError> {
                 1.0
             };
             bytes += COLLIDER_BYTES_PER_VERTEX * v as f64 * stored;
+        }
+        if let ColliderShape::Gltf { path, .. } = &c.shape {
+            // At most one vertex per 12 bytes of file (three f32 coordinates), posed at every
+            // sample of the run.
+            let size = std::fs::metadata(path).map_or(0, |m| m.len()) as f64;
+            let samples = duration * crate::scene::gltf_sample_rate(scene.run.fps) + 2.0;
+            bytes += COLLIDER_BYTES_PER_VERTEX * size / 12.0 * samples;
         }
     }
     let steps = (duration / h).ceil();

@@ -51,6 +51,7 @@ mod contact;
 mod controller;
 mod error;
 mod output;
+mod pairs;
 mod pins;
 mod sanity;
 mod scene;
@@ -60,8 +61,11 @@ mod stats;
 mod step;
 mod strain;
 mod system;
+mod tether;
 mod tracks;
+mod tree;
 mod verlet;
+mod verlet_contact;
 mod world;
 
 pub use cloth_collide as collide;
@@ -91,8 +95,10 @@ pub use simulation::{Integrator, Simulation};
 pub use state::State;
 pub use stats::{DEFAULT_FPS, FrameStats, Rejections, RunReport, Timings, Totals};
 pub use step::{Implicit, ImplicitSettings, LinearSolver, Step, StepInfo};
-pub use strain::{EdgeSet, StrainLimit};
+pub use strain::{DEFAULT_STRAIN_TOLERANCE, EdgeSet, StrainLimit};
 pub use system::ClothSystem;
 pub use tracks::{ColliderFrame, ColliderTrack, CollidersFile};
-pub use verlet::{Verlet, VerletSettings};
+pub use verlet::{
+    DEFAULT_SPRING_SWEEPS, DEFAULT_VERLET_ITERATIONS, LongRange, Verlet, VerletInfo, VerletSettings,
+};
 pub use world::{DirectionalConstraint, World};

@@ -1,6 +1,6 @@
 //! Pinned vertices and their prescribed motion.
 
-use cloth_collide::Motion;
+use cloth_collide::{Attachment, Motion};
 use cloth_mesh::Vec3;
 
 /// A group of vertices held exactly on targets (ndof 0, Knowl 7).
@@ -8,7 +8,9 @@ use cloth_mesh::Vec3;
 /// A pinned vertex with initial position `p0` is at `c + d(t) + R(t) (p0 - c)` at time t, where
 /// `c` is the centroid of the group's initial positions and `d`, `R` come from the group's
 /// [`Motion`] (the same law as colliders: [`Motion::place`]). A static motion keeps the vertices
-/// where they started.
+/// where they started. A group attached to a collider ([`PinGroup::attached`]) moves with it:
+/// `c` is the collider's position and, on a deforming mesh, `p0` is replaced by the vertex's
+/// track on the surface at time t ([`Motion::sequence_at`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PinGroup {
     /// Pinned vertex indices, sorted, unique.
@@ -17,7 +19,8 @@ pub struct PinGroup {
     pub initial: Vec<Vec3>,
     /// Rotation centre: centroid of `initial` (m).
     pub centre: Vec3,
-    /// How the group moves (rigid motions only: static, keyframes, velocity).
+    /// How the group moves: static, keyframes, velocity, or a collider's motion with the
+    /// vertices' tracks as a mesh sequence.
     pub motion: Motion,
 }
 
@@ -40,14 +43,27 @@ impl PinGroup {
         }
     }
 
+    /// A pin group over `vertices` glued to a collider by `attach`, which
+    /// [`cloth_collide::Collider::attach`] made from the positions in `x` of the same
+    /// vertices, sorted and unique (as [`PinGroup::vertices`] keeps them).
+    pub fn attached(vertices: Vec<usize>, attach: Attachment) -> Self {
+        Self {
+            vertices,
+            initial: attach.initial,
+            centre: attach.pivot,
+            motion: attach.motion,
+        }
+    }
+
     /// Target positions of the group's vertices at time t, in the order of `vertices`.
     pub fn targets(&self, t: f64, out: &mut Vec<Vec3>) {
-        out.clear();
-        out.extend(
-            self.initial
-                .iter()
-                .map(|p0| self.motion.place(p0, &self.centre, t)),
-        );
+        if !self.motion.sequence_at(t, out) {
+            out.clear();
+            out.extend_from_slice(&self.initial);
+        }
+        for p in out.iter_mut() {
+            *p = self.motion.place(p, &self.centre, t);
+        }
     }
 }
 

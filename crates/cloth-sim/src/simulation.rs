@@ -230,15 +230,55 @@ impl Simulation {
         Ok(())
     }
 
+    /// Starts the run `seconds` (finite, >= 0) before t = 0: a preroll in which the cloth
+    /// settles while deforming colliders move into their first pose (glTF bodies blend from
+    /// their bind pose). Pinned vertices are placed on their targets at the new start.
+    /// [`Simulation::preroll`] runs it; frame 0 is its end.
+    pub fn with_preroll(mut self, seconds: f64) -> Result<Self, SimError> {
+        if !(seconds.is_finite() && seconds >= 0.0) {
+            return Err(SimError::Invalid {
+                key: "run.preroll".into(),
+                message: format!("must be a finite number >= 0, got {seconds}"),
+            });
+        }
+        self.state.t = -seconds;
+        let mut targets = Vec::new();
+        for pin in self.world.pins() {
+            pin.targets(self.state.t, &mut targets);
+            for (&i, p) in pin.vertices.iter().zip(&targets) {
+                self.state.x[i] = *p;
+            }
+        }
+        self.sanity = Sanity::new(&self.world, &self.state);
+        Ok(self)
+    }
+
+    /// Runs the preroll (see [`Simulation::with_preroll`]) up to t = 0 and returns its
+    /// statistics (as frame 0); does nothing when there is none left.
+    /// [`Simulation::step_frame`] runs it first when it has not been run.
+    pub fn preroll(&mut self) -> Result<FrameStats, SimError> {
+        if self.frame > 0 || self.state.t >= 0.0 {
+            return Ok(FrameStats::default());
+        }
+        self.advance(0.0, 0)
+    }
+
     /// Advances to the next frame time, `(frame + 1) / fps`, and returns its statistics.
     pub fn step_frame(&mut self) -> Result<FrameStats, SimError> {
+        self.preroll()?;
+        let stats = self.advance((self.frame + 1) as f64 / self.fps, self.frame + 1)?;
+        self.frame += 1;
+        Ok(stats)
+    }
+
+    /// Advances the state to `t_end` and measures it as frame `frame`.
+    fn advance(&mut self, t_end: f64, frame: usize) -> Result<FrameStats, SimError> {
         let start = Instant::now();
         let mut stats = FrameStats {
-            frame: self.frame + 1,
+            frame,
             h_min: f64::INFINITY,
             ..Default::default()
         };
-        let t_end = (self.frame + 1) as f64 / self.fps;
         match &mut self.engine {
             Engine::Implicit {
                 stepper,
@@ -254,23 +294,22 @@ impl Simulation {
             )?,
             Engine::Verlet(v) => verlet_frame(
                 v,
-                &self.world,
+                &mut self.world,
                 &mut self.state,
                 t_end,
                 &self.sanity,
                 &mut stats,
             )?,
         }
-        self.frame += 1;
         self.state.t = t_end;
-        self.measure(&mut stats)?;
+        self.measure(&mut stats, frame)?;
         stats.wall = start.elapsed().as_secs_f64();
         Ok(stats)
     }
 
     /// End-of-frame measures: stretch as the paper measures it (|w_u| and |w_v| of every
     /// triangle, Knowl 4), kinetic energy, contacts and self-intersections.
-    fn measure(&mut self, stats: &mut FrameStats) -> Result<(), SimError> {
+    fn measure(&mut self, stats: &mut FrameStats, frame: usize) -> Result<(), SimError> {
         let mut sw = Stopwatch::start();
         let cloth = &self.world.cloth;
         cloth
@@ -288,13 +327,13 @@ impl Simulation {
             }
         }
         // The explicit integrator's steps are checked without stretch; the frame's end is.
-        (self.sanity).check(&self.world, &self.state, self.frame, Some(worst))?;
+        (self.sanity).check(&self.world, &self.state, frame, Some(worst))?;
         stats.max_stretch = s;
         stats.max_compression = c;
         stats.kinetic_energy = self.state.kinetic_energy(&cloth.masses);
         stats.contacts = match &self.engine {
             Engine::Implicit { stepper, .. } => stepper.num_contacts(),
-            Engine::Verlet(_) => 0,
+            Engine::Verlet(v) => v.last_step().contacts,
         };
         stats.timings.other += sw.lap();
         if self.world.count_intersections {
@@ -359,7 +398,7 @@ fn add_attempt(stats: &mut FrameStats, info: &StepInfo) {
 /// Equal explicit steps no longer than the integrator's `h` from `state.t` to `t_end`.
 fn verlet_frame(
     verlet: &mut Verlet,
-    world: &World,
+    world: &mut World,
     state: &mut State,
     t_end: f64,
     sanity: &Sanity,
@@ -371,6 +410,9 @@ fn verlet_frame(
     let h = dt / n as f64;
     for _ in 0..n {
         verlet.step(world, state, h)?;
+        let info = verlet.last_step();
+        stats.strain_iterations += info.iterations;
+        stats.strain_violation = stats.strain_violation.max(info.violation);
         sanity.check(world, state, stats.frame, None)?;
     }
     stats.steps = n;

@@ -147,6 +147,15 @@ pub struct FrameStats {
     pub zone_vertices: usize,
     /// Wall time split (s).
     pub timings: Timings,
+    /// Explicit integrator: largest violation of the strain limit left by the projection of
+    /// any step of the frame, as a fraction of the edge's rest length (0.002 means an edge
+    /// ended 0.2% of its rest length outside `[min, max]` times it; the projection iterates
+    /// until this is within `solver.strain_tolerance`, or its iteration cap). 0 for the
+    /// implicit integrator.
+    pub strain_violation: f64,
+    /// Explicit integrator: sweeps of the projection summed over the frame's steps (0 for the
+    /// implicit integrator).
+    pub strain_iterations: usize,
     /// Wall time of the whole frame as the frame driver measured it, including statistics
     /// (s; output writing is not included).
     pub wall: f64,

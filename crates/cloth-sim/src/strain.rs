@@ -1,5 +1,11 @@
 //! The maximum-stretch pass of the explicit seed ("maximum stretch and bending springs"):
-//! move the two ends of every edge back into `[min, max]` times its rest length, iterated.
+//! move the two ends of every edge back into `[min, max]` times its rest length, iterated
+//! until every edge is within the limits to a tolerance or an iteration cap is reached.
+//!
+//! This module holds the limit itself ([`StrainLimit`]) and the plain pass over mesh edges
+//! ([`EdgeSet::project`]) that the implicit integrator applies after a step. The explicit
+//! integrator solves the same limits together with its springs, long-range attachments and
+//! contacts in one projection (see the `pairs`, `tether` and `verlet` modules).
 
 use cloth_mesh::Vec3;
 
@@ -10,8 +16,12 @@ pub struct StrainLimit {
     pub min: f64,
     /// Largest allowed length / rest length (default 1.1).
     pub max: f64,
-    /// Number of sweeps over all edges (default 10).
+    /// Iteration cap: most sweeps over all edges per pass (default 10). The pass stops
+    /// earlier once every edge is within the limits to `tolerance`.
     pub iterations: usize,
+    /// Violation left acceptable, as a fraction of the rest length (default 0.005: an edge
+    /// of rest length 2 cm may end up to 0.1 mm outside `[min, max]` times it).
+    pub tolerance: f64,
 }
 
 impl Default for StrainLimit {
@@ -20,7 +30,19 @@ impl Default for StrainLimit {
             min: 0.9,
             max: 1.1,
             iterations: 10,
+            tolerance: DEFAULT_STRAIN_TOLERANCE,
         }
+    }
+}
+
+/// Default [`StrainLimit::tolerance`]: 0.5% of the rest length.
+pub const DEFAULT_STRAIN_TOLERANCE: f64 = 0.005;
+
+impl StrainLimit {
+    /// Relative violation of an edge of length `len` and rest length `rest` (m): how far,
+    /// as a fraction of `rest`, the length lies outside `[min, max] * rest` (0 inside).
+    pub fn violation(&self, len: f64, rest: f64) -> f64 {
+        (len / rest - self.max).max(self.min - len / rest).max(0.0)
     }
 }
 
@@ -55,46 +77,48 @@ impl EdgeSet {
         (stretch, compression)
     }
 
+    /// Largest relative violation of `limit` over all edges at positions `x` (0: all within).
+    pub fn violation(&self, x: &[Vec3], limit: &StrainLimit) -> f64 {
+        self.edges
+            .iter()
+            .zip(&self.rest)
+            .map(|(e, &l0)| limit.violation((x[e[1]] - x[e[0]]).norm(), l0))
+            .fold(0.0, f64::max)
+    }
+
     /// Iterated maximum-stretch pass (Gauss-Seidel over edges in a fixed order, so the result is
-    /// deterministic). `inv_mass[i] == 0` marks a vertex that must not move; otherwise a
-    /// correction is shared between the two ends in proportion to their inverse masses.
-    /// Returns the largest relative violation left after the last sweep.
+    /// deterministic), stopping once every edge is within the limits to `limit.tolerance` or
+    /// after `limit.iterations` sweeps. `inv_mass[i] == 0` marks a vertex that must not move;
+    /// otherwise a correction is shared between the two ends in proportion to their inverse
+    /// masses. Returns the largest relative violation left.
     pub fn project(&self, x: &mut [Vec3], inv_mass: &[f64], limit: &StrainLimit) -> f64 {
-        let mut worst = 0.0;
         for _ in 0..limit.iterations {
-            worst = 0.0;
+            let mut worst: f64 = 0.0;
             for (e, &l0) in self.edges.iter().zip(&self.rest) {
                 let (i, j) = (e[0], e[1]);
                 let (wi, wj) = (inv_mass[i], inv_mass[j]);
                 let w = wi + wj;
-                if w == 0.0 {
-                    continue;
-                }
                 let d = x[j] - x[i];
                 let len = d.norm();
-                if len == 0.0 {
+                if w == 0.0 || len == 0.0 {
                     continue;
                 }
-                let target = if len > limit.max * l0 {
-                    limit.max * l0
-                } else if len < limit.min * l0 {
-                    limit.min * l0
-                } else {
+                let target = len.clamp(limit.min * l0, limit.max * l0);
+                if target == len {
                     continue;
-                };
-                let violation = (len - target).abs() / l0;
-                if violation > worst {
-                    worst = violation;
                 }
+                worst = worst.max((len - target).abs() / l0);
                 let corr = d * ((len - target) / (len * w));
                 x[i] += corr * wi;
                 x[j] -= corr * wj;
             }
-            if worst == 0.0 {
+            // Violations seen during the sweep bound those left after it only once they are
+            // small; confirm on the final positions.
+            if worst <= limit.tolerance && self.violation(x, limit) <= limit.tolerance {
                 break;
             }
         }
-        worst
+        self.violation(x, limit)
     }
 }
 
@@ -118,5 +142,31 @@ mod tests {
         assert!(((x[1] - x[0]).norm() - 0.9).abs() < 1e-12);
         // Equal inverse masses: the midpoint does not move.
         assert!(((x[0] + x[1]) * 0.5 - Vec3::new(0.25, 0.0, 0.0)).norm() < 1e-12);
+    }
+
+    #[test]
+    fn a_pinned_chain_is_projected_until_the_tolerance_holds_or_the_cap() {
+        // A chain of 20 unit edges hanging from vertex 0, every vertex pulled 0.5 down: the
+        // top edge is stretched by half its length and the rest are at rest length.
+        let n = 21;
+        let set = EdgeSet {
+            edges: (0..n - 1).map(|i| [i, i + 1]).collect(),
+            rest: vec![1.0; n - 1],
+        };
+        let mut inv = vec![1.0; n];
+        inv[0] = 0.0;
+        let start: Vec<Vec3> = (0..n)
+            .map(|i| Vec3::new(0.0, -(i as f64) - if i > 0 { 0.5 } else { 0.0 }, 0.0))
+            .collect();
+        let mut lim = StrainLimit::default();
+        let mut x = start.clone();
+        lim.iterations = 1;
+        let one = set.project(&mut x, &inv, &lim);
+        assert!(one > lim.tolerance, "one sweep already converged: {one}");
+        lim.iterations = 10_000;
+        let mut x = start;
+        let left = set.project(&mut x, &inv, &lim);
+        assert!(left <= lim.tolerance, "{left}");
+        assert!((0..n - 1).all(|i| (x[i + 1] - x[i]).norm() <= 1.1 + lim.tolerance));
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::SimError;
 use crate::World;
-use cloth_collide::{Motion, Shape};
+use cloth_collide::Shape;
 use cloth_mesh::Vec3;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -110,20 +110,17 @@ impl CollidersFile {
                     }
                     shape => shape.tessellate(32),
                 };
-                let deformed = |k: usize| match &c.motion {
-                    Motion::MeshSequence { frames, .. } => frames.get(k),
-                    Motion::Composite { deformation, .. } => match deformation.as_ref() {
-                        Motion::MeshSequence { frames, .. } => frames.get(k),
-                        _ => None,
-                    },
-                    _ => None,
-                };
+                // A deforming mesh's vertices at the output frame's time (its poses may be
+                // sampled faster than the frames, as glTF bodies are).
+                let mut local = Vec::new();
                 let frames = (0..=frames)
                     .map(|k| {
-                        let m = c.pose(k as f64 / fps).to_homogeneous();
+                        let t = k as f64 / fps;
+                        let m = c.pose(t).to_homogeneous();
+                        let deforming = c.motion.sequence_at(t, &mut local);
                         ColliderFrame {
                             matrix: std::array::from_fn(|r| std::array::from_fn(|col| m[(r, col)])),
-                            vertices: deformed(k).map(|f| f.iter().map(point).collect()),
+                            vertices: deforming.then(|| local.iter().map(point).collect()),
                         }
                     })
                     .collect();

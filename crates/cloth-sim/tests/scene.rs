@@ -735,6 +735,7 @@ fn pin_rotation_turns_the_group_about_its_centroid() {
             key(0.0, [0.0; 3], [0.0; 3]),
             key(1.0, [0.0, 1.0, 0.0], [0.0, 180.0, 0.0]),
         ],
+        attach: None,
     };
     let (a, b) = (Vector3::new(-1.0, 2.0, 0.0), Vector3::new(3.0, 2.0, 0.0));
     let c = (a + b) / 2.0;
@@ -847,6 +848,7 @@ proptest! {
                 Keyframe { t: 0.0, translation: Vector3::zeros(), rotation: r0 },
                 Keyframe { t: 2.0, translation: Vector3::from(t1), rotation: r1 },
             ],
+            attach: None,
         };
         let (x, y) = (Vector3::from(x), Vector3::from(y));
         let c = (x + y) / 2.0;

@@ -10,7 +10,7 @@ use crate::strain::StrainLimit;
 use crate::system::ClothSystem;
 use crate::verlet::VerletSettings;
 use crate::{SimError, World};
-use cloth_collide::{Collider, ColliderSet, Motion, SelfCollision, Shape};
+use cloth_collide::{Collider, ColliderSet, GltfBody, GltfOptions, Motion, SelfCollision, Shape};
 use cloth_forces::{ClothModel, External};
 use cloth_mesh::{ClothMesh, Vec3};
 use cloth_solver::{MultigridParams, PcgParams, Preconditioner};
@@ -41,6 +41,7 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
         min,
         max,
         iterations: s.strain_iterations,
+        tolerance: s.strain_tolerance,
     });
     match s.integrator {
         IntegratorKind::Implicit => {
@@ -73,14 +74,24 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
             stretch_stiffness: s.spring_stiffness,
             bend_stiffness: s.bend_spring_stiffness,
             damping: s.verlet_damping,
-            strain_limit: strain.unwrap_or_default(),
+            strain_limit: strain.unwrap_or(StrainLimit {
+                iterations: s.strain_iterations,
+                tolerance: s.strain_tolerance,
+                ..StrainLimit::default()
+            }),
+            relaxation: s.strain_relaxation,
+            long_range: s.strain_long_range,
             ..VerletSettings::default()
         }),
     }
 }
 
 /// The pin groups of a scene over the cloth's initial positions `x0`.
-fn build_pins(scene: &Scene, x0: &[Vec3]) -> Result<Vec<PinGroup>, SimError> {
+fn build_pins(
+    scene: &Scene,
+    x0: &[Vec3],
+    colliders: &[Collider],
+) -> Result<Vec<PinGroup>, SimError> {
     let n = x0.len();
     let mut pins = Vec::with_capacity(scene.pins.len());
     for (k, p) in scene.pins.iter().enumerate() {
@@ -97,6 +108,19 @@ fn build_pins(scene: &Scene, x0: &[Vec3]) -> Result<Vec<PinGroup>, SimError> {
                 message: "selects no cloth vertex".into(),
             });
         }
+        if let Some(name) = &p.attach {
+            let collider =
+                attached_collider(scene, colliders, name).ok_or_else(|| SimError::Invalid {
+                    key: format!("pin[{k}].attach"),
+                    message: format!(
+                        "no collider is named `{}`",
+                        cloth_mesh::sanitize_message(name)
+                    ),
+                })?;
+            let points: Vec<Vec3> = selected.iter().map(|&i| x0[i]).collect();
+            pins.push(PinGroup::attached(selected, collider.attach(&points)));
+            continue;
+        }
         let motion = if p.keyframes.is_empty() {
             Motion::Static
         } else {
@@ -105,6 +129,23 @@ fn build_pins(scene: &Scene, x0: &[Vec3]) -> Result<Vec<PinGroup>, SimError> {
         pins.push(PinGroup::new(selected, x0, motion));
     }
     Ok(pins)
+}
+
+/// The collider a pin's `attach` names: by its `name`, or as `collider[k]`.
+fn attached_collider<'a>(
+    scene: &Scene,
+    colliders: &'a [Collider],
+    name: &str,
+) -> Option<&'a Collider> {
+    scene
+        .colliders
+        .iter()
+        .position(|c| c.name.as_deref() == Some(name))
+        .or_else(|| {
+            let k = name.strip_prefix("collider[")?.strip_suffix(']')?;
+            k.parse().ok()
+        })
+        .and_then(|k| colliders.get(k))
 }
 
 /// Builds the whole simulation of a scene: mesh, forces, pins, colliders and integrator.
@@ -121,7 +162,13 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
         wind_coefficient: scene.cloth.drag,
         ..External::default()
     };
-    let pins = build_pins(scene, mesh.positions())?;
+    let colliders = scene
+        .colliders
+        .iter()
+        .enumerate()
+        .map(|(k, c)| build_collider(scene, k, c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let pins = build_pins(scene, mesh.positions(), &colliders)?;
     let contact = ContactSettings {
         cloth_thickness: scene.cloth.thickness,
         self_friction: scene.cloth.friction,
@@ -142,13 +189,7 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
         None
     };
     let mut world = World::new(ClothSystem::new(mesh, model, external)?, pins)?;
-    if !scene.colliders.is_empty() {
-        let colliders = scene
-            .colliders
-            .iter()
-            .enumerate()
-            .map(|(k, c)| build_collider(scene, k, c))
-            .collect::<Result<Vec<_>, _>>()?;
+    if !colliders.is_empty() {
         world = world.with_colliders(ColliderSet::new(colliders)?, contact);
     }
     if let Some(sc) = self_collision {
@@ -156,11 +197,12 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
     }
     world.contact = contact;
     let sim = Simulation::new(world, build_integrator(scene), scene.run.fps)?;
-    Ok(if scene.cloth.velocity != Vec3::zeros() {
+    let sim = if scene.cloth.velocity != Vec3::zeros() {
         sim.with_initial_velocity(scene.cloth.velocity)
     } else {
         sim
-    })
+    };
+    sim.with_preroll(scene.run.preroll)
 }
 
 /// The rigid motion of a collider: keyframes, constant velocity, or none.
@@ -214,6 +256,7 @@ pub fn build_collider(scene: &Scene, k: usize, c: &ColliderSettings) -> Result<C
                 motion,
             )
         }
+        ColliderShape::Gltf { .. } => gltf_collider(scene, k, c, rigid)?,
     };
     Ok(Collider {
         shape,
@@ -224,6 +267,67 @@ pub fn build_collider(scene: &Scene, k: usize, c: &ColliderSettings) -> Result<C
         thickness: c.thickness,
         name,
     })
+}
+
+/// Poses of a glTF body per second of simulation: the frame rate times the smallest whole
+/// number that reaches 120 Hz. Between poses the surface moves linearly, so its velocity over
+/// a step is the skinned motion's mean velocity over at most 1/120 s.
+pub(crate) fn gltf_sample_rate(fps: f64) -> f64 {
+    fps * (GLTF_SAMPLE_HZ / fps).ceil().max(1.0)
+}
+
+/// The least pose rate of glTF colliders (Hz).
+const GLTF_SAMPLE_HZ: f64 = 120.0;
+
+/// A glTF collider: the skinned body posed at [`gltf_sample_rate`] over the whole run, as a
+/// deforming mesh (with the collider's own rigid motion on top).
+fn gltf_collider(
+    scene: &Scene,
+    k: usize,
+    c: &ColliderSettings,
+    rigid: Motion,
+) -> Result<(Shape, Motion), SimError> {
+    let ColliderShape::Gltf {
+        path,
+        animation,
+        scale,
+        time_offset,
+        looping,
+    } = &c.shape
+    else {
+        unreachable!("gltf_collider is called for glTF shapes");
+    };
+    let options = GltfOptions {
+        clip: animation.clone(),
+        time_offset: *time_offset,
+        looping: *looping,
+        scale: *scale,
+    };
+    let body = GltfBody::load(path, &options).map_err(|e| SimError::Invalid {
+        key: format!("collider[{k}].path"),
+        message: e.to_string(),
+    })?;
+    let rate = gltf_sample_rate(scene.run.fps);
+    // The preroll, rounded up to whole samples so that output frames fall on poses, blends
+    // from the bind pose (its first sample) into the clip's first pose at t = 0.
+    let before = (scene.run.preroll * rate).ceil() as usize;
+    let samples = before + (scene.run.duration() * rate).round() as usize + 1;
+    let mut poses = Vec::with_capacity(samples);
+    for i in 0..samples {
+        let mut pose = Vec::new();
+        if i < before {
+            body.pose_blend(i as f64 / before as f64, &mut pose);
+        } else {
+            body.pose((i - before) as f64 / rate, &mut pose);
+        }
+        poses.push(pose);
+    }
+    let shape = Shape::Mesh {
+        vertices: poses[0].clone(),
+        triangles: body.triangles().to_vec(),
+    };
+    let motion = Motion::deforming(rigid, poses, rate, -(before as f64) / rate);
+    Ok((shape, motion))
 }
 
 /// The deforming-mesh motion of an OBJ collider with `frames`: every frame file (already
@@ -257,18 +361,7 @@ fn mesh_sequence(
         }
         seq.push(v);
     }
-    let deformation = Motion::MeshSequence {
-        frames: seq,
-        fps: scene.run.fps,
-    };
-    Ok(if matches!(rigid, Motion::Static) {
-        deformation
-    } else {
-        Motion::Composite {
-            rigid: Box::new(rigid),
-            deformation: Box::new(deformation),
-        }
-    })
+    Ok(Motion::deforming(rigid, seq, scene.run.fps, 0.0))
 }
 
 /// The vertices and triangles of a solid's OBJ file (the workspace's one OBJ reader; texture

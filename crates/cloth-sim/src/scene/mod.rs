@@ -34,7 +34,7 @@
 //! keyframes = [{ t = 0, translation = [0, 0, 0] }, { t = 1, translation = [0, 0.5, 0] }]
 //!
 //! [[collider]]               # any number of colliders
-//! shape = "sphere"           # sphere | cylinder | capsule | box | plane | obj
+//! shape = "sphere"           # sphere | cylinder | capsule | box | plane | obj | gltf
 //! radius = 0.3
 //! position = [0, 0.5, 0]
 //!
@@ -56,6 +56,7 @@ mod locate;
 mod raw;
 mod validate;
 
+pub(crate) use build::gltf_sample_rate;
 pub use build::{build_collider, build_integrator, build_mesh, build_simulation};
 
 use std::path::{Path, PathBuf};
@@ -225,6 +226,11 @@ pub struct RunSettings {
     /// `gravity`, default `[0, -9.81, 0]`; magnitude at most [`MAX_GRAVITY`].
     #[serde(serialize_with = "ser_vec3")]
     pub gravity: Vector3<f64>,
+    /// Seconds simulated before frame 0 while the cloth settles and glTF bodies blend from
+    /// their bind pose into their clip's first pose; frame 0 is the end of the preroll, and
+    /// other motions hold their t = 0 pose during it. Key `preroll`, default 0, finite, >= 0.
+    #[serde(skip_serializing_if = "is_zero_f64")]
+    pub preroll: f64,
     /// Largest estimated run time in hours before the scene is refused (see the `budget`
     /// module). Key `max_hours`, default 4, > 0.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -241,6 +247,7 @@ impl Default for RunSettings {
             fps: crate::DEFAULT_FPS,
             frames: 60,
             gravity: Vector3::new(0.0, -9.81, 0.0),
+            preroll: 0.0,
             max_hours: None,
             max_memory_gb: None,
         }
@@ -431,6 +438,12 @@ pub struct PinSettings {
     /// Motion of the group (key `keyframes`, default empty = fixed in place).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub keyframes: Vec<Keyframe>,
+    /// The collider the group is glued to, by its `name` or as `collider[k]` (key `attach`,
+    /// not with `keyframes`): each vertex keeps its place on the collider as it moves, on its
+    /// closest triangle (barycentric, plus its distance along the normal) on a deforming mesh,
+    /// in the collider's local frame otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attach: Option<String>,
 }
 
 impl PinSettings {
@@ -487,6 +500,23 @@ pub enum ColliderShape {
         frames: Option<String>,
         /// Number of the file used for frame 0. Key `frame_start`, default 0.
         frame_start: usize,
+    },
+    /// A skinned (or rigid) glTF 2.0 body (`.glb` or `.gltf`; metres, y up), played from one
+    /// of its animations with linear blend skinning. The collider's own placement and motion
+    /// are applied on top.
+    Gltf {
+        /// The file, resolved against the scene directory (must exist).
+        path: PathBuf,
+        /// Animation clip by name. Key `animation`, default the file's first.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        animation: Option<String>,
+        /// Uniform scale of the posed body (e.g. 0.01 for centimetres). Key `scale`, default 1.
+        scale: f64,
+        /// Clip time at simulation time 0 (s). Key `time_offset`, default 0.
+        time_offset: f64,
+        /// Whether the clip repeats. Key `loop`, default false (the last pose is held).
+        #[serde(rename = "loop")]
+        looping: bool,
     },
 }
 
@@ -607,9 +637,23 @@ pub struct SolverSettings {
     /// `0 < min <= 1 <= max`; default `[0.9, 1.1]` for Verlet, off (`None`) for implicit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub strain_limit: Option<[f64; 2]>,
-    /// Passes over all edges of the strain-limit projection. Key `strain_iterations`,
-    /// default 10, >= 1.
+    /// Cap on the sweeps over all edges of the strain-limit projection; the projection stops
+    /// earlier once every edge is within the limit to `strain_tolerance`. Key
+    /// `strain_iterations`, default 200 for Verlet (whose projection also solves its springs
+    /// and contacts), 10 for implicit, >= 1.
     pub strain_iterations: usize,
+    /// Violation of the strain limit the projection may leave, as a fraction of the edge's
+    /// rest length: it iterates until every edge is within `[min - tol, max + tol]` times its
+    /// rest length. Key `strain_tolerance`, default 0.005, in (0, 1).
+    pub strain_tolerance: f64,
+    /// Verlet: over-relaxation factor of the projection's updates. Key `strain_relaxation`,
+    /// default 1, in (0, 2) (1 is plain Gauss-Seidel).
+    pub strain_relaxation: f64,
+    /// Verlet: how the projection removes stretch accumulated along long chains of edges
+    /// (see [`crate::LongRange`]). Key `strain_long_range`: `"tree"` (default; an exact
+    /// projection onto the limits of a spanning tree rooted at the pins, before every sweep),
+    /// `"tethers"` (long-range attachments to the pins) or `"none"`.
+    pub strain_long_range: crate::LongRange,
     /// Verlet: largest step in s; each frame is split into equal steps no longer than this.
     /// Key `verlet_h`, default `1 / (20 fps)`, `0 < verlet_h <= 1/fps`. Explicit steps are
     /// stable only for roughly `h < 2 sqrt(m / sum k)` (vertex mass `m`, stiffness `k` of its
@@ -646,7 +690,13 @@ impl SolverSettings {
                 IntegratorKind::Verlet => Some([0.9, 1.1]),
                 IntegratorKind::Implicit => None,
             },
-            strain_iterations: 10,
+            strain_iterations: match integrator {
+                IntegratorKind::Verlet => crate::DEFAULT_VERLET_ITERATIONS,
+                IntegratorKind::Implicit => 10,
+            },
+            strain_tolerance: crate::DEFAULT_STRAIN_TOLERANCE,
+            strain_relaxation: 1.0,
+            strain_long_range: crate::LongRange::Tree,
             verlet_h: 1.0 / (20.0 * fps),
             spring_stiffness: 50.0,
             bend_spring_stiffness: 5.0,
@@ -731,6 +781,10 @@ impl Scene {
     pub fn frame_time(&self) -> f64 {
         self.run.frame_time()
     }
+}
+
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
 }
 
 fn is_zero(v: &Vector3<f64>) -> bool {

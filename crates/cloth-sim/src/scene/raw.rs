@@ -31,6 +31,7 @@ pub(super) struct RawRun {
     pub(super) fps: Option<f64>,
     pub(super) frames: Option<usize>,
     pub(super) gravity: Option<[f64; 3]>,
+    pub(super) preroll: Option<f64>,
     pub(super) max_hours: Option<f64>,
     pub(super) max_memory_gb: Option<f64>,
 }
@@ -173,6 +174,7 @@ pub(super) struct RawPin {
     pub(super) vertices: Option<Vec<usize>>,
     pub(super) region: Option<RawRegion>,
     pub(super) keyframes: Option<Vec<Keyframe>>,
+    pub(super) attach: Option<String>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -184,6 +186,7 @@ pub(super) enum ShapeKind {
     Box,
     Plane,
     Obj,
+    Gltf,
 }
 
 #[derive(Deserialize)]
@@ -197,6 +200,11 @@ pub(super) struct RawCollider {
     pub(super) path: Option<String>,
     pub(super) frames: Option<String>,
     pub(super) frame_start: Option<usize>,
+    pub(super) animation: Option<String>,
+    pub(super) scale: Option<f64>,
+    pub(super) time_offset: Option<f64>,
+    #[serde(rename = "loop")]
+    pub(super) looping: Option<bool>,
     pub(super) position: Option<[f64; 3]>,
     pub(super) rotation: Option<[f64; 3]>,
     pub(super) friction: Option<f64>,
@@ -219,6 +227,9 @@ pub(super) struct RawSolver {
     pub(super) stretch_threshold: Option<f64>,
     pub(super) strain_limit: Option<[f64; 2]>,
     pub(super) strain_iterations: Option<usize>,
+    pub(super) strain_tolerance: Option<f64>,
+    pub(super) strain_relaxation: Option<f64>,
+    pub(super) strain_long_range: Option<crate::LongRange>,
     pub(super) grow_after: Option<usize>,
     pub(super) verlet_h: Option<f64>,
     pub(super) spring_stiffness: Option<f64>,

@@ -188,9 +188,20 @@ impl Ctx<'_> {
             fps: self.positive("run.fps", r.fps.unwrap_or(d.fps))?,
             frames: self.count("run.frames", r.frames.unwrap_or(d.frames), 1)?,
             gravity: r.gravity.map_or(Ok(d.gravity), |g| self.gravity(g))?,
+            preroll: self.preroll(r.preroll)?,
             max_hours: positive("run.max_hours", r.max_hours)?,
             max_memory_gb: positive("run.max_memory_gb", r.max_memory_gb)?,
         })
+    }
+
+    /// `run.preroll`: finite and >= 0.
+    fn preroll(&self, v: Option<f64>) -> Result<f64, SceneError> {
+        let v = v.unwrap_or(0.0);
+        let v = self.finite("run.preroll", v)?;
+        if v < 0.0 {
+            return Err(self.invalid("run.preroll", format!("must be >= 0, got {v}")));
+        }
+        Ok(v)
     }
 
     /// Gravity up to [`MAX_GRAVITY`]: beyond it every frame leaves any bound in a few steps
@@ -472,11 +483,18 @@ impl Ctx<'_> {
         if vertices.is_empty() && region.is_none() {
             return Err(self.invalid(k, "a pin needs a non-empty `vertices` list or a `region`"));
         }
+        if p.attach.is_some() && p.keyframes.is_some() {
+            return Err(self.invalid(
+                &format!("{k}.keyframes"),
+                "a pin attached to a collider moves with it; give `attach` or `keyframes`",
+            ));
+        }
         Ok(PinSettings {
             name: p.name,
             vertices,
             region,
             keyframes: self.keyframes(&format!("{k}.keyframes"), p.keyframes)?,
+            attach: p.attach,
         })
     }
 
@@ -528,6 +546,7 @@ impl Ctx<'_> {
             ShapeKind::Box => "box",
             ShapeKind::Plane => "plane",
             ShapeKind::Obj => "obj",
+            ShapeKind::Gltf => "gltf",
         };
         let ctx = format!("shape = \"{shape_name}\"");
         let uses_radius = matches!(
@@ -544,10 +563,18 @@ impl Ctx<'_> {
         if c.shape != ShapeKind::Box {
             self.unused(&key("size"), &c.size, &ctx)?;
         }
-        if c.shape != ShapeKind::Obj {
+        if !matches!(c.shape, ShapeKind::Obj | ShapeKind::Gltf) {
             self.unused(&key("path"), &c.path, &ctx)?;
+        }
+        if c.shape != ShapeKind::Obj {
             self.unused(&key("frames"), &c.frames, &ctx)?;
             self.unused(&key("frame_start"), &c.frame_start, &ctx)?;
+        }
+        if c.shape != ShapeKind::Gltf {
+            self.unused(&key("animation"), &c.animation, &ctx)?;
+            self.unused(&key("scale"), &c.scale, &ctx)?;
+            self.unused(&key("time_offset"), &c.time_offset, &ctx)?;
+            self.unused(&key("loop"), &c.looping, &ctx)?;
         }
         Ok(())
     }
@@ -604,6 +631,18 @@ impl Ctx<'_> {
                     path,
                     frames,
                     frame_start,
+                }
+            }
+            ShapeKind::Gltf => {
+                let rel = c.path.as_deref().ok_or_else(|| {
+                    self.invalid(&key("path"), "is required for shape = \"gltf\"")
+                })?;
+                ColliderShape::Gltf {
+                    path: self.existing_file(&key("path"), rel)?,
+                    animation: c.animation.clone(),
+                    scale: self.positive(&key("scale"), c.scale.unwrap_or(1.0))?,
+                    time_offset: self.finite(&key("time_offset"), c.time_offset.unwrap_or(0.0))?,
+                    looping: c.looping.unwrap_or(false),
                 }
             }
         })
@@ -689,6 +728,24 @@ impl Ctx<'_> {
         Ok(Some([lo, hi]))
     }
 
+    /// `solver.strain_tolerance` in (0, 1) and `solver.strain_relaxation` in (0, 2).
+    fn strain_pass(&self, s: &RawSolver, d: &SolverSettings) -> Result<(f64, f64), SceneError> {
+        let k = "solver.strain_tolerance";
+        let tol = self.positive(k, s.strain_tolerance.unwrap_or(d.strain_tolerance))?;
+        if tol >= 1.0 {
+            return Err(self.invalid(
+                k,
+                format!("must be < 1 (a fraction of the rest length), got {tol}"),
+            ));
+        }
+        let k = "solver.strain_relaxation";
+        let omega = self.positive(k, s.strain_relaxation.unwrap_or(d.strain_relaxation))?;
+        if omega >= 2.0 {
+            return Err(self.invalid(k, format!("must be in (0, 2), got {omega}")));
+        }
+        Ok((tol, omega))
+    }
+
     fn solver(&self, s: RawSolver, run: &RunSettings) -> Result<SolverSettings, SceneError> {
         let integrator = s.integrator.unwrap_or(IntegratorKind::Implicit);
         let d = SolverSettings::defaults(integrator, run.fps);
@@ -705,6 +762,7 @@ impl Ctx<'_> {
             ));
         }
         let strain_limit = self.strain_limit(s.strain_limit, d.strain_limit)?;
+        let (strain_tolerance, strain_relaxation) = self.strain_pass(&s, &d)?;
         let verlet_h = self.positive("solver.verlet_h", s.verlet_h.unwrap_or(d.verlet_h))?;
         if verlet_h > frame * (1.0 + 1e-12) {
             return Err(self.invalid(
@@ -748,6 +806,9 @@ impl Ctx<'_> {
                 s.strain_iterations.unwrap_or(d.strain_iterations),
                 1,
             )?,
+            strain_tolerance,
+            strain_relaxation,
+            strain_long_range: s.strain_long_range.unwrap_or(d.strain_long_range),
             grow_after: self.count("solver.grow_after", s.grow_after.unwrap_or(d.grow_after), 1)?,
             verlet_h,
             spring_stiffness: self.positive(

@@ -1,0 +1,111 @@
+//! Points glued to a collider: a pinned waistband or strap follows the body it is attached to,
+//! rigidly with analytic shapes and rigid meshes, and with the surface of a deforming mesh.
+
+use crate::collider::{Collider, Shape};
+use crate::motion::{Motion, euler_degrees};
+use crate::{Vec3, geometry};
+
+/// How points glued to a collider move: point `j` is at `motion.place(&p_j(t), &pivot, t)`,
+/// where `p_j(t)` is `initial[j]` for rigid colliders and the point's interpolated track
+/// ([`Motion::sequence_at`], the collider's pose at t = 0 applied) for deforming meshes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attachment {
+    /// Rotation centre of the collider's rigid motion: its position at t = 0 (m).
+    pub pivot: Vec3,
+    /// The collider's rigid motion, with the points' tracks as a mesh sequence for a deforming
+    /// mesh.
+    pub motion: Motion,
+    /// The points at t = 0 (m).
+    pub initial: Vec<Vec3>,
+}
+
+impl Collider {
+    /// Glues world points (at t = 0) to this collider. On a deforming mesh each point keeps
+    /// its barycentric position on its closest triangle of the first pose and its distance
+    /// along that triangle's normal, so it follows the surface as the body moves and deforms;
+    /// on anything else it keeps its place in the collider's local frame.
+    pub fn attach(&self, points: &[Vec3]) -> Attachment {
+        let rigid = self.motion.rigid().clone();
+        let initial = points.to_vec();
+        let (Some((frames, fps, start)), Shape::Mesh { triangles, .. }) =
+            (self.motion.sequence(), &self.shape)
+        else {
+            return Attachment {
+                pivot: self.position,
+                motion: rigid,
+                initial,
+            };
+        };
+        let r0 = euler_degrees(&self.rotation);
+        let to_local = |p: &Vec3| r0.inverse() * (p - self.position);
+        let to_world = |q: &Vec3| self.position + r0 * q;
+        let first = &frames[0];
+        let anchors: Vec<Anchor> = points
+            .iter()
+            .map(|p| Anchor::closest(&to_local(p), first, triangles))
+            .collect();
+        let tracks: Vec<Vec<Vec3>> = frames
+            .iter()
+            .map(|pose| {
+                anchors
+                    .iter()
+                    .map(|a| to_world(&a.at(pose, triangles)))
+                    .collect()
+            })
+            .collect();
+        let motion = Motion::deforming(rigid, tracks, fps, start);
+        Attachment {
+            pivot: self.position,
+            motion,
+            initial,
+        }
+    }
+}
+
+/// A point on a triangle mesh: barycentric weights on a triangle and a distance along its unit
+/// normal.
+struct Anchor {
+    triangle: usize,
+    weights: [f64; 3],
+    offset: f64,
+}
+
+impl Anchor {
+    /// The anchor of `p` on its closest triangle of the mesh `vertices`.
+    fn closest(p: &Vec3, vertices: &[Vec3], triangles: &[[usize; 3]]) -> Anchor {
+        let mut best = (f64::INFINITY, 0, [1.0, 0.0, 0.0]);
+        for (k, t) in triangles.iter().enumerate() {
+            let (a, b, c) = (&vertices[t[0]], &vertices[t[1]], &vertices[t[2]]);
+            let (w, _) = geometry::closest_on_triangle(p, a, b, c);
+            let d = (p - (a * w[0] + b * w[1] + c * w[2])).norm_squared();
+            if d < best.0 {
+                best = (d, k, w);
+            }
+        }
+        let (_, triangle, weights) = best;
+        let mut anchor = Anchor {
+            triangle,
+            weights,
+            offset: 0.0,
+        };
+        let (q, n) = anchor.frame(vertices, triangles);
+        anchor.offset = (p - q).dot(&n);
+        anchor
+    }
+
+    /// The surface point and unit normal of the anchor's triangle on the mesh `vertices`.
+    fn frame(&self, vertices: &[Vec3], triangles: &[[usize; 3]]) -> (Vec3, Vec3) {
+        let t = triangles[self.triangle];
+        let (a, b, c) = (vertices[t[0]], vertices[t[1]], vertices[t[2]]);
+        let w = self.weights;
+        let n = (b - a).cross(&(c - a));
+        let n = n.try_normalize(1e-300).unwrap_or_else(Vec3::zeros);
+        (a * w[0] + b * w[1] + c * w[2], n)
+    }
+
+    /// The anchored point on the mesh `vertices` (same topology as when anchored).
+    fn at(&self, vertices: &[Vec3], triangles: &[[usize; 3]]) -> Vec3 {
+        let (q, n) = self.frame(vertices, triangles);
+        q + n * self.offset
+    }
+}

@@ -1,0 +1,105 @@
+//! Cloth-solid contact of the explicit integrator, by position projection: each vertex near a
+//! solid at the start of the step must end the step on the outer side of the solid's tangent
+//! plane (offset by the cloth's and the collider's thickness), with Coulomb friction limiting
+//! its slip along the plane.
+//!
+//! The plane is the tangent plane at the surface point closest to the vertex's position at the
+//! start of the step, with the collider placed at the end of the step. For a convex solid
+//! (sphere, box, capsule, plane) that half-space lies outside the solid, so a vertex kept in
+//! it cannot penetrate, and it contains the start position of a vertex that was outside: the
+//! projection onto it does not add kinetic energy. The velocity consequence comes with the
+//! velocity update `v = (x_new - x_old) / h` of the step: the normal approach is stopped, the
+//! slip reduced by friction.
+
+use crate::World;
+use cloth_collide::Contact;
+use cloth_mesh::Vec3;
+
+/// One contact of a step.
+#[derive(Clone, Copy, Debug)]
+struct Row {
+    vertex: usize,
+    /// Outward unit normal.
+    normal: Vec3,
+    /// Plane offset: `normal . x >= offset` (m).
+    offset: f64,
+    /// Motion of the surface over the step (m).
+    surface_shift: Vec3,
+    /// Coulomb coefficient.
+    friction: f64,
+    /// Accumulated normal correction (m, >= 0).
+    push: f64,
+    /// Accumulated friction correction (m, tangential).
+    slip: Vec3,
+}
+
+/// The contacts of the step being taken.
+#[derive(Default)]
+pub(crate) struct SolidContacts {
+    rows: Vec<Row>,
+    found: Vec<Contact>,
+}
+
+impl SolidContacts {
+    /// Finds the free vertices (`inv_mass` > 0) near a solid at `x_old` with the colliders
+    /// placed at `t_end`: within the cloth's and the collider's thickness plus the contact
+    /// margin plus `travel` (m, the largest distance a vertex may move in the step of `h` s).
+    pub fn detect(
+        &mut self,
+        world: &mut World,
+        x_old: &[Vec3],
+        inv_mass: &[f64],
+        (t_end, h, travel): (f64, f64, f64),
+    ) {
+        self.rows.clear();
+        let contact = world.contact;
+        let Some(set) = world.colliders_mut() else {
+            return;
+        };
+        set.update(t_end);
+        let margin = contact.margin + travel;
+        set.vertex_contacts(x_old, contact.cloth_thickness, margin, &mut self.found);
+        let surfaces = world.surfaces();
+        for c in self.found.iter().filter(|c| inv_mass[c.vertex] > 0.0) {
+            let s = surfaces[c.collider];
+            self.rows.push(Row {
+                vertex: c.vertex,
+                normal: c.normal,
+                offset: c.normal.dot(&c.surface_point) + contact.cloth_thickness + s.thickness,
+                surface_shift: c.surface_velocity * h,
+                friction: s.friction,
+                push: 0.0,
+                slip: Vec3::zeros(),
+            });
+        }
+    }
+
+    /// Number of vertices the last sweep pushed out of a solid (in contact).
+    pub fn active(&self) -> usize {
+        self.rows.iter().filter(|r| r.push > 0.0).count()
+    }
+
+    /// One sweep: each vertex onto the outer side of its plane (over-relaxed by `omega`), then
+    /// its slip since the start of the step, relative to the surface, limited by friction:
+    /// undone entirely while it is at most `friction * push`, else shortened by that much.
+    pub fn sweep(&mut self, x: &mut [Vec3], x_old: &[Vec3], omega: f64) {
+        for r in &mut self.rows {
+            let p = &mut x[r.vertex];
+            let c = r.offset - r.normal.dot(p);
+            let push = (r.push + omega * c).max(0.0);
+            *p += r.normal * (push - r.push);
+            r.push = push;
+            let u = *p - x_old[r.vertex] - r.surface_shift;
+            let free = u - r.normal * r.normal.dot(&u) - r.slip;
+            let cap = r.friction * r.push;
+            let len = free.norm();
+            let slip = if len <= cap {
+                -free
+            } else {
+                -free * (cap / len)
+            };
+            *p += slip - r.slip;
+            r.slip = slip;
+        }
+    }
+}
