@@ -51,6 +51,12 @@ pub struct CaseSpec {
     pub solver: Option<SolverChoice>,
     /// Integrator override.
     pub integrator: Option<IntegratorOverride>,
+    /// Cloth-cloth contact override (`cloth.self_collision`).
+    #[serde(default)]
+    pub self_collision: Option<bool>,
+    /// Override of the continuous collision check of cloth-cloth contact (`cloth.self_ccd`).
+    #[serde(default)]
+    pub self_ccd: Option<bool>,
     /// Rayon worker threads.
     pub threads: usize,
 }
@@ -68,6 +74,8 @@ impl CaseSpec {
             stretch_scale: 1.0,
             solver: None,
             integrator: None,
+            self_collision: None,
+            self_ccd: None,
             threads,
         }
     }
@@ -219,6 +227,14 @@ pub fn prepare_scene(spec: &CaseSpec) -> Result<Scene, String> {
     }
     if let Some(s) = spec.solver {
         scene.solver.preconditioner = s;
+    }
+    for cloth in &mut scene.cloths {
+        if let Some(on) = spec.self_collision {
+            cloth.self_collision = on;
+        }
+        if let Some(on) = spec.self_ccd {
+            cloth.self_ccd = on;
+        }
     }
     let fps = scene.run.fps;
     match spec.integrator {

@@ -681,6 +681,19 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
         ));
     }
 
+    // Self-contact.
+    let selfcontact = group(s, "selfcontact");
+    if !selfcontact.is_empty() {
+        let _ = writeln!(
+            w,
+            "\n## Self-contact (thrown sheet: off, penalty springs only, on)\n"
+        );
+        w.push_str(&markdown_table(
+            &CASE_HEADERS,
+            &selfcontact.iter().map(|r| case_row(r)).collect::<Vec<_>>(),
+        ));
+    }
+
     // Everything.
     let _ = writeln!(w, "\n## All cases\n");
     let rows: Vec<Vec<String>> = s

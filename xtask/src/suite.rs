@@ -352,6 +352,25 @@ pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
         c.frames = frames(o, 5, None);
         cases.push(c);
     }
+    // Self-contact on the thrown sheet (issue 15): off, penalty springs only, and the
+    // default (springs, friction between layers and the continuous collision check).
+    let thrown = scene_path("thrown_sheet.toml");
+    for (name, on, ccd) in [
+        ("off", false, true),
+        ("penalty", true, false),
+        ("on", true, true),
+    ] {
+        let mut c = CaseSpec::new(
+            &format!("selfcontact_{name}"),
+            "selfcontact",
+            thrown.clone(),
+            t,
+        );
+        c.self_collision = Some(on);
+        c.self_ccd = Some(ccd);
+        c.frames = frames(o, 15, None);
+        cases.push(c);
+    }
     cases.retain(|c| {
         o.filter
             .as_ref()
@@ -787,6 +806,8 @@ mod tests {
             "bend_x1000",
             "stretch_x0.1",
             "solver_direct",
+            "selfcontact_on",
+            "selfcontact_off",
         ] {
             assert!(names.contains(&n), "{n} missing from {names:?}");
         }

@@ -15,6 +15,8 @@
 //!   thickness (a bounding volume hierarchy over cloth triangles, refitted every step) and
 //!   turns them into damped penalty springs with exact force Jacobians, the paper's treatment.
 //!   [`count_self_intersections`] counts crossing triangle pairs for statistics.
+//!   [`SelfCcd`] is the continuous safety net: vertex-triangle and edge-edge collisions of
+//!   the straight-line motion of a step ([`Impact`]s with their times).
 //! * **Skinned bodies**: [`GltfBody`] reads glTF 2.0 files and poses their skinned meshes at
 //!   any time by linear blend skinning (`gltf` module docs).
 //!
@@ -54,6 +56,7 @@
 
 mod attach;
 mod bvh;
+mod ccd;
 mod collider;
 mod error;
 mod geometry;
@@ -66,6 +69,7 @@ mod tessellate;
 
 pub use self::gltf::{GltfBody, GltfOptions, MAX_GLTF_BYTES};
 pub use attach::Attachment;
+pub use ccd::{Impact, ImpactKind, SelfCcd, edge_edge_impact, vertex_triangle_impact};
 pub use cloth_mesh::Vec3;
 pub use collider::{Collider, MIN_RELATIVE_VOLUME, Shape};
 pub use error::CollideError;

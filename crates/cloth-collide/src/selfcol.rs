@@ -55,6 +55,16 @@ const EDGE_INTERIOR: f64 = 1e-6;
 /// energy E = k/2 (g - thickness)^2; force f_i = -k (g - thickness) a_i n - c (n . sum_j a_j v_j) a_i n.
 /// Its Jacobians are exact and symmetric positive semidefinite in -df/dx and -df/dv:
 /// df_i/dx_j = -k a_i a_j n n^T, df_i/dv_j = -c a_i a_j n n^T.
+///
+/// Friction between layers ([`SelfCollision::with_friction`], [`SelfCollision::friction`]) is
+/// Coulomb friction on each pressed proximity, with N = -k (g - thickness) - c n . v_r its
+/// normal force at the step's start and v_t the tangential part of the relative velocity
+/// v_r = sum_j a_j v_j. Static (|v_t| <= v_s, the slip speed): an implicit tangential damper of
+/// rate mu N / v_s (df_i/dv_j = -a_i a_j rate (I - n n^T)), which holds against any drive below
+/// mu N and lets the layers creep at less than v_s; a larger drive pushes the slip past v_s
+/// within a step. Kinetic (|v_t| > v_s): the force mu N against the slip (capped at the
+/// impulse that stops the slip in one step for the pair's effective mass, so it never
+/// reverses a slip), with the exact Jacobian of its direction across the slip.
 #[derive(Clone, Debug)]
 pub struct SelfCollision {
     n_vertices: usize,
@@ -66,6 +76,8 @@ pub struct SelfCollision {
     thickness: f64,
     stiffness: f64,
     damping: f64,
+    friction: f64,
+    slip_speed: f64,
     bvh: Bvh,
     boxes: Vec<Aabb>,
     built: bool,
@@ -127,22 +139,7 @@ impl SelfCollision {
                 });
             }
         }
-        let mut edges: Vec<[usize; 2]> = triangles
-            .iter()
-            .flat_map(|t| [0, 1, 2].map(|k| sorted(t[k], t[(k + 1) % 3])))
-            .collect();
-        edges.sort_unstable();
-        edges.dedup();
-        let tri_edges = triangles
-            .iter()
-            .map(|t| {
-                [0, 1, 2].map(|k| {
-                    edges
-                        .binary_search(&sorted(t[k], t[(k + 1) % 3]))
-                        .unwrap_or(usize::MAX)
-                })
-            })
-            .collect();
+        let (edges, tri_edges) = mesh_edges(triangles);
         Ok(SelfCollision {
             n_vertices,
             triangles: triangles.to_vec(),
@@ -151,12 +148,37 @@ impl SelfCollision {
             thickness,
             stiffness,
             damping,
+            friction: 0.0,
+            slip_speed: 1e-3,
             bvh: Bvh::default(),
             boxes: vec![Aabb::empty(); triangles.len()],
             built: false,
             proximities: Vec::new(),
             weld: Vec::new(),
         })
+    }
+
+    /// Sets the Coulomb coefficient `mu` (>= 0, static and kinetic) of friction between layers
+    /// and the slip speed `slip_speed` (m/s, > 0) below which friction acts as a stiff damper
+    /// (static friction); see the type's docs. Without it there is no friction.
+    pub fn with_friction(mut self, mu: f64, slip_speed: f64) -> Result<Self, CollideError> {
+        if !(mu.is_finite() && mu >= 0.0) {
+            return Err(CollideError::BadParameter {
+                what: "friction",
+                value: mu,
+                expected: "finite, >= 0",
+            });
+        }
+        if !(slip_speed.is_finite() && slip_speed > 0.0) {
+            return Err(CollideError::BadParameter {
+                what: "slip speed",
+                value: slip_speed,
+                expected: "finite, > 0 m/s",
+            });
+        }
+        self.friction = mu;
+        self.slip_speed = slip_speed;
+        Ok(self)
     }
 
     /// Detects proximities at positions `x` (m), refitting the hierarchy (parallel,
@@ -364,6 +386,109 @@ impl SelfCollision {
             }
         }
     }
+
+    /// Adds the friction between layers (see the type's docs) at positions `x` (m),
+    /// velocities `v` (m/s), vertex masses `masses` (kg) and step `h` (s) to `forces` (N), and
+    /// appends its velocity Jacobian entries `(i, j, 0, df_i/dv_j)` with i <= j. Nothing is
+    /// added without friction ([`SelfCollision::with_friction`]) or for arrays of the wrong
+    /// length.
+    pub fn friction(
+        &self,
+        x: &[Vec3],
+        v: &[Vec3],
+        masses: &[f64],
+        h: f64,
+        forces: &mut [Vec3],
+        entries: &mut Vec<(usize, usize, Matrix3<f64>, Matrix3<f64>)>,
+    ) {
+        let n = self.n_vertices;
+        let lengths_ok = [x.len(), v.len(), masses.len(), forces.len()]
+            .iter()
+            .all(|&l| l == n);
+        if self.friction == 0.0 || !lengths_ok || !(h > 0.0) {
+            return;
+        }
+        for p in &self.proximities {
+            let Some((force, rate, dir)) = self.pair_friction(p, x, v, masses, h) else {
+                continue;
+            };
+            for i in 0..4 {
+                forces[p.vertices[i]] += force * p.weights[i];
+            }
+            // Static: damper across the whole tangent plane; sliding: only across the slip.
+            let plane = Matrix3::identity() - p.normal * p.normal.transpose();
+            let jac = (plane - dir * dir.transpose()) * rate;
+            for i in 0..4 {
+                for j in i..4 {
+                    let w = p.weights[i] * p.weights[j];
+                    if w == 0.0 {
+                        continue;
+                    }
+                    let (a, b) = (p.vertices[i], p.vertices[j]);
+                    entries.push((a.min(b), a.max(b), Matrix3::zeros(), jac * (-w)));
+                }
+            }
+        }
+    }
+
+    /// Friction of one proximity: the force on its first feature (N), the damping rate
+    /// (N s/m) across the tangent plane, and the slip direction whose damping is left out
+    /// (zero when sticking). `None` when the pair is not pressed together.
+    fn pair_friction(
+        &self,
+        p: &Proximity,
+        x: &[Vec3],
+        v: &[Vec3],
+        masses: &[f64],
+        h: f64,
+    ) -> Option<(Vec3, f64, Vec3)> {
+        let (mut r, mut rv, mut inv_mass) = (Vec3::zeros(), Vec3::zeros(), 0.0);
+        for k in 0..4 {
+            r += x[p.vertices[k]] * p.weights[k];
+            rv += v[p.vertices[k]] * p.weights[k];
+            inv_mass += p.weights[k] * p.weights[k] / masses[p.vertices[k]];
+        }
+        let c = p.normal.dot(&r) - self.thickness;
+        let vn = p.normal.dot(&rv);
+        let normal_force = -self.stiffness * c - self.damping * vn;
+        if !(c < 0.0 && normal_force > 0.0 && inv_mass.is_finite() && inv_mass > 0.0) {
+            return None;
+        }
+        let slip = rv - p.normal * vn;
+        let speed = slip.norm();
+        let limit = self.friction * normal_force;
+        if !(speed > self.slip_speed) {
+            // Static: a stiff damper that holds any drive below mu N (creep < slip speed).
+            let rate = limit / self.slip_speed;
+            return Some((-slip * rate, rate, Vec3::zeros()));
+        }
+        // Kinetic: mu N against the slip, capped at the impulse that stops the slip in one
+        // step (pair's effective mass), so it cannot reverse it.
+        let dir = slip / speed;
+        let magnitude = limit.min(speed / (inv_mass * h));
+        Some((-dir * magnitude, magnitude / speed, dir))
+    }
+}
+
+/// The unique edges `(v0 < v1)` of `triangles`, sorted, and the edge indices of each triangle.
+pub(crate) fn mesh_edges(triangles: &[[usize; 3]]) -> (Vec<[usize; 2]>, Vec<[usize; 3]>) {
+    let mut edges: Vec<[usize; 2]> = triangles
+        .iter()
+        .flat_map(|t| [0, 1, 2].map(|k| sorted(t[k], t[(k + 1) % 3])))
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
+    let tri_edges = triangles
+        .iter()
+        .map(|t| {
+            [0, 1, 2].map(|k| {
+                edges
+                    .binary_search(&sorted(t[k], t[(k + 1) % 3]))
+                    .unwrap_or(usize::MAX)
+            })
+        })
+        .collect();
+    (edges, tri_edges)
 }
 
 /// Per vertex the smallest vertex of its class after welding `pairs` (transitively); empty

@@ -28,6 +28,17 @@ pub struct ContactSettings {
     /// Damping (N s/m) of the cloth-cloth penalty springs along the contact normal.
     /// Default 0.5 N s/m.
     pub self_damping: f64,
+    /// Coulomb coefficient between layers of the cloth (static and kinetic), scene key
+    /// `cloth.friction`. Default 0.3.
+    pub self_friction: f64,
+    /// Whether each step's motion is checked for the cloth passing through itself (continuous
+    /// collision detection, vertex-triangle and edge-edge) and repaired by rigid impact zones
+    /// (or a smaller step), when cloth-cloth contact is on. Default true.
+    pub self_ccd: bool,
+    /// The distance counted as a collision by that check, as a fraction of `cloth_thickness`:
+    /// features ending a step closer than this, or touching within it, are put in an impact
+    /// zone. Default 0.1.
+    pub ccd_gap: f64,
 }
 
 impl Default for ContactSettings {
@@ -38,6 +49,9 @@ impl Default for ContactSettings {
             stick_speed: 1e-3,
             self_stiffness: 500.0,
             self_damping: 0.5,
+            self_friction: 0.3,
+            self_ccd: true,
+            ccd_gap: 0.1,
         }
     }
 }

@@ -43,6 +43,12 @@ pub enum Reject {
         /// How deep below the solid's surface (m).
         depth: f64,
     },
+    /// The step's motion made the cloth pass through itself (continuous collision detection)
+    /// and the impact zones could not separate it within their iteration budget: h is halved.
+    SelfCrossing {
+        /// Colliding vertex-triangle and edge-edge pairs left at the last iteration.
+        impacts: usize,
+    },
 }
 
 impl Reject {
@@ -71,6 +77,12 @@ impl std::fmt::Display for Reject {
             Reject::Factorization { detail } => write!(f, "direct factorisation failed: {detail}"),
             Reject::Penetration { vertices } => {
                 write!(f, "{vertices} free vertices ended inside a solid")
+            }
+            Reject::SelfCrossing { impacts } => {
+                write!(
+                    f,
+                    "cloth passes through itself ({impacts} colliding pairs left)"
+                )
             }
             Reject::InsideSolid {
                 vertex,

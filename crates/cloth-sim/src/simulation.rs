@@ -76,6 +76,21 @@ impl Simulation {
         })
     }
 
+    /// Starts the unpinned vertices among `vertices` (e.g. one cloth's [`crate::ClothPart`]
+    /// range) at velocity `v` (m/s) instead of at rest (a thrown cloth);
+    /// only before the first frame, since the sanity references are taken again from the
+    /// new initial state.
+    pub fn with_initial_velocity(mut self, vertices: std::ops::Range<usize>, v: Vec3) -> Self {
+        let pinned = self.world.pinned();
+        for i in vertices {
+            if let (Some(vi), Some(&p)) = (self.state.v.get_mut(i), pinned.get(i)) {
+                *vi = if p { Vec3::zeros() } else { v };
+            }
+        }
+        self.sanity = Sanity::new(&self.world, &self.state);
+        self
+    }
+
     /// The world: cloth, pins, colliders.
     pub fn world(&self) -> &World {
         &self.world
@@ -368,6 +383,7 @@ fn implicit_frame(
                 sanity.check(world, state, stats.frame, stepper.most_stretched())?;
                 add_attempt(stats, &info);
                 stats.steps += 1;
+                stats.zone_vertices += info.zone_vertices;
                 stats.h_min = stats.h_min.min(h);
                 stats.h_max = stats.h_max.max(h);
                 controller.accepted(grow_after, h_max);

@@ -69,6 +69,9 @@ pub struct Rejections {
     pub penetration: usize,
     /// [`Reject::InsideSolid`]: a vertex stayed inside a solid after every redo.
     pub inside_solid: usize,
+    /// [`Reject::SelfCrossing`]: the cloth passed through itself and impact zones did not
+    /// separate it.
+    pub self_crossing: usize,
 }
 
 impl Rejections {
@@ -80,6 +83,7 @@ impl Rejections {
             Reject::Factorization { .. } => self.factorization += 1,
             Reject::Penetration { .. } => self.penetration += 1,
             Reject::InsideSolid { .. } => self.inside_solid += 1,
+            Reject::SelfCrossing { .. } => self.self_crossing += 1,
         }
     }
 
@@ -90,6 +94,7 @@ impl Rejections {
             + self.factorization
             + self.penetration
             + self.inside_solid
+            + self.self_crossing
     }
 
     /// Adds another set of counts to this one.
@@ -99,6 +104,7 @@ impl Rejections {
         self.factorization += o.factorization;
         self.penetration += o.penetration;
         self.inside_solid += o.inside_solid;
+        self.self_crossing += o.self_crossing;
     }
 }
 
@@ -139,6 +145,9 @@ pub struct FrameStats {
     /// Largest distance between the two vertices of a garment stitch at the end of the frame
     /// (m; 0 without stitches): how far the seams are from closed.
     pub seam_gap: f64,
+    /// Vertices whose motion was replaced by their impact zone's (cloth passing through
+    /// itself), summed over the accepted steps of the frame.
+    pub zone_vertices: usize,
     /// Wall time split (s).
     pub timings: Timings,
     /// Explicit integrator: largest violation of the strain limit left by the projection of

@@ -362,15 +362,20 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
     let thickness = scene.cloths.iter().map(|c| c.thickness).fold(0.0, f64::max);
     let contact = ContactSettings {
         cloth_thickness: thickness,
+        self_friction: scene.cloths.iter().map(|c| c.friction).fold(0.0, f64::max),
+        self_ccd: scene.cloths.iter().all(|c| c.self_ccd),
         ..ContactSettings::default()
     };
     let self_collision = if scene.cloths.iter().any(|c| c.self_collision) {
-        Some(SelfCollision::new(
-            &mesh,
-            thickness,
-            contact.self_stiffness,
-            contact.self_damping,
-        )?)
+        Some(
+            SelfCollision::new(
+                &mesh,
+                thickness,
+                contact.self_stiffness,
+                contact.self_damping,
+            )?
+            .with_friction(contact.self_friction, contact.stick_speed)?,
+        )
     } else {
         None
     };
@@ -385,7 +390,20 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
     if !sewing.is_empty() {
         world = world.with_sewing(sewing);
     }
-    Simulation::new(world, build_integrator(scene), scene.run.fps)?.with_preroll(scene.run.preroll)
+    world.contact = contact;
+    let mut sim = Simulation::new(world, build_integrator(scene), scene.run.fps)?;
+    let ranges: Vec<_> = sim
+        .system()
+        .parts
+        .iter()
+        .map(|p| p.vertices.clone())
+        .collect();
+    for (c, range) in scene.cloths.iter().zip(ranges) {
+        if c.velocity != Vec3::zeros() {
+            sim = sim.with_initial_velocity(range, c.velocity);
+        }
+    }
+    sim.with_preroll(scene.run.preroll)
 }
 
 /// The rigid motion of a collider: keyframes, constant velocity, or none.

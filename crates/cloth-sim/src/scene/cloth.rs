@@ -108,6 +108,9 @@ impl Ctx<'_> {
             drag: self.non_negative(&key("drag"), c.drag.unwrap_or(0.0))?,
             wind: self.opt_vec3(&key("wind"), c.wind)?,
             self_collision: c.self_collision.unwrap_or(garment),
+            friction: self.non_negative(&key("friction"), c.friction.unwrap_or(0.3))?,
+            self_ccd: c.self_ccd.unwrap_or(true),
+            velocity: self.opt_vec3(&key("velocity"), c.velocity)?,
         })
     }
 

@@ -25,6 +25,9 @@
 //! drag = 0.0                 # normal air drag, kg/(m^2 s) (default 0 = no air)
 //! wind = [0, 0, 0]           # m/s (default still air)
 //! self_collision = false     # cloth-cloth contact (default false)
+//! friction = 0.3             # Coulomb coefficient between layers (default 0.3)
+//! self_ccd = true            # cloth-cloth: continuous collision check of every step (default)
+//! velocity = [0, 0, 0]       # m/s, initial velocity of the unpinned vertices (default rest)
 //! stretch_targets = [1, 1]   # [b_u, b_v]: rest stretch targets (default the material's, [1, 1])
 //! bend_uv = [1, 1]           # [k_u, k_v]: bending multipliers along u and v (default [1, 1])
 //!
@@ -423,6 +426,19 @@ pub struct ClothSettings {
     /// sewing patterns). With several cloths, contact within and between all cloths is on
     /// when any cloth asks for it.
     pub self_collision: bool,
+    /// Coulomb friction coefficient between layers of the cloth (cloth-cloth contact; the
+    /// friction against solids is each collider's own). Key `friction`, default 0.3, >= 0.
+    /// With several cloths the largest applies to all cloth-cloth contact.
+    pub friction: f64,
+    /// Whether cloth-cloth contact also checks every step's motion for the cloth passing
+    /// through itself (continuous collision detection with impact zones). Key `self_ccd`,
+    /// default true; only for measuring what the penalty springs alone do. With several
+    /// cloths it is off when any cloth turns it off.
+    pub self_ccd: bool,
+    /// Initial velocity of every unpinned vertex in m/s (a thrown cloth). Key `velocity`,
+    /// default zero.
+    #[serde(serialize_with = "ser_vec3")]
+    pub velocity: Vector3<f64>,
 }
 
 impl ClothSettings {

@@ -85,6 +85,9 @@ pub(super) struct RawCloth {
     pub(super) drag: Option<f64>,
     pub(super) wind: Option<[f64; 3]>,
     pub(super) self_collision: Option<bool>,
+    pub(super) friction: Option<f64>,
+    pub(super) self_ccd: Option<bool>,
+    pub(super) velocity: Option<[f64; 3]>,
     pub(super) stretch_targets: Option<[f64; 2]>,
     pub(super) bend_uv: Option<[f64; 2]>,
 }

@@ -4,6 +4,7 @@
 
 use super::ImplicitSettings;
 use super::detect::Detection;
+use super::zones::Zones;
 use crate::contact::ContactMemory;
 use crate::stats::{Stopwatch, Timings};
 use crate::{Reject, State, World};
@@ -14,12 +15,36 @@ use cloth_mesh::Vec3;
 pub(crate) struct Check {
     /// Stretch `(|w_u|, |w_v|)` per triangle at the start state.
     pub stretch0: Vec<[f64; 2]>,
-    /// The same at the candidate end state (without the position alteration y).
+    /// The same at the candidate end state `x1`.
     pub stretch1: Vec<[f64; 2]>,
+    /// The attempt's position alterations y (empty when all are zero).
+    y: Vec<Vec3>,
+    /// Scratch positions.
+    scratch: Vec<Vec3>,
     /// Whether `stretch0` belongs to the current start state.
     valid: bool,
-    /// Candidate end positions, `x0 + h (v0 + dv) + y` (m).
+    /// Whether the attempt being judged has a non-zero alteration y (then `stretch1` is not
+    /// the candidate's own stretch until [`Check::restretch`]).
+    pub altered: bool,
+    /// Candidate end positions, `x0 + h (v0 + dv) + y` (m), after impact zones.
     pub x1: Vec<Vec3>,
+    /// The candidate before impact zones (m).
+    x1_free: Vec<Vec3>,
+    /// Impact zones (the cloth-cloth safety net).
+    zones: Zones,
+    /// Vertices moved by impact zones in the last judged attempt.
+    pub zone_vertices: usize,
+}
+
+/// A vertex deeper inside a solid than the thickness, as a rejection.
+fn inside_solid(detection: &Detection) -> Option<Reject> {
+    detection
+        .inside
+        .map(|(vertex, collider, depth)| Reject::InsideSolid {
+            vertex,
+            collider,
+            depth,
+        })
 }
 
 impl Check {
@@ -34,10 +59,11 @@ impl Check {
         self.valid = true;
     }
 
-    /// Judges the candidate `x0 + h (v0 + dv) + y`: `None` to accept (then `x1` holds it),
-    /// or why to reject. A vertex pulled into a solid's thickness layer asks for a redo at the
-    /// same h with it in contact; one still inside a solid beyond the thickness when the redos
-    /// are used up asks for a smaller step, so no accepted step leaves cloth inside a solid.
+    /// Judges the candidate `x0 + h (v0 + dv) + y`: `None` to accept (then `x1` holds it), or why to reject. A vertex pulled into a solid's thickness
+    /// layer asks for a redo at the same h with it in contact; one still inside a solid beyond
+    /// the thickness when the redos are used up asks for a smaller step, so no accepted step
+    /// leaves cloth inside a solid. Last, the motion is made free of cloth-cloth crossings by
+    /// impact zones ([`super::zones`]), and the changed candidate is judged again.
     #[allow(clippy::too_many_arguments)]
     pub fn judge(
         &mut self,
@@ -53,22 +79,7 @@ impl Check {
         timings: &mut Timings,
         sw: &mut Stopwatch,
     ) -> Option<Reject> {
-        let model = &world.cloth.model;
-        if !self.valid {
-            model.triangle_stretch(&state.x, &mut self.stretch0);
-            self.valid = true;
-        }
-        // Candidate state without the position alteration: the check judges the integration,
-        // not the deliberate geometric correction y (Knowl 6), which would otherwise fail a
-        // step at any h.
-        self.x1.resize(state.len(), Vec3::zeros());
-        for (((x1, x), v), dv) in self.x1.iter_mut().zip(&state.x).zip(&state.v).zip(dv) {
-            *x1 = x + (v + dv) * h;
-        }
-        model.triangle_stretch(&self.x1, &mut self.stretch1);
-        for (x1, y) in self.x1.iter_mut().zip(y) {
-            *x1 += y;
-        }
+        self.candidate(world, state, dv, y, h);
         timings.other += sw.lap();
         if world.colliders.is_some() {
             detection.penetrations(world, &self.x1);
@@ -79,20 +90,104 @@ impl Check {
                     return Some(Reject::Penetration { vertices: marked });
                 }
             }
-            if let Some((vertex, collider, depth)) = detection.inside {
-                return Some(Reject::InsideSolid {
-                    vertex,
-                    collider,
-                    depth,
-                });
+            if let Some(reject) = inside_solid(detection) {
+                return Some(reject);
             }
         }
+        if let Some(reject) = self.stretch_reject(settings) {
+            return Some(reject);
+        }
+        self.separate(world, state, settings, detection, timings, sw)
+    }
+
+    /// The candidate positions `x1` and their stretch, measured without the position
+    /// alteration y: the check judges the integration, not the deliberate geometric
+    /// correction y (Knowl 6), which would otherwise fail a step at any h.
+    fn candidate(&mut self, world: &World, state: &State, dv: &[Vec3], y: &[Vec3], h: f64) {
+        let model = &world.cloth.model;
+        if !self.valid {
+            model.triangle_stretch(&state.x, &mut self.stretch0);
+            self.valid = true;
+        }
+        self.x1.resize(state.len(), Vec3::zeros());
+        for (((x1, x), v), dv) in self.x1.iter_mut().zip(&state.x).zip(&state.v).zip(dv) {
+            *x1 = x + (v + dv) * h;
+        }
+        self.stretch_without(model, &[]);
+        self.altered = y.iter().any(|y| *y != Vec3::zeros());
+        for (x1, y) in self.x1.iter_mut().zip(y) {
+            *x1 += y;
+        }
+        self.y.clear();
+        if self.altered {
+            self.y.extend_from_slice(y);
+        }
+    }
+
+    /// The stretch of `x1 - y` into `stretch1` (`y` empty: of `x1`).
+    fn stretch_without(&mut self, model: &cloth_forces::ClothModel, y: &[Vec3]) {
+        if y.is_empty() {
+            model.triangle_stretch(&self.x1, &mut self.stretch1);
+            return;
+        }
+        self.scratch.clear();
+        self.scratch
+            .extend(self.x1.iter().zip(y).map(|(x, y)| x - y));
+        model.triangle_stretch(&self.scratch, &mut self.stretch1);
+    }
+
+    /// A stretch change above the threshold (Knowl 9), if any.
+    fn stretch_reject(&self, settings: &ImplicitSettings) -> Option<Reject> {
         let (triangle, change) = self.largest_stretch_change();
         (change > settings.stretch_threshold).then_some(Reject::StretchChange {
             triangle,
             change,
             threshold: settings.stretch_threshold,
         })
+    }
+
+    /// The safety net: impact zones make the candidate's motion free of cloth-cloth
+    /// collisions; a candidate they changed is checked again for stretch and solids.
+    fn separate(
+        &mut self,
+        world: &World,
+        state: &State,
+        settings: &ImplicitSettings,
+        detection: &mut Detection,
+        timings: &mut Timings,
+        sw: &mut Stopwatch,
+    ) -> Option<Reject> {
+        self.x1_free.clone_from(&self.x1);
+        let zoned = self.zones.resolve(world, &state.x, &mut self.x1);
+        timings.cloth_cloth += sw.lap();
+        self.zone_vertices = match zoned {
+            Ok(count) => count,
+            Err(reject) => return Some(reject),
+        };
+        if self.zone_vertices == 0 {
+            return None;
+        }
+        world
+            .cloth
+            .model
+            .triangle_stretch(&self.x1, &mut self.stretch1);
+        if world.colliders.is_some() {
+            detection.penetrations(world, &self.x1);
+            timings.cloth_solid += sw.lap();
+            if let Some(reject) = inside_solid(detection) {
+                return Some(reject);
+            }
+        }
+        self.stretch_reject(settings)
+    }
+
+    /// Velocity corrections (m/s) of the impact zones for an accepted step of size `h`: the
+    /// change of each vertex's end position divided by h.
+    pub fn zone_velocity_changes(&self, h: f64) -> impl Iterator<Item = Vec3> + '_ {
+        self.x1
+            .iter()
+            .zip(&self.x1_free)
+            .map(move |(x, free)| (x - free) / h)
     }
 
     /// The most stretched triangle of the start state and its stretch `max(|w_u|, |w_v|) - 1`.

@@ -115,6 +115,9 @@ impl Assembly {
                     &mut self.extra.forces,
                     &mut self.extra.blocks,
                 );
+                let masses = &sys.masses;
+                let (forces, blocks) = (&mut self.extra.forces, &mut self.extra.blocks);
+                sc.friction(&state.x, &state.v, masses, h, forces, blocks);
                 timings.cloth_cloth += sw.lap();
             }
             if !world.sewing.is_empty() {

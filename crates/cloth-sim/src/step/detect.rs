@@ -6,7 +6,8 @@
 use crate::State;
 use crate::World;
 use crate::stats::{Stopwatch, Timings};
-use cloth_collide::{Contact, FeatureContact, Motion};
+use cloth_collide::{Contact, FeatureContact, Motion, ProximityKind};
+use cloth_mesh::Vec3;
 use nalgebra::{Isometry3, Point3};
 
 /// What the queries found for the step being attempted.
@@ -26,6 +27,9 @@ pub(crate) struct Detection {
     /// point was at t (`None` for deforming meshes).
     back: Vec<Option<Isometry3<f64>>>,
     scratch: Vec<Contact>,
+    /// Per vertex: the separation direction of a cloth layer it lies on (vertex-triangle
+    /// proximity), if any.
+    layer_normal: Vec<Option<Vec3>>,
 }
 
 impl Detection {
@@ -108,6 +112,35 @@ impl Detection {
             sc.detect(&state.x);
             timings.cloth_cloth += sw.lap();
         }
+    }
+
+    /// Drops the solid contacts of vertices that rest on another layer of the cloth lying
+    /// between them and the solid (a vertex-triangle proximity whose direction is within 60
+    /// degrees of the solid's normal) and are outside the solid's thickness layer: such a
+    /// vertex touches the cloth under it, not the solid, and must not be held by the solid's
+    /// friction (a layer sliding on another would stop dead when it came within the contact
+    /// search range of the floor underneath).
+    pub fn shield(&mut self, world: &World) {
+        let Some(sc) = world.self_collision.as_ref() else {
+            return;
+        };
+        if self.contacts.is_empty() {
+            return;
+        }
+        self.layer_normal.clear();
+        self.layer_normal.resize(world.num_vertices(), None);
+        for p in sc.proximities() {
+            if p.kind == ProximityKind::VertexTriangle {
+                self.layer_normal[p.vertices[0]].get_or_insert(p.normal);
+            }
+        }
+        let (surfaces, thick) = (world.surfaces(), world.contact.cloth_thickness);
+        let layer_normal = &self.layer_normal;
+        self.contacts.retain(|c| {
+            let outside = c.distance > thick + surfaces[c.collider].thickness;
+            let on_layer = layer_normal[c.vertex].is_some_and(|n| n.dot(&c.normal) > 0.5);
+            !(outside && on_layer)
+        });
     }
 
     /// Vertices of the candidate end state `x1` (colliders already at t + h) that are deep

@@ -10,7 +10,9 @@
 //! 4. [`solve`]: the modified PCG (or the direct solve) for dv, and the constraint forces
 //!    `e = A dv - b` (Knowls 1, 8);
 //! 5. [`accept`]: the candidate state is judged: stretch change (Knowl 9), penetration,
-//!    definiteness — a [`Reject`] or acceptance;
+//!    definiteness — a [`Reject`] or acceptance; last, the safety net of cloth-cloth contact
+//!    ([`zones`]): continuous collision detection of the candidate motion, and rigid impact
+//!    zones (or a halved step) so that no accepted step makes the cloth pass through itself;
 //! 6. [`update`]: `v += dv`, `x += h (v0 + dv) + y`, optional strain limiting, contact modes.
 //!
 //! The frame driver and the step-size controller ([`crate::Simulation`]) sit on top of
@@ -22,6 +24,7 @@ mod constrain;
 mod detect;
 mod solve;
 mod update;
+mod zones;
 
 use crate::checkpoint::ImplicitMemory;
 use crate::contact::ContactMemory;
@@ -124,6 +127,9 @@ pub struct StepInfo {
     pub cg_iterations: usize,
     /// Whether the linear solve stopped at its iteration cap before reaching the tolerance.
     pub cg_capped: bool,
+    /// Vertices whose motion was replaced by their impact zone's (0 unless the cloth would
+    /// have passed through itself).
+    pub zone_vertices: usize,
     /// Wall time split of the attempt (s).
     pub timings: Timings,
 }
@@ -292,6 +298,7 @@ impl Implicit {
         self.detect.solids(world, state, h, t, &mut sw);
         let fresh = self.assemble.needs_eval();
         self.detect.cloth(world, state, fresh, t, &mut sw);
+        self.detect.shield(world);
         // 2. constrain
         let (detect, shift) = (&self.detect, &self.pending_shift);
         let contacts = &mut self.contacts;
@@ -324,6 +331,7 @@ impl Implicit {
             return Ok(Step::Rejected(reject, info));
         }
         // 6. update
+        info.zone_vertices = self.accept.zone_vertices;
         self.update(world, state, h);
         info.timings.other += sw.lap();
         Ok(Step::Accepted(info))
@@ -378,7 +386,6 @@ impl Implicit {
             world,
             state,
             h,
-            &self.constrain.y,
             strain,
             &self.solve,
             &mut self.accept,

@@ -25,13 +25,13 @@ impl StrainPass {
     }
 }
 
-/// Applies an accepted step of size `h` with position alterations `y`.
+/// Applies an accepted step of size `h` (the candidate in `check` already holds the position
+/// alterations y).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn apply(
     world: &World,
     state: &mut State,
     h: f64,
-    y: &[Vec3],
     strain: Option<(&StrainPass, &StrainLimit)>,
     solution: &Solution,
     check: &mut Check,
@@ -48,6 +48,11 @@ pub(crate) fn apply(
         *v += dv;
         *f = e / h;
     }
+    if check.zone_vertices > 0 {
+        for (v, dv) in state.v.iter_mut().zip(check.zone_velocity_changes(h)) {
+            *v += dv;
+        }
+    }
     std::mem::swap(&mut state.x, &mut check.x1);
     let model = &world.cloth.model;
     if let Some((pass, limit)) = strain {
@@ -58,7 +63,7 @@ pub(crate) fn apply(
             *v += (x - x1) / h;
         }
         model.triangle_stretch(&state.x, &mut check.stretch1);
-    } else if y.iter().any(|y| *y != Vec3::zeros()) {
+    } else if check.altered {
         // The candidate's stretch was measured without y.
         model.triangle_stretch(&state.x, &mut check.stretch1);
     }

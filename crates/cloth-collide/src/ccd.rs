@@ -1,0 +1,449 @@
+//! Continuous collision detection (CCD) of cloth against itself over one step: every vertex and
+//! every edge moves on a straight line from its start to its end position, and a
+//! vertex-triangle or edge-edge pair collides when its four points become coplanar at a time in
+//! [0, 1] where the features are also within a small gap of each other (Provot 1997; Bridson,
+//! Fedkiw & Anderson 2002). The coplanarity condition is a cubic in time; its roots are
+//! bracketed on the monotone pieces between the cubic's critical points and bisected, so no
+//! sign change is missed, and the critical points themselves are tested too (grazing contacts).
+
+use rayon::prelude::*;
+
+use crate::Vec3;
+use crate::bvh::{Aabb, Bvh};
+use crate::error::CollideError;
+use crate::geometry::{closest_on_triangle, closest_segment_segment};
+use crate::selfcol::mesh_edges;
+
+/// Which pair of features collides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImpactKind {
+    /// Vertex `vertices[0]` hits triangle `(vertices[1], vertices[2], vertices[3])`.
+    VertexTriangle,
+    /// Edge `(vertices[0], vertices[1])` hits edge `(vertices[2], vertices[3])`.
+    EdgeEdge,
+}
+
+/// A collision found within a step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Impact {
+    /// Kind of feature pair.
+    pub kind: ImpactKind,
+    /// The four cloth vertices involved.
+    pub vertices: [usize; 4],
+    /// Earliest time of contact as a fraction of the step, in [0, 1].
+    pub t: f64,
+}
+
+/// Bisection steps of a bracketed root (2^-52 of the step: full f64 resolution).
+const BISECTIONS: usize = 52;
+/// How many vertices/edges each parallel task handles (fixed, so results are deterministic).
+const CHUNK: usize = 256;
+
+/// The earliest time in [0, 1] at which point `p` (moving from `p[0]` to `p[1]`) comes within
+/// `gap` (m) of triangle `(a, b, c)` (each corner moving linearly) while coplanar with it, or
+/// at the end of the motion. A pair that starts closer than `2 gap` counts only when it comes
+/// within half its start distance (so pairs that start in contact do not collide forever).
+pub fn vertex_triangle_impact(
+    p: [Vec3; 2],
+    a: [Vec3; 2],
+    b: [Vec3; 2],
+    c: [Vec3; 2],
+    gap: f64,
+) -> Option<f64> {
+    let dist = |t: f64| {
+        let at = |q: &[Vec3; 2]| q[0] + (q[1] - q[0]) * t;
+        let (pt, at_, bt, ct) = (at(&p), at(&a), at(&b), at(&c));
+        let (w, _) = closest_on_triangle(&pt, &at_, &bt, &ct);
+        (pt - (at_ * w[0] + bt * w[1] + ct * w[2])).norm()
+    };
+    earliest([a, b, c, p], 3, gap, dist)
+}
+
+/// The earliest time in [0, 1] at which edge `(p, q)` comes within `gap` (m) of edge `(r, s)`
+/// (every end moving linearly) while the four points are coplanar, or at the end of the
+/// motion; the same start-distance rule as [`vertex_triangle_impact`].
+pub fn edge_edge_impact(
+    p: [Vec3; 2],
+    q: [Vec3; 2],
+    r: [Vec3; 2],
+    s: [Vec3; 2],
+    gap: f64,
+) -> Option<f64> {
+    let dist = |t: f64| {
+        let at = |x: &[Vec3; 2]| x[0] + (x[1] - x[0]) * t;
+        let (pt, qt, rt, st) = (at(&p), at(&q), at(&r), at(&s));
+        let (u, v) = closest_segment_segment(&pt, &qt, &rt, &st);
+        ((pt + (qt - pt) * u) - (rt + (st - rt) * v)).norm()
+    };
+    earliest([p, q, r, s], 2, gap, dist)
+}
+
+/// Earliest candidate time at which `dist` falls below the effective gap. The candidates are
+/// the roots of the coplanarity cubic of the four moving points `x[1] - x[0]`, `x[2] - x[0]`,
+/// `x[3] - x[0]`, its critical points, and the end of the step; when the cubic vanishes
+/// identically (motion within one plane) a few samples are tested as well. Points
+/// `x[..split]` are one feature, `x[split..]` the other: over the step, the distance of the
+/// features shrinks at most by the largest relative travel `|dx_i - dx_j|` of a point of each
+/// (the closest points are convex combinations), so pairs farther apart than that are
+/// dismissed after one distance evaluation (most candidate pairs of the broad phase, also
+/// when the whole cloth moves fast).
+fn earliest(x: [[Vec3; 2]; 4], split: usize, gap: f64, dist: impl Fn(f64) -> f64) -> Option<f64> {
+    let d0 = dist(0.0);
+    let limit = gap.min(0.5 * d0);
+    if !(limit > 0.0) {
+        return None;
+    }
+    let mut closing = 0.0f64;
+    for i in &x[..split] {
+        for j in &x[split..] {
+            closing = closing.max(((i[1] - i[0]) - (j[1] - j[0])).norm());
+        }
+    }
+    if d0 - closing >= limit {
+        return None;
+    }
+    let coeffs = coplanarity_cubic(&x);
+    let scale = x
+        .iter()
+        .flat_map(|q| [(q[0] - x[0][0]).norm(), (q[1] - x[0][1]).norm()])
+        .fold(0.0, f64::max)
+        .max((x[0][1] - x[0][0]).norm());
+    let mut times = Vec::with_capacity(8);
+    cubic_roots(coeffs, &mut times);
+    if coeffs.iter().all(|c| c.abs() <= 1e-12 * scale.powi(3)) {
+        times.extend([0.25, 0.5, 0.75]);
+    }
+    times.push(1.0);
+    times.sort_by(f64::total_cmp);
+    times.into_iter().find(|&t| dist(t) < limit)
+}
+
+/// Coefficients `[c0, c1, c2, c3]` of det(e1(t), e2(t), e3(t)) with `e_k = x_k - x_0` linear in t.
+fn coplanarity_cubic(x: &[[Vec3; 2]; 4]) -> [f64; 4] {
+    let u: [Vec3; 3] = [1, 2, 3].map(|k| x[k][0] - x[0][0]);
+    let w: [Vec3; 3] = [1, 2, 3].map(|k| (x[k][1] - x[0][1]) - (x[k][0] - x[0][0]));
+    let det = |a: &Vec3, b: &Vec3, c: &Vec3| a.dot(&b.cross(c));
+    [
+        det(&u[0], &u[1], &u[2]),
+        det(&w[0], &u[1], &u[2]) + det(&u[0], &w[1], &u[2]) + det(&u[0], &u[1], &w[2]),
+        det(&u[0], &w[1], &w[2]) + det(&w[0], &u[1], &w[2]) + det(&w[0], &w[1], &u[2]),
+        det(&w[0], &w[1], &w[2]),
+    ]
+}
+
+/// Pushes the roots in [0, 1] of `c0 + c1 t + c2 t^2 + c3 t^3` and its critical points there.
+fn cubic_roots(c: [f64; 4], out: &mut Vec<f64>) {
+    let f = |t: f64| c[0] + t * (c[1] + t * (c[2] + t * c[3]));
+    // Critical points: 3 c3 t^2 + 2 c2 t + c1 = 0.
+    let mut cuts = vec![0.0];
+    let (qa, qb, qc) = (3.0 * c[3], 2.0 * c[2], c[1]);
+    if qa != 0.0 {
+        let disc = qb * qb - 4.0 * qa * qc;
+        if disc >= 0.0 {
+            let sq = disc.sqrt();
+            // Numerically stable pair of roots.
+            let q = -0.5 * (qb + qb.signum() * sq);
+            let mut r = [q / qa, if q != 0.0 { qc / q } else { -qb / (2.0 * qa) }];
+            r.sort_by(f64::total_cmp);
+            cuts.extend(r.into_iter().filter(|t| *t > 0.0 && *t < 1.0));
+        }
+    } else if qb != 0.0 {
+        let t = -qc / qb;
+        if t > 0.0 && t < 1.0 {
+            cuts.push(t);
+        }
+    }
+    cuts.push(1.0);
+    out.extend(cuts[1..cuts.len() - 1].iter().copied());
+    for w in cuts.windows(2) {
+        let (mut lo, mut hi) = (w[0], w[1]);
+        let (flo, fhi) = (f(lo), f(hi));
+        if flo == 0.0 {
+            out.push(lo);
+            continue;
+        }
+        if flo.signum() == fhi.signum() {
+            continue;
+        }
+        for _ in 0..BISECTIONS {
+            let mid = 0.5 * (lo + hi);
+            if f(mid).signum() == flo.signum() {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        out.push(hi);
+    }
+}
+
+/// CCD of a cloth against itself over a step: vertex-triangle and edge-edge pairs that share no
+/// vertex, found through a hierarchy over the triangles' swept boxes (built on first use and
+/// refitted afterwards, the topology never changes).
+#[derive(Clone, Debug)]
+pub struct SelfCcd {
+    n_vertices: usize,
+    triangles: Vec<[usize; 3]>,
+    edges: Vec<[usize; 2]>,
+    tri_edges: Vec<[usize; 3]>,
+    bvh: Bvh,
+    boxes: Vec<Aabb>,
+    built: bool,
+}
+
+impl SelfCcd {
+    /// Prepares CCD for `triangles` over `n_vertices` vertices.
+    pub fn new(n_vertices: usize, triangles: &[[usize; 3]]) -> Result<Self, CollideError> {
+        for (t, tri) in triangles.iter().enumerate() {
+            if let Some(&i) = tri.iter().find(|&&i| i >= n_vertices) {
+                return Err(CollideError::ClothIndexOutOfRange {
+                    triangle: t,
+                    index: i,
+                    count: n_vertices,
+                });
+            }
+        }
+        let (edges, tri_edges) = mesh_edges(triangles);
+        Ok(Self {
+            n_vertices,
+            triangles: triangles.to_vec(),
+            edges,
+            tri_edges,
+            bvh: Bvh::default(),
+            boxes: vec![Aabb::empty(); triangles.len()],
+            built: false,
+        })
+    }
+
+    /// Every colliding pair of the motion from `x0` to `x1` (m), with `gap` (m) the distance
+    /// counted as contact, into `out` (cleared first; vertex-triangle pairs by vertex, then
+    /// edge-edge pairs by edge, the same order for any thread count). Non-finite positions
+    /// take part in nothing.
+    pub fn impacts(
+        &mut self,
+        x0: &[Vec3],
+        x1: &[Vec3],
+        gap: f64,
+        out: &mut Vec<Impact>,
+    ) -> Result<(), CollideError> {
+        out.clear();
+        for x in [x0, x1] {
+            if x.len() != self.n_vertices {
+                return Err(CollideError::WrongLength {
+                    expected: self.n_vertices,
+                    found: x.len(),
+                });
+            }
+        }
+        for (b, t) in self.boxes.iter_mut().zip(&self.triangles) {
+            *b = Aabb::from_points(t.iter().flat_map(|&i| [&x0[i], &x1[i]])).inflated(gap);
+        }
+        if self.built {
+            self.bvh.refit(&self.boxes);
+        } else {
+            self.bvh = Bvh::build(&self.boxes);
+            self.built = true;
+        }
+        let vt: Vec<Vec<Impact>> = (0..self.n_vertices)
+            .into_par_iter()
+            .chunks(CHUNK)
+            .map(|vs| {
+                let (mut found, mut stack) = (Vec::new(), Vec::new());
+                for v in vs {
+                    self.vertex_impacts(v, x0, x1, gap, &mut stack, &mut found);
+                }
+                found
+            })
+            .collect();
+        let ee: Vec<Vec<Impact>> = (0..self.edges.len())
+            .into_par_iter()
+            .chunks(CHUNK)
+            .map(|es| {
+                let (mut found, mut stack, mut others) = (Vec::new(), Vec::new(), Vec::new());
+                for e in es {
+                    self.edge_impacts(e, x0, x1, gap, (&mut stack, &mut others), &mut found);
+                }
+                found
+            })
+            .collect();
+        out.extend(vt.into_iter().flatten());
+        out.extend(ee.into_iter().flatten());
+        Ok(())
+    }
+
+    /// Vertex `v` against the triangles near its path, into `found`.
+    fn vertex_impacts(
+        &self,
+        v: usize,
+        x0: &[Vec3],
+        x1: &[Vec3],
+        gap: f64,
+        stack: &mut Vec<u32>,
+        found: &mut Vec<Impact>,
+    ) {
+        let q = Aabb::from_points([&x0[v], &x1[v]]);
+        let m = |i: usize| [x0[i], x1[i]];
+        self.bvh.query(&q, stack, |t| {
+            let tri = self.triangles[t];
+            if tri.contains(&v) {
+                return;
+            }
+            let hit = vertex_triangle_impact(m(v), m(tri[0]), m(tri[1]), m(tri[2]), gap);
+            if let Some(t) = hit {
+                found.push(Impact {
+                    kind: ImpactKind::VertexTriangle,
+                    vertices: [v, tri[0], tri[1], tri[2]],
+                    t,
+                });
+            }
+        });
+    }
+
+    /// Edge `e` against the edges (of higher index) near its path, into `found`.
+    fn edge_impacts(
+        &self,
+        e: usize,
+        x0: &[Vec3],
+        x1: &[Vec3],
+        gap: f64,
+        (stack, others): (&mut Vec<u32>, &mut Vec<usize>),
+        found: &mut Vec<Impact>,
+    ) {
+        let [a, b] = self.edges[e];
+        let q = Aabb::from_points([&x0[a], &x1[a], &x0[b], &x1[b]]);
+        others.clear();
+        self.bvh.query(&q, stack, |t| {
+            others.extend(self.tri_edges[t].iter().copied().filter(|&f| f > e));
+        });
+        others.sort_unstable();
+        others.dedup();
+        let m = |i: usize| [x0[i], x1[i]];
+        for &f in others.iter() {
+            let [c, d] = self.edges[f];
+            if a == c || a == d || b == c || b == d {
+                continue;
+            }
+            if let Some(t) = edge_edge_impact(m(a), m(b), m(c), m(d), gap) {
+                found.push(Impact {
+                    kind: ImpactKind::EdgeEdge,
+                    vertices: [a, b, c, d],
+                    t,
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn still(p: Vec3) -> [Vec3; 2] {
+        [p, p]
+    }
+
+    fn tri() -> [[Vec3; 2]; 3] {
+        [
+            still(Vec3::new(0.0, 0.0, 0.0)),
+            still(Vec3::new(1.0, 0.0, 0.0)),
+            still(Vec3::new(0.0, 1.0, 0.0)),
+        ]
+    }
+
+    #[test]
+    fn vertex_through_triangle_is_found_at_the_crossing_time() {
+        let [a, b, c] = tri();
+        let p = [Vec3::new(0.2, 0.2, 1.0), Vec3::new(0.2, 0.2, -3.0)];
+        let t = vertex_triangle_impact(p, a, b, c, 1e-6).expect("crossing");
+        assert!((t - 0.25).abs() < 1e-9, "t = {t}");
+    }
+
+    #[test]
+    fn vertex_passing_beside_the_triangle_is_not_an_impact() {
+        let [a, b, c] = tri();
+        let p = [Vec3::new(0.8, 0.8, 1.0), Vec3::new(0.8, 0.8, -1.0)];
+        assert_eq!(vertex_triangle_impact(p, a, b, c, 1e-6), None);
+    }
+
+    #[test]
+    fn moving_triangle_sweeps_over_a_still_vertex() {
+        // The triangle moves down by 2 while the vertex sits 1 below it: crossing at t = 0.5.
+        let [a, b, c] = tri().map(|q| [q[0], q[0] - Vec3::new(0.0, 0.0, 2.0)]);
+        let p = still(Vec3::new(0.1, 0.1, -1.0));
+        let t = vertex_triangle_impact(p, a, b, c, 1e-6).expect("crossing");
+        assert!((t - 0.5).abs() < 1e-9, "t = {t}");
+    }
+
+    #[test]
+    fn moving_corner_crosses_a_vertex_and_a_collapse_beside_one_does_not() {
+        let a = still(Vec3::new(0.0, 0.0, 0.0));
+        let b = still(Vec3::new(1.0, 0.0, 0.0));
+        let c = [Vec3::new(0.0, 1.0, 0.0), Vec3::new(0.0, -1.0, 0.0)];
+        let p = still(Vec3::new(0.1, 0.0, 0.0) + Vec3::new(0.0, 0.0, 0.3));
+        // At t = 0.5 corner c has collapsed onto the x axis; the triangle passes through z = 0
+        // only, never through the vertex at z = 0.3: no impact.
+        assert_eq!(vertex_triangle_impact(p, a, b, c, 1e-6), None);
+        // A corner moving through z: c goes from (0,1,-1) to (0,1,1), the vertex at (0.2,0.5,0)
+        // is crossed at t = 0.5.
+        let c = [Vec3::new(0.0, 1.0, -1.0), Vec3::new(0.0, 1.0, 1.0)];
+        let p = still(Vec3::new(0.2, 0.5, 0.0));
+        let t = vertex_triangle_impact(p, a, b, c, 1e-6).expect("crossing");
+        assert!((t - 0.5).abs() < 1e-9, "t = {t}");
+    }
+
+    #[test]
+    fn edges_crossing_are_found_and_parallel_ones_are_not() {
+        let p = still(Vec3::new(-1.0, 0.0, 0.0));
+        let q = still(Vec3::new(1.0, 0.0, 0.0));
+        let r = [Vec3::new(0.0, -1.0, 1.0), Vec3::new(0.0, -1.0, -1.0)];
+        let s = [Vec3::new(0.0, 1.0, 1.0), Vec3::new(0.0, 1.0, -1.0)];
+        let t = edge_edge_impact(p, q, r, s, 1e-6).expect("crossing");
+        assert!((t - 0.5).abs() < 1e-9, "t = {t}");
+        // Moved beyond the first edge's end: the lines cross, the segments do not.
+        let shift = Vec3::new(3.0, 0.0, 0.0);
+        let (r2, s2) = (r.map(|x| x + shift), s.map(|x| x + shift));
+        assert_eq!(edge_edge_impact(p, q, r2, s2, 1e-6), None);
+        // A parallel edge passing above stays 0.5 away.
+        let r3 = still(Vec3::new(-1.0, 0.0, 0.5));
+        let s3 = [Vec3::new(1.0, 0.0, 0.5), Vec3::new(1.0, 1.0, 0.5)];
+        assert_eq!(edge_edge_impact(p, q, r3, s3, 1e-6), None);
+    }
+
+    #[test]
+    fn ending_within_the_gap_is_an_impact_and_starting_in_contact_is_not() {
+        let [a, b, c] = tri();
+        let p = [Vec3::new(0.2, 0.2, 1.0), Vec3::new(0.2, 0.2, 1e-4)];
+        assert_eq!(vertex_triangle_impact(p, a, b, c, 1e-3), Some(1.0));
+        // Starts 1e-4 away and slides along the face: no impact.
+        let p = [Vec3::new(0.2, 0.2, 1e-4), Vec3::new(0.3, 0.2, 1e-4)];
+        assert_eq!(vertex_triangle_impact(p, a, b, c, 1e-3), None);
+    }
+
+    #[test]
+    fn self_ccd_finds_a_sheet_falling_through_another() {
+        // Two unit squares (two triangles each), the upper one falling through the lower.
+        let sq = |z: f64| {
+            [(0.0, 0.0), (1.0, 0.0), (1.0, 1.0), (0.0, 1.0)].map(|(x, y)| Vec3::new(x, y, z))
+        };
+        let mut x0: Vec<Vec3> = sq(0.0).to_vec();
+        x0.extend(sq(0.5));
+        let mut x1 = x0.clone();
+        for p in &mut x1[4..] {
+            p.z = -0.5;
+            p.x += 0.3;
+        }
+        let tris = [[0, 1, 2], [0, 2, 3], [4, 5, 6], [4, 6, 7]];
+        let mut ccd = SelfCcd::new(8, &tris).unwrap();
+        let mut out = Vec::new();
+        ccd.impacts(&x0, &x1, 1e-6, &mut out).unwrap();
+        assert!(!out.is_empty());
+        assert!(out.iter().all(|i| (i.t - 0.5).abs() < 1e-9));
+        // Stopped short of the lower sheet: nothing.
+        for p in &mut x1[4..] {
+            p.z = 0.1;
+        }
+        ccd.impacts(&x0, &x1, 1e-6, &mut out).unwrap();
+        assert!(out.is_empty());
+        assert!(ccd.impacts(&x0, &x1[1..], 1e-6, &mut out).is_err());
+    }
+}

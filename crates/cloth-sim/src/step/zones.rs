@@ -1,0 +1,137 @@
+//! The safety net of cloth-cloth contact, part of stage 5: the candidate motion of a step
+//! (every vertex on a straight line from `x0` to `x1`) is checked by continuous collision
+//! detection, and vertices of colliding pairs are merged into impact zones that move as one
+//! rigid translation (the zone's momentum-conserving mean displacement; Provot 1997, Bridson,
+//! Fedkiw & Anderson 2002, translation only). Vertices of one zone keep their relative
+//! positions, so a start state free of crossings cannot gain one inside a zone; zones grow and
+//! merge until the motion is free of collisions. When that takes more than
+//! [`MAX_ZONE_ITERATIONS`] passes, the step is rejected and h is halved.
+//!
+//! Zones act like a perfectly inelastic, sticking impact for the few vertices that the penalty
+//! springs did not stop; the springs and the friction between layers do the everyday work.
+
+use crate::{Reject, World};
+use cloth_collide::{Impact, SelfCcd};
+use cloth_mesh::Vec3;
+
+/// Passes of detection and zone merging before a step is rejected.
+pub(crate) const MAX_ZONE_ITERATIONS: usize = 16;
+
+/// Scratch of the impact-zone pass, kept between steps (the CCD hierarchy is refitted).
+#[derive(Default)]
+pub(crate) struct Zones {
+    ccd: Option<SelfCcd>,
+    impacts: Vec<Impact>,
+    /// Union-find parent of each vertex (itself when a root).
+    parent: Vec<usize>,
+    /// Per root: mass-weighted displacement sum, mass, pinned displacement sum, pinned count.
+    sums: Vec<(Vec3, f64, Vec3, usize)>,
+    /// Vertices in some zone (sorted, unique once a pass is done).
+    members: Vec<usize>,
+}
+
+impl Zones {
+    /// Makes the motion from `x0` to `x1` free of cloth-cloth collisions by moving vertices of
+    /// colliding pairs (`x1` is changed in place). Returns how many vertices are in zones, or
+    /// the rejection when the iteration budget is used up. Nothing is done when cloth-cloth
+    /// contact or its check is off.
+    pub fn resolve(
+        &mut self,
+        world: &World,
+        x0: &[Vec3],
+        x1: &mut [Vec3],
+    ) -> Result<usize, Reject> {
+        let settings = &world.contact;
+        if world.self_collision.is_none() || !settings.self_ccd {
+            return Ok(0);
+        }
+        let gap = settings.ccd_gap * settings.cloth_thickness;
+        let n = x0.len();
+        if self.ccd.is_none() {
+            let ccd = SelfCcd::new(n, world.cloth.mesh.triangles())
+                .expect("the mesh was validated when the world was built");
+            self.ccd = Some(ccd);
+        }
+        self.parent.clear();
+        self.parent.extend(0..n);
+        self.members.clear();
+        for _ in 0..MAX_ZONE_ITERATIONS {
+            self.detect(x0, x1, gap);
+            if self.impacts.is_empty() {
+                return Ok(self.members.len());
+            }
+            self.merge();
+            self.translate(world, x0, x1);
+        }
+        self.detect(x0, x1, gap);
+        if self.impacts.is_empty() {
+            return Ok(self.members.len());
+        }
+        Err(Reject::SelfCrossing {
+            impacts: self.impacts.len(),
+        })
+    }
+
+    fn detect(&mut self, x0: &[Vec3], x1: &[Vec3], gap: f64) {
+        let ccd = self.ccd.as_mut().expect("made before the first pass");
+        if ccd.impacts(x0, x1, gap, &mut self.impacts).is_err() {
+            self.impacts.clear();
+        }
+    }
+
+    fn find(&mut self, mut i: usize) -> usize {
+        while self.parent[i] != i {
+            self.parent[i] = self.parent[self.parent[i]];
+            i = self.parent[i];
+        }
+        i
+    }
+
+    /// Joins the vertices of every impact into one zone (the smaller root index wins, so the
+    /// result does not depend on the order of unions).
+    fn merge(&mut self) {
+        for k in 0..self.impacts.len() {
+            let v = self.impacts[k].vertices;
+            self.members.extend(v);
+            for &w in &v[1..] {
+                let (a, b) = (self.find(v[0]), self.find(w));
+                let (lo, hi) = (a.min(b), a.max(b));
+                self.parent[hi] = lo;
+            }
+        }
+        self.members.sort_unstable();
+        self.members.dedup();
+    }
+
+    /// Moves every zone member by its zone's displacement: the pinned members' mean when the
+    /// zone holds pinned vertices (they keep their own motion), else the mass-weighted mean.
+    fn translate(&mut self, world: &World, x0: &[Vec3], x1: &mut [Vec3]) {
+        let (masses, pinned) = (&world.cloth.masses, world.pinned());
+        self.sums.clear();
+        self.sums
+            .resize(x0.len(), (Vec3::zeros(), 0.0, Vec3::zeros(), 0));
+        for k in 0..self.members.len() {
+            let i = self.members[k];
+            let r = self.find(i);
+            let d = x1[i] - x0[i];
+            let s = &mut self.sums[r];
+            if pinned[i] {
+                s.2 += d;
+                s.3 += 1;
+            } else {
+                s.0 += d * masses[i];
+                s.1 += masses[i];
+            }
+        }
+        for k in 0..self.members.len() {
+            let i = self.members[k];
+            if pinned[i] {
+                continue;
+            }
+            let r = self.find(i);
+            let (dm, m, dp, np) = self.sums[r];
+            let d = if np > 0 { dp / np as f64 } else { dm / m };
+            x1[i] = x0[i] + d;
+        }
+    }
+}

@@ -1,0 +1,311 @@
+//! Cloth-cloth contact checked from outside the simulator: an independent triangle-triangle
+//! intersection test (signed volumes, a uniform grid as broad phase; nothing shared with
+//! cloth-collide) counts crossing pairs of non-adjacent triangles at the end of every frame of
+//! the fold and the thrown sheet at their default steps; and friction between two layers on
+//! an incline holds below the Coulomb threshold and slides at g (sin a - mu cos a) above it.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use cloth_sim::{Scene, Vec3, build_simulation};
+
+fn scenes_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes")
+}
+
+/// Six times the signed volume of tetrahedron (a, b, c, d).
+fn orient(a: &Vec3, b: &Vec3, c: &Vec3, d: &Vec3) -> f64 {
+    (b - a).cross(&(c - a)).dot(&(d - a))
+}
+
+/// Whether segment (p, q) passes through the interior of triangle (a, b, c): its ends lie
+/// strictly on both sides of the plane and the segment's line winds the same way around all
+/// three edges.
+fn segment_hits(p: &Vec3, q: &Vec3, t: [&Vec3; 3]) -> bool {
+    let (sp, sq) = (orient(t[0], t[1], t[2], p), orient(t[0], t[1], t[2], q));
+    if sp * sq >= 0.0 || sp.is_nan() || sq.is_nan() {
+        return false;
+    }
+    let e = [
+        orient(p, q, t[0], t[1]),
+        orient(p, q, t[1], t[2]),
+        orient(p, q, t[2], t[0]),
+    ];
+    e.iter().all(|&s| s > 0.0) || e.iter().all(|&s| s < 0.0)
+}
+
+fn triangles_cross(a: [&Vec3; 3], b: [&Vec3; 3]) -> bool {
+    (0..3).any(|k| {
+        let l = (k + 1) % 3;
+        segment_hits(a[k], a[l], b) || segment_hits(b[k], b[l], a)
+    })
+}
+
+/// Crossing pairs of triangles that share no vertex.
+fn count_crossings(tris: &[[usize; 3]], x: &[Vec3]) -> usize {
+    let cell = tris
+        .iter()
+        .flat_map(|t| (0..3).map(move |k| (x[t[k]] - x[t[(k + 1) % 3]]).norm()))
+        .fold(0.0, f64::max)
+        .max(1e-6);
+    let key = |p: &Vec3| [0, 1, 2].map(|k| (p[k] / cell).floor() as i64);
+    let mut grid: HashMap<[i64; 3], Vec<usize>> = HashMap::new();
+    let mut ranges = Vec::with_capacity(tris.len());
+    for (i, t) in tris.iter().enumerate() {
+        let lo = [0, 1, 2].map(|k| t.iter().map(|&v| x[v][k]).fold(f64::INFINITY, f64::min));
+        let hi = [0, 1, 2].map(|k| t.iter().map(|&v| x[v][k]).fold(f64::NEG_INFINITY, f64::max));
+        let (a, b) = (key(&Vec3::from(lo)), key(&Vec3::from(hi)));
+        for cx in a[0]..=b[0] {
+            for cy in a[1]..=b[1] {
+                for cz in a[2]..=b[2] {
+                    grid.entry([cx, cy, cz]).or_default().push(i);
+                }
+            }
+        }
+        ranges.push((a, b));
+    }
+    let mut pairs = Vec::new();
+    for cell_tris in grid.values() {
+        for (k, &i) in cell_tris.iter().enumerate() {
+            for &j in &cell_tris[k + 1..] {
+                pairs.push((i.min(j), i.max(j)));
+            }
+        }
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
+        .into_iter()
+        .filter(|&(i, j)| {
+            let (a, b) = (tris[i], tris[j]);
+            !a.iter().any(|v| b.contains(v)) && triangles_cross(a.map(|v| &x[v]), b.map(|v| &x[v]))
+        })
+        .count()
+}
+
+#[test]
+fn the_independent_counter_sees_crossings() {
+    let x = [
+        Vec3::new(0.0, 0.0, 0.0),
+        Vec3::new(1.0, 0.0, 0.0),
+        Vec3::new(0.0, 1.0, 0.0),
+        Vec3::new(0.2, 0.2, -0.5),
+        Vec3::new(0.2, 0.2, 0.5),
+        Vec3::new(0.9, 0.9, 0.5),
+        Vec3::new(3.0, 3.0, 0.0),
+    ];
+    assert_eq!(count_crossings(&[[0, 1, 2], [3, 4, 5]], &x), 1);
+    assert_eq!(count_crossings(&[[0, 1, 2], [4, 5, 6]], &x), 0);
+    // Sharing a vertex: adjacent, not counted.
+    assert_eq!(count_crossings(&[[0, 1, 2], [0, 4, 3]], &x), 0);
+}
+
+/// Runs `frames` frames of a scene and returns the crossing count of every frame.
+fn crossings_per_frame(text: &str, frames: usize) -> Vec<usize> {
+    let scene = Scene::from_toml_str(text, &scenes_dir()).expect("scene");
+    let mut sim = build_simulation(&scene).expect("simulation");
+    let tris = sim.system().mesh.triangles().to_vec();
+    assert_eq!(count_crossings(&tris, sim.positions()), 0, "initial state");
+    let mut out = Vec::new();
+    for _ in 0..frames {
+        sim.step_frame().expect("frame");
+        out.push(count_crossings(&tris, sim.positions()));
+    }
+    out
+}
+
+fn scene_text(name: &str) -> String {
+    std::fs::read_to_string(scenes_dir().join(name)).expect("read scene")
+}
+
+#[test]
+fn fold_on_plane_at_the_default_step_never_crosses_itself() {
+    let text = scene_text("fold_on_plane.toml");
+    assert!(
+        !text.contains("h_max"),
+        "the fold runs at the default h_max"
+    );
+    let counts = crossings_per_frame(&text, 60);
+    assert!(
+        counts.iter().all(|&c| c == 0),
+        "crossings per frame: {counts:?}"
+    );
+}
+
+#[test]
+fn thrown_sheet_never_crosses_itself() {
+    let counts = crossings_per_frame(&scene_text("thrown_sheet.toml"), 75);
+    assert!(
+        counts.iter().all(|&c| c == 0),
+        "crossings per frame: {counts:?}"
+    );
+}
+
+#[test]
+fn without_self_contact_the_thrown_sheet_crosses_itself() {
+    // The scene does exercise the contact: with it off the counter finds crossings.
+    let text =
+        scene_text("thrown_sheet.toml").replace("self_collision = true", "self_collision = false");
+    let counts = crossings_per_frame(&text, 75);
+    assert!(
+        counts.iter().any(|&c| c > 0),
+        "crossings per frame: {counts:?}"
+    );
+}
+
+/// OBJ text of two flat layers in the incline's frame (y normal to it): a bottom sheet
+/// `[-0.4, 0.4] x [-0.15, 0.15]` at y = `t` and a top square `[0.1, 0.3] x [-0.1, 0.1]` at
+/// y = 2 t, both with 2 cm cells. Returns the text and the top layer's first vertex.
+fn two_layers_obj(t: f64) -> (String, usize) {
+    let mut text = String::new();
+    let mut tris = Vec::new();
+    let mut n = 0;
+    let mut sheet = |x0: f64, z0: f64, nx: usize, nz: usize, y: f64, text: &mut String| {
+        let base = n;
+        for j in 0..=nz {
+            for i in 0..=nx {
+                let (x, z) = (x0 + 0.02 * i as f64, z0 + 0.02 * j as f64);
+                text.push_str(&format!("v {x} {y} {z}\nvt {x} {z}\n"));
+                n += 1;
+            }
+        }
+        for j in 0..nz {
+            for i in 0..nx {
+                let v = |a: usize, b: usize| base + b * (nx + 1) + a + 1;
+                tris.push([v(i, j), v(i + 1, j), v(i, j + 1)]);
+                tris.push([v(i + 1, j), v(i + 1, j + 1), v(i, j + 1)]);
+            }
+        }
+        base
+    };
+    sheet(-0.4, -0.15, 40, 15, 1.2 * t, &mut text);
+    let top = sheet(0.1, -0.1, 10, 10, 2.1999 * t, &mut text);
+    for f in tris {
+        text.push_str(&format!("f {0}/{0} {1}/{1} {2}/{2}\n", f[0], f[1], f[2]));
+    }
+    (text, top)
+}
+
+/// Downhill displacement (m) of the top layer's centroid relative to the bottom layer's, at
+/// every frame (30 fps, `frames` frames), for cloth friction `mu` on a 20 degree incline.
+fn incline_slide(mu: f64, frames: usize) -> Vec<f64> {
+    let dir = std::env::temp_dir().join(format!("cloth-incline-{}-{mu}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (obj, top) = two_layers_obj(0.005);
+    std::fs::write(dir.join("layers.obj"), obj).expect("write obj");
+    // The bottom layer is pinned: only the friction between the layers holds the top one.
+    let bottom: Vec<String> = (0..top).map(|i| i.to_string()).collect();
+    let text = format!(
+        "[run]\nfps = 30\nframes = {frames}\n\
+         [cloth]\nmesh = {{ kind = \"obj\", path = \"layers.obj\" }}\n\
+         rotation = [0.0, 0.0, 20.0]\nmaterial = \"cotton\"\nthickness = 0.005\n\
+         self_collision = true\nfriction = {mu}\n\
+         [[pin]]\nvertices = [{}]\n",
+        bottom.join(", ")
+    );
+    let scene = Scene::from_toml_str(&text, &dir).expect("scene");
+    let mut sim = build_simulation(&scene).expect("simulation");
+    let a = 20f64.to_radians();
+    let downhill = Vec3::new(-a.cos(), -a.sin(), 0.0);
+    let along = |x: &[Vec3]| {
+        let mean = |s: &[Vec3]| s.iter().sum::<Vec3>() / s.len() as f64;
+        (mean(&x[top..]) - mean(&x[..top])).dot(&downhill)
+    };
+    let start = along(sim.positions());
+    let mut out = Vec::new();
+    for _ in 0..frames {
+        sim.step_frame().expect("frame");
+        out.push(along(sim.positions()) - start);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+#[test]
+fn friction_between_layers_holds_below_the_threshold() {
+    // tan 20 deg = 0.364 < 0.5: the top layer stays (creep below the slip speed, 1 mm/s).
+    // The bottom layer is pinned and the top one starts resting on it (within the thickness):
+    // only the friction between the layers holds it.
+    let s = incline_slide(0.5, 30);
+    let last = *s.last().unwrap();
+    eprintln!("mu 0.5: slid {last} m in 1 s");
+    assert!(last.abs() < 2e-3, "slid {last} m in 1 s: {s:?}");
+}
+
+#[test]
+fn friction_between_layers_slides_above_the_threshold_at_the_coulomb_rate() {
+    // tan 20 deg > 0.2: the top layer slides with a = g (sin a - mu cos a) = 1.51 m/s^2.
+    let (mu, a) = (0.2, 20f64.to_radians());
+    let expected = 9.81 * (a.sin() - mu * a.cos());
+    let s = incline_slide(mu, 21);
+    // Least-squares s = c0 + c1 t + a/2 t^2 over 0.2 s .. 0.7 s.
+    let pts: Vec<(f64, f64)> = (6..21).map(|k| ((k + 1) as f64 / 30.0, s[k])).collect();
+    let accel = 2.0 * quadratic_fit(&pts);
+    eprintln!("mu 0.2: acceleration {accel} m/s^2, expected {expected}");
+    assert!(
+        (accel - expected).abs() < 0.1 * expected,
+        "acceleration {accel} m/s^2, expected {expected}: {s:?}"
+    );
+}
+
+/// The t^2 coefficient of the least-squares quadratic through `pts`.
+fn quadratic_fit(pts: &[(f64, f64)]) -> f64 {
+    let mut m = nalgebra::Matrix3::<f64>::zeros();
+    let mut r = nalgebra::Vector3::<f64>::zeros();
+    for &(t, s) in pts {
+        let b = nalgebra::Vector3::new(1.0, t, t * t);
+        m += b * b.transpose();
+        r += b * s;
+    }
+    m.lu().solve(&r).expect("well posed")[2]
+}
+
+#[test]
+fn impact_zones_stop_a_layer_thrown_through_another_in_one_step() {
+    // A top layer at 5 cm thrown at 5 m/s onto a bottom layer: 17 cm per 1/30 s step,
+    // far beyond the 5 mm reach of the penalty springs. The continuous check must catch it.
+    let dir = std::env::temp_dir().join(format!("cloth-throw-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (obj, top) = two_layers_obj(0.005);
+    let obj = obj
+        .lines()
+        .enumerate()
+        .map(|(k, l)| {
+            // Lift the top layer (vertex lines come in pairs v/vt) to 5 cm.
+            if k / 2 >= top && l.starts_with("v ") {
+                let c: Vec<f64> = l[2..].split(' ').map(|s| s.parse().unwrap()).collect();
+                format!("v {} {} {}\n", c[0], c[1] + 0.05, c[2])
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect::<String>();
+    std::fs::write(dir.join("layers.obj"), obj).expect("write obj");
+    // The bottom layer is pinned; the zone a pinned vertex joins keeps the pins' motion.
+    let bottom: Vec<String> = (0..top).map(|i| i.to_string()).collect();
+    let text = format!(
+        "[run]\nfps = 30\nframes = 3\ngravity = [0.0, 0.0, 0.0]\n\
+         [cloth]\nmesh = {{ kind = \"obj\", path = \"layers.obj\" }}\nmaterial = \"cotton\"\n\
+         thickness = 0.005\nself_collision = true\nvelocity = [0.0, -5.0, 0.0]\n\
+         [[pin]]\nvertices = [{}]\n",
+        bottom.join(", ")
+    );
+    let scene = Scene::from_toml_str(&text, &dir).expect("scene");
+    let mut sim = build_simulation(&scene).expect("simulation");
+    let tris = sim.system().mesh.triangles().to_vec();
+    let mut zoned = 0;
+    for _ in 0..3 {
+        zoned += sim.step_frame().expect("frame").zone_vertices;
+        assert_eq!(count_crossings(&tris, sim.positions()), 0);
+    }
+    // Still above: the top layer's lowest point is over the bottom layer's highest.
+    let x = sim.positions();
+    let low = x[top..].iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    let high = x[..top]
+        .iter()
+        .map(|p| p.y)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(zoned > 0, "the impact zones were not needed");
+    assert!(low > high, "top {low} m, bottom {high} m");
+}
