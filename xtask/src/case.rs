@@ -376,6 +376,10 @@ pub(crate) fn measure(spec: &CaseSpec) -> Result<CaseResult, String> {
         IntegratorKind::Implicit => (
             "implicit",
             match scene.solver.preconditioner {
+                SolverChoice::Auto if cloth_vertices >= cloth::sim::MULTIGRID_MIN_VERTICES => {
+                    "multigrid"
+                }
+                SolverChoice::Auto => "block_jacobi",
                 SolverChoice::Diagonal => "diagonal",
                 SolverChoice::BlockJacobi => "block_jacobi",
                 SolverChoice::Multigrid => "multigrid",

@@ -196,7 +196,7 @@ fn defaults_are_applied() {
     assert_eq!(s.solver.integrator, IntegratorKind::Implicit);
     assert_eq!(s.solver.h_max, 1.0 / 30.0);
     assert_eq!(s.solver.h_min, 1e-5);
-    assert_eq!(s.solver.preconditioner, SolverChoice::BlockJacobi);
+    assert_eq!(s.solver.preconditioner, SolverChoice::Auto);
     assert_eq!(s.solver.definiteness, Definiteness::Clamped);
     assert_eq!(
         s.solver.strain_limit, None,
@@ -892,4 +892,23 @@ bend_uv = [2.0, 0.5]
     let bad = text.replace("[0.8, 1.0]", "[0.8, -1.0]");
     let err = Scene::from_toml_str(&bad, Path::new(".")).unwrap_err();
     assert_eq!(err.key(), Some("cloth.stretch_targets[1]"), "{err}");
+}
+
+#[test]
+fn auto_preconditioner_takes_multigrid_from_its_size_threshold() {
+    use cloth_sim::{Integrator, LinearSolver, MULTIGRID_MIN_VERTICES, build_integrator};
+    let side = |n: usize| {
+        let s = parse(&format!(
+            "[cloth]\nmesh = {{ kind = \"grid\", nx = {n}, ny = {n}, width = 1.0, height = 1.0 }}\n"
+        ))
+        .unwrap();
+        match build_integrator(&s) {
+            Integrator::Implicit(settings) => settings.solver,
+            Integrator::Verlet(_) => panic!("implicit by default"),
+        }
+    };
+    let below = (MULTIGRID_MIN_VERTICES as f64).sqrt().floor() as usize;
+    assert!(below * below < MULTIGRID_MIN_VERTICES);
+    assert!(matches!(side(below), LinearSolver::Mpcg(_)));
+    assert!(matches!(side(below + 1), LinearSolver::Multigrid(..)));
 }

@@ -198,9 +198,22 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
                 max_iterations: s.cg_max_iterations,
                 preconditioner,
             };
-            let solver = match s.preconditioner {
+            let choice = match s.preconditioner {
+                SolverChoice::Auto => {
+                    let n = crate::budget::estimate(scene).map_or(0, |b| b.vertices);
+                    if n >= super::MULTIGRID_MIN_VERTICES {
+                        SolverChoice::Multigrid
+                    } else {
+                        SolverChoice::BlockJacobi
+                    }
+                }
+                c => c,
+            };
+            let solver = match choice {
                 SolverChoice::Diagonal => LinearSolver::Mpcg(pcg(Preconditioner::Diagonal)),
-                SolverChoice::BlockJacobi => LinearSolver::Mpcg(pcg(Preconditioner::BlockJacobi)),
+                SolverChoice::Auto | SolverChoice::BlockJacobi => {
+                    LinearSolver::Mpcg(pcg(Preconditioner::BlockJacobi))
+                }
                 SolverChoice::Multigrid => LinearSolver::Multigrid(
                     pcg(Preconditioner::BlockJacobi),
                     MultigridParams::default(),
