@@ -357,13 +357,14 @@ fn print_summary(sim: &Simulation, records: &[FrameStats], wall: f64, out: &Path
         sim.system().mesh.num_triangles()
     );
     println!(
-        "frames / steps     {} / {} ({} rejected: {} stretch, {} penetration, {} inside solid, {} not SPD)",
+        "frames / steps     {} / {} ({} rejected: {} stretch, {} penetration, {} inside solid, {} self-crossing, {} not SPD)",
         t.frames,
         t.steps,
         t.rejected_steps,
         t.rejections.stretch_change,
         t.rejections.penetration,
         t.rejections.inside_solid,
+        t.rejections.self_crossing,
         t.rejections.not_positive_definite + t.rejections.factorization
     );
     println!(
