@@ -144,6 +144,16 @@ impl Bvh {
         bvh
     }
 
+    /// Fits the hierarchy to `leaves`: refits the tree when it was built over as many leaves
+    /// (the topology is kept between steps), builds it otherwise (the first use).
+    pub fn fit(&mut self, leaves: &[Aabb]) {
+        if !self.nodes.is_empty() && self.order.len() == leaves.len() {
+            self.refit(leaves);
+        } else {
+            *self = Bvh::build(leaves);
+        }
+    }
+
     /// Recomputes every node box from new leaf boxes (same count and order as at build).
     pub fn refit(&mut self, leaves: &[Aabb]) {
         self.leaves.clear();

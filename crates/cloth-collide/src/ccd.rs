@@ -188,7 +188,6 @@ pub struct SelfCcd {
     tri_edges: Vec<[usize; 3]>,
     bvh: Bvh,
     boxes: Vec<Aabb>,
-    built: bool,
 }
 
 impl SelfCcd {
@@ -211,7 +210,6 @@ impl SelfCcd {
             tri_edges,
             bvh: Bvh::default(),
             boxes: vec![Aabb::empty(); triangles.len()],
-            built: false,
         })
     }
 
@@ -238,12 +236,7 @@ impl SelfCcd {
         for (b, t) in self.boxes.iter_mut().zip(&self.triangles) {
             *b = Aabb::from_points(t.iter().flat_map(|&i| [&x0[i], &x1[i]])).inflated(gap);
         }
-        if self.built {
-            self.bvh.refit(&self.boxes);
-        } else {
-            self.bvh = Bvh::build(&self.boxes);
-            self.built = true;
-        }
+        self.bvh.fit(&self.boxes);
         let vt: Vec<Vec<Impact>> = (0..self.n_vertices)
             .into_par_iter()
             .chunks(CHUNK)

@@ -80,7 +80,6 @@ pub struct SelfCollision {
     slip_speed: f64,
     bvh: Bvh,
     boxes: Vec<Aabb>,
-    built: bool,
     proximities: Vec<Proximity>,
     /// Per vertex, the smallest vertex welded to it ([`SelfCollision::set_welded`]); empty
     /// when nothing is welded.
@@ -152,7 +151,6 @@ impl SelfCollision {
             slip_speed: 1e-3,
             bvh: Bvh::default(),
             boxes: vec![Aabb::empty(); triangles.len()],
-            built: false,
             proximities: Vec::new(),
             weld: Vec::new(),
         })
@@ -201,12 +199,7 @@ impl SelfCollision {
         for (b, t) in self.boxes.iter_mut().zip(&self.triangles) {
             *b = Aabb::from_points(t.iter().map(|&i| &x[i]));
         }
-        if self.built {
-            self.bvh.refit(&self.boxes);
-        } else {
-            self.bvh = Bvh::build(&self.boxes);
-            self.built = true;
-        }
+        self.bvh.fit(&self.boxes);
         let h = self.thickness;
         let vt: Vec<Vec<Proximity>> = (0..self.n_vertices)
             .into_par_iter()
@@ -296,7 +289,7 @@ impl SelfCollision {
     /// Makes the next detection rebuild the hierarchy from scratch instead of refitting it
     /// (worth doing after very large deformations: a refitted tree stays correct but loosens).
     pub fn rebuild_hierarchy(&mut self) {
-        self.built = false;
+        self.bvh = Bvh::build(&[]);
     }
 
     /// The proximities found by the last detection.
