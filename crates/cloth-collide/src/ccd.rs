@@ -12,7 +12,7 @@ use crate::Vec3;
 use crate::bvh::{Aabb, Bvh};
 use crate::error::CollideError;
 use crate::geometry::{closest_on_triangle, closest_segment_segment};
-use crate::selfcol::mesh_edges;
+use crate::selfcol::{mesh_edges, weld_classes, welded_neighbours};
 
 /// Which pair of features collides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,8 +178,9 @@ fn cubic_roots(c: [f64; 4], out: &mut Vec<f64>) {
 }
 
 /// CCD of a cloth against itself over a step: vertex-triangle and edge-edge pairs that share no
-/// vertex, found through a hierarchy over the triangles' swept boxes (built on first use and
-/// refitted afterwards, the topology never changes).
+/// vertex (once welded vertices are one, [`SelfCcd::set_welded`]), found through a hierarchy
+/// over the triangles' swept boxes (built on first use and refitted afterwards, the topology
+/// never changes).
 #[derive(Clone, Debug)]
 pub struct SelfCcd {
     n_vertices: usize,
@@ -188,6 +189,8 @@ pub struct SelfCcd {
     tri_edges: Vec<[usize; 3]>,
     bvh: Bvh,
     boxes: Vec<Aabb>,
+    /// Per vertex, the smallest vertex welded to it; empty when nothing is welded.
+    weld: Vec<usize>,
 }
 
 impl SelfCcd {
@@ -210,7 +213,17 @@ impl SelfCcd {
             tri_edges,
             bvh: Bvh::default(),
             boxes: vec![Aabb::empty(); triangles.len()],
+            weld: Vec::new(),
         })
+    }
+
+    /// Treats each pair of `pairs` (vertices sewn together, e.g. garment stitches) as one
+    /// vertex, as [`crate::SelfCollision::set_welded`] does for proximities: the two sides of
+    /// a closing or closed seam touch by design and are not impacts (otherwise every step of a
+    /// sewn garment would find them and build impact zones along its seams). Pairs with a
+    /// vertex out of range are ignored; an empty list welds nothing.
+    pub fn set_welded(&mut self, pairs: &[[usize; 2]]) {
+        self.weld = weld_classes(self.n_vertices, pairs);
     }
 
     /// Every colliding pair of the motion from `x0` to `x1` (m), with `gap` (m) the distance
@@ -261,6 +274,13 @@ impl SelfCcd {
             .collect();
         out.extend(vt.into_iter().flatten());
         out.extend(ee.into_iter().flatten());
+        if !self.weld.is_empty() {
+            let w = &self.weld;
+            out.retain(|i| {
+                let vt = matches!(i.kind, ImpactKind::VertexTriangle);
+                !welded_neighbours(&i.vertices, vt, w)
+            });
+        }
         Ok(())
     }
 
@@ -438,5 +458,36 @@ mod tests {
         ccd.impacts(&x0, &x1, 1e-6, &mut out).unwrap();
         assert!(out.is_empty());
         assert!(ccd.impacts(&x0, &x1[1..], 1e-6, &mut out).is_err());
+    }
+
+    #[test]
+    fn welded_vertices_are_neighbours_and_their_features_are_not_impacts() {
+        // Triangle B's corner 3 closes onto A's corner 1 and overshoots through A (a seam
+        // closing): an impact, unless 1 and 3 are sewn together, which makes A and B
+        // neighbours. A third, unrelated weld changes nothing.
+        let x0 = vec![
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(1.0, 0.0, 0.0),
+            Vec3::new(0.0, 1.0, 0.0),
+            Vec3::new(0.9, 0.05, 0.01),
+            Vec3::new(2.0, 0.0, 0.0),
+            Vec3::new(2.0, 1.0, 0.0),
+        ];
+        let mut x1 = x0.clone();
+        x1[3].z = -0.01;
+        let tris = [[0, 1, 2], [3, 4, 5]];
+        let mut ccd = SelfCcd::new(6, &tris).unwrap();
+        let mut out = Vec::new();
+        ccd.impacts(&x0, &x1, 1e-6, &mut out).unwrap();
+        assert!(!out.is_empty());
+        ccd.set_welded(&[[4, 5]]);
+        ccd.impacts(&x0, &x1, 1e-6, &mut out).unwrap();
+        assert!(!out.is_empty());
+        ccd.set_welded(&[[3, 1]]);
+        ccd.impacts(&x0, &x1, 1e-6, &mut out).unwrap();
+        assert!(out.is_empty(), "{out:?}");
+        ccd.set_welded(&[]);
+        ccd.impacts(&x0, &x1, 1e-6, &mut out).unwrap();
+        assert!(!out.is_empty());
     }
 }

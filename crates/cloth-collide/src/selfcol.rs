@@ -272,8 +272,10 @@ impl SelfCollision {
         self.proximities.extend(ee.into_iter().flatten());
         if !self.weld.is_empty() {
             let w = &self.weld;
-            self.proximities
-                .retain(|p| !welded_neighbours(&p.vertices, p.kind, w));
+            self.proximities.retain(|p| {
+                let vt = matches!(p.kind, ProximityKind::VertexTriangle);
+                !welded_neighbours(&p.vertices, vt, w)
+            });
         }
         Ok(())
     }
@@ -508,12 +510,15 @@ pub(crate) fn weld_classes(n: usize, pairs: &[[usize; 2]]) -> Vec<usize> {
     (0..n).map(|v| root(&mut parent, v)).collect()
 }
 
-/// Whether the two features of a proximity share a vertex once welded vertices are one.
-fn welded_neighbours(v: &[usize; 4], kind: ProximityKind, class: &[usize]) -> bool {
+/// Whether two features share a vertex once welded vertices are one: a vertex and a triangle
+/// (`v = [vertex, a, b, c]`, `vertex_triangle`) or two edges (`v = [a, b, c, d]`), as in
+/// proximities and CCD impacts; `class` from [`weld_classes`].
+pub(crate) fn welded_neighbours(v: &[usize; 4], vertex_triangle: bool, class: &[usize]) -> bool {
     let c = v.map(|i| class[i]);
-    match kind {
-        ProximityKind::VertexTriangle => c[1..].contains(&c[0]),
-        ProximityKind::EdgeEdge => c[..2].iter().any(|x| c[2..].contains(x)),
+    if vertex_triangle {
+        c[1..].contains(&c[0])
+    } else {
+        c[..2].iter().any(|x| c[2..].contains(x))
     }
 }
 

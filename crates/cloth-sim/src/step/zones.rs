@@ -48,8 +48,10 @@ impl Zones {
         let gap = settings.ccd_gap * settings.cloth_thickness;
         let n = x0.len();
         if self.ccd.is_none() {
-            let ccd = SelfCcd::new(n, world.cloth.mesh.triangles())
+            let mut ccd = SelfCcd::new(n, world.cloth.mesh.triangles())
                 .expect("the mesh was validated when the world was built");
+            let stitches: Vec<[usize; 2]> = world.sewing.pairs().collect();
+            ccd.set_welded(&stitches);
             self.ccd = Some(ccd);
         }
         self.parent.clear();
