@@ -4,83 +4,16 @@
 //! the fold and the thrown sheet at their default steps; and friction between two layers on
 //! an incline holds below the Coulomb threshold and slides at g (sin a - mu cos a) above it.
 
-use std::collections::HashMap;
+mod common;
+
 use std::path::Path;
+
+use common::{count_crossings, count_crossings_welded};
 
 use cloth_sim::{Scene, Vec3, build_simulation};
 
 fn scenes_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes")
-}
-
-/// Six times the signed volume of tetrahedron (a, b, c, d).
-fn orient(a: &Vec3, b: &Vec3, c: &Vec3, d: &Vec3) -> f64 {
-    (b - a).cross(&(c - a)).dot(&(d - a))
-}
-
-/// Whether segment (p, q) passes through the interior of triangle (a, b, c): its ends lie
-/// strictly on both sides of the plane and the segment's line winds the same way around all
-/// three edges.
-fn segment_hits(p: &Vec3, q: &Vec3, t: [&Vec3; 3]) -> bool {
-    let (sp, sq) = (orient(t[0], t[1], t[2], p), orient(t[0], t[1], t[2], q));
-    if sp * sq >= 0.0 || sp.is_nan() || sq.is_nan() {
-        return false;
-    }
-    let e = [
-        orient(p, q, t[0], t[1]),
-        orient(p, q, t[1], t[2]),
-        orient(p, q, t[2], t[0]),
-    ];
-    e.iter().all(|&s| s > 0.0) || e.iter().all(|&s| s < 0.0)
-}
-
-fn triangles_cross(a: [&Vec3; 3], b: [&Vec3; 3]) -> bool {
-    (0..3).any(|k| {
-        let l = (k + 1) % 3;
-        segment_hits(a[k], a[l], b) || segment_hits(b[k], b[l], a)
-    })
-}
-
-/// Crossing pairs of triangles that share no vertex.
-fn count_crossings(tris: &[[usize; 3]], x: &[Vec3]) -> usize {
-    let cell = tris
-        .iter()
-        .flat_map(|t| (0..3).map(move |k| (x[t[k]] - x[t[(k + 1) % 3]]).norm()))
-        .fold(0.0, f64::max)
-        .max(1e-6);
-    let key = |p: &Vec3| [0, 1, 2].map(|k| (p[k] / cell).floor() as i64);
-    let mut grid: HashMap<[i64; 3], Vec<usize>> = HashMap::new();
-    let mut ranges = Vec::with_capacity(tris.len());
-    for (i, t) in tris.iter().enumerate() {
-        let lo = [0, 1, 2].map(|k| t.iter().map(|&v| x[v][k]).fold(f64::INFINITY, f64::min));
-        let hi = [0, 1, 2].map(|k| t.iter().map(|&v| x[v][k]).fold(f64::NEG_INFINITY, f64::max));
-        let (a, b) = (key(&Vec3::from(lo)), key(&Vec3::from(hi)));
-        for cx in a[0]..=b[0] {
-            for cy in a[1]..=b[1] {
-                for cz in a[2]..=b[2] {
-                    grid.entry([cx, cy, cz]).or_default().push(i);
-                }
-            }
-        }
-        ranges.push((a, b));
-    }
-    let mut pairs = Vec::new();
-    for cell_tris in grid.values() {
-        for (k, &i) in cell_tris.iter().enumerate() {
-            for &j in &cell_tris[k + 1..] {
-                pairs.push((i.min(j), i.max(j)));
-            }
-        }
-    }
-    pairs.sort_unstable();
-    pairs.dedup();
-    pairs
-        .into_iter()
-        .filter(|&(i, j)| {
-            let (a, b) = (tris[i], tris[j]);
-            !a.iter().any(|v| b.contains(v)) && triangles_cross(a.map(|v| &x[v]), b.map(|v| &x[v]))
-        })
-        .count()
 }
 
 #[test]
@@ -98,6 +31,12 @@ fn the_independent_counter_sees_crossings() {
     assert_eq!(count_crossings(&[[0, 1, 2], [4, 5, 6]], &x), 0);
     // Sharing a vertex: adjacent, not counted.
     assert_eq!(count_crossings(&[[0, 1, 2], [0, 4, 3]], &x), 0);
+    // Sharing a stitched vertex (7 sewn to 0, through 8): adjacent once welded, not otherwise.
+    let mut y = x.to_vec();
+    y.extend([Vec3::new(0.0, 0.0, 0.0), Vec3::new(5.0, 5.0, 5.0)]);
+    let tris = [[0, 1, 2], [7, 4, 3]];
+    assert_eq!(count_crossings_welded(&tris, &y, &[[0, 8], [8, 7]]), 0);
+    assert_eq!(count_crossings_welded(&tris, &y, &[[1, 8]]), 1);
 }
 
 /// Runs `frames` frames of a scene and returns the crossing count of every frame.

@@ -1,0 +1,141 @@
+//! Checks shared by the integration tests that do not use the simulator's own bookkeeping: an
+//! independent triangle-triangle intersection counter (signed volumes, a uniform grid as broad
+//! phase; nothing shared with cloth-collide) and a ray-parity point-in-mesh test.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+
+use cloth_sim::Vec3;
+
+/// Per vertex, the smallest vertex joined to it through `pairs` (transitively).
+fn weld(n: usize, pairs: &[[usize; 2]]) -> Vec<usize> {
+    let mut class: Vec<usize> = (0..n).collect();
+    // Relax to a fixed point: each pair takes the smaller class of its two ends.
+    loop {
+        let mut changed = false;
+        for &[a, b] in pairs {
+            let m = class[a].min(class[b]);
+            for v in [a, b] {
+                if class[v] != m {
+                    class[v] = m;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    class
+}
+
+/// Six times the signed volume of tetrahedron (a, b, c, d).
+fn orient(a: &Vec3, b: &Vec3, c: &Vec3, d: &Vec3) -> f64 {
+    (b - a).cross(&(c - a)).dot(&(d - a))
+}
+
+/// Whether segment (p, q) passes through the interior of triangle (a, b, c): its ends lie
+/// strictly on both sides of the plane and the segment's line winds the same way around all
+/// three edges.
+fn segment_hits(p: &Vec3, q: &Vec3, t: [&Vec3; 3]) -> bool {
+    let (sp, sq) = (orient(t[0], t[1], t[2], p), orient(t[0], t[1], t[2], q));
+    if sp * sq >= 0.0 || sp.is_nan() || sq.is_nan() {
+        return false;
+    }
+    let e = [
+        orient(p, q, t[0], t[1]),
+        orient(p, q, t[1], t[2]),
+        orient(p, q, t[2], t[0]),
+    ];
+    e.iter().all(|&s| s > 0.0) || e.iter().all(|&s| s < 0.0)
+}
+
+fn triangles_cross(a: [&Vec3; 3], b: [&Vec3; 3]) -> bool {
+    (0..3).any(|k| {
+        let l = (k + 1) % 3;
+        segment_hits(a[k], a[l], b) || segment_hits(b[k], b[l], a)
+    })
+}
+
+/// Crossing pairs of triangles that share no vertex.
+pub fn count_crossings(tris: &[[usize; 3]], x: &[Vec3]) -> usize {
+    count_crossings_welded(tris, x, &[])
+}
+
+/// Crossing pairs of triangles that share no vertex once the vertex pairs `welded` (garment
+/// stitches: the two sides of a seam are one point once sewn) count as one vertex.
+pub fn count_crossings_welded(tris: &[[usize; 3]], x: &[Vec3], welded: &[[usize; 2]]) -> usize {
+    let class = weld(x.len(), welded);
+    let cell = tris
+        .iter()
+        .flat_map(|t| (0..3).map(move |k| (x[t[k]] - x[t[(k + 1) % 3]]).norm()))
+        .fold(0.0, f64::max)
+        .max(1e-6);
+    let key = |p: &Vec3| [0, 1, 2].map(|k| (p[k] / cell).floor() as i64);
+    let mut grid: HashMap<[i64; 3], Vec<usize>> = HashMap::new();
+    let mut ranges = Vec::with_capacity(tris.len());
+    for (i, t) in tris.iter().enumerate() {
+        let lo = [0, 1, 2].map(|k| t.iter().map(|&v| x[v][k]).fold(f64::INFINITY, f64::min));
+        let hi = [0, 1, 2].map(|k| t.iter().map(|&v| x[v][k]).fold(f64::NEG_INFINITY, f64::max));
+        let (a, b) = (key(&Vec3::from(lo)), key(&Vec3::from(hi)));
+        for cx in a[0]..=b[0] {
+            for cy in a[1]..=b[1] {
+                for cz in a[2]..=b[2] {
+                    grid.entry([cx, cy, cz]).or_default().push(i);
+                }
+            }
+        }
+        ranges.push((a, b));
+    }
+    let mut pairs = Vec::new();
+    for cell_tris in grid.values() {
+        for (k, &i) in cell_tris.iter().enumerate() {
+            for &j in &cell_tris[k + 1..] {
+                pairs.push((i.min(j), i.max(j)));
+            }
+        }
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
+        .into_iter()
+        .filter(|&(i, j)| {
+            let (a, b) = (tris[i], tris[j]);
+            let (ca, cb) = (a.map(|v| class[v]), b.map(|v| class[v]));
+            !ca.iter().any(|v| cb.contains(v))
+                && triangles_cross(a.map(|v| &x[v]), b.map(|v| &x[v]))
+        })
+        .count()
+}
+
+/// Whether `p` is inside the closed triangle mesh (`vertices`, `triangles`): parity of the
+/// crossings of a ray in a fixed direction that no axis-aligned or symmetric feature lines up
+/// with.
+pub fn inside(p: &Vec3, vertices: &[Vec3], triangles: &[[usize; 3]]) -> bool {
+    let d = Vec3::new(0.3141, 0.8660, 0.2718).normalize();
+    let mut crossings = 0;
+    for t in triangles {
+        let (a, b, c) = (vertices[t[0]], vertices[t[1]], vertices[t[2]]);
+        let (e1, e2) = (b - a, c - a);
+        let h = d.cross(&e2);
+        let det = e1.dot(&h);
+        if det.abs() < 1e-14 {
+            continue;
+        }
+        let s = p - a;
+        let u = s.dot(&h) / det;
+        if !(0.0..=1.0).contains(&u) {
+            continue;
+        }
+        let q = s.cross(&e1);
+        let v = d.dot(&q) / det;
+        if v < 0.0 || u + v > 1.0 {
+            continue;
+        }
+        if e2.dot(&q) / det > 0.0 {
+            crossings += 1;
+        }
+    }
+    crossings % 2 == 1
+}
