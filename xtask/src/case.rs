@@ -337,10 +337,14 @@ pub(crate) fn measure(spec: &CaseSpec) -> Result<CaseResult, String> {
 
     let frames_requested = scene.run.frames;
     let mut stats: Vec<FrameStats> = Vec::with_capacity(frames_requested);
-    let mut error = None;
+    // A preroll (sewing, a body blending into its first pose) is set-up, not frames.
+    let mut error = sim.preroll().err().map(|e| e.to_string());
     let cpu0 = process_cpu_seconds();
     let start = Instant::now();
     for _ in 0..frames_requested {
+        if error.is_some() {
+            break;
+        }
         match sim.step_frame() {
             Ok(s) => stats.push(s),
             Err(e) => {

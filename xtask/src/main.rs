@@ -28,7 +28,8 @@ tasks:
 
 bench options:
   --quick              reduced set, under two minutes on 2 cores (used by .ci/run)
-  --filter NAME        only cases whose name contains NAME (e.g. scaling, bend, fig1)
+  --filter NAME        only cases whose name contains NAME, or one of several separated by
+                       commas (e.g. scaling, bend, fig1, shirt,skirt,trousers)
   --threads N          worker threads per case (default: all cores)
   --repeat K           run each case K times and report the median time (default 1)
   --out DIR            output directory (default: <workspace>/bench-results)

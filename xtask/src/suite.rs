@@ -13,7 +13,8 @@ use std::process::Command;
 pub struct BenchOptions {
     /// Reduced set (`--quick`).
     pub quick: bool,
-    /// Only cases whose name contains this (`--filter NAME`).
+    /// Only cases whose name contains this, or one of its comma-separated parts
+    /// (`--filter NAME[,NAME...]`).
     pub filter: Option<String>,
     /// Rayon threads per case (`--threads N`, default: available cores).
     pub threads: usize,
@@ -278,6 +279,15 @@ pub struct SuiteResults {
     pub notes: Vec<String>,
 }
 
+impl BenchOptions {
+    /// Whether case `name` runs under `--filter` (every case without one).
+    pub fn selects(&self, name: &str) -> bool {
+        self.filter
+            .as_ref()
+            .is_none_or(|f| f.split(',').any(|part| name.contains(part.trim())))
+    }
+}
+
 /// Frames for a case: the quick count, or the full count (`None` = the scene's).
 fn frames(o: &BenchOptions, quick: usize, full: Option<usize>) -> Option<usize> {
     if o.quick { Some(quick) } else { full }
@@ -296,6 +306,14 @@ pub fn scaling_grids(o: &BenchOptions) -> &'static [usize] {
         &SCALING_GRIDS
     }
 }
+
+/// The garment cases: name and scene file.
+const GARMENT_SCENES: [(&str, &str); 4] = [
+    ("shirt", "shirt_mannequin.toml"),
+    ("trousers", "trousers_mannequin.toml"),
+    ("skirt", "skirt_mannequin.toml"),
+    ("shirt_twist", "shirt_twist.toml"),
+];
 
 fn scene_path(name: &str) -> PathBuf {
     workspace_root().join("scenes").join(name)
@@ -322,6 +340,19 @@ pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
         cases.push(c);
     } else {
         notes.push("scenes/garment.toml is missing: the garment case was skipped".into());
+    }
+    // Garments sewn onto the mannequin (beside the paper's garment rows).
+    for (name, file) in GARMENT_SCENES {
+        let path = scene_path(file);
+        if path.exists() {
+            let mut c = CaseSpec::new(name, "garment", path, t);
+            c.frames = frames(o, 5, None);
+            cases.push(c);
+        } else {
+            notes.push(format!(
+                "scenes/{file} is missing: the {name} case was skipped"
+            ));
+        }
     }
     for &n in scaling_grids(o) {
         let mut c = CaseSpec::new(&format!("scaling_{}", n * n), "scaling", drape.clone(), t);
@@ -371,11 +402,7 @@ pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
         c.frames = frames(o, 15, None);
         cases.push(c);
     }
-    cases.retain(|c| {
-        o.filter
-            .as_ref()
-            .is_none_or(|f| c.name.contains(f.as_str()))
-    });
+    cases.retain(|c| o.selects(&c.name));
     (cases, notes)
 }
 
@@ -581,7 +608,7 @@ fn compare_names(o: &BenchOptions) -> Vec<String> {
         v.push(format!("compare_{scene}_implicit"));
         v.extend(COMPARE_STEPS.map(|k| format!("compare_{scene}_verlet_k{k}")));
     }
-    v.retain(|n| o.filter.as_ref().is_none_or(|f| n.contains(f.as_str())));
+    v.retain(|n| o.selects(n));
     v
 }
 
@@ -642,7 +669,7 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
                 v.push(("explicit_verlet_stiff", Some(k)));
             }
         }
-        v.retain(|(n, _)| o.filter.as_ref().is_none_or(|f| n.contains(f.as_str())));
+        v.retain(|(n, _)| o.selects(n));
         v
     };
     let total = cases.len() + explicit.len() + compare_names(o).len();
@@ -808,6 +835,10 @@ mod tests {
             "solver_direct",
             "selfcontact_on",
             "selfcontact_off",
+            "shirt",
+            "trousers",
+            "skirt",
+            "shirt_twist",
         ] {
             assert!(names.contains(&n), "{n} missing from {names:?}");
         }
@@ -817,6 +848,10 @@ mod tests {
             assert!(c.scene.exists(), "{}", c.scene.display());
         }
         let mut o = full.clone();
+        o.filter = Some("bend".into());
+        assert!(o.selects("bend_x10") && !o.selects("scaling_2601"));
+        o.filter = Some("fig1, scaling".into());
+        assert!(o.selects("fig1_drape") && o.selects("scaling_2601") && !o.selects("bend_x10"));
         o.filter = Some("bend".into());
         let (bend, _) = plan(&o);
         assert_eq!(bend.len(), BEND_SCALES.len());

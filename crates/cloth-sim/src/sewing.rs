@@ -15,7 +15,8 @@
 //! Schedule: a stitch whose vertices start `d0` apart has rest length
 //! `L(t) = d0 (1 - s(t / T))`, `s(u) = 3u^2 - 2u^3` (smoothstep) for `t < T = sew_time`, and
 //! `L = 0` afterwards: the seams close smoothly in `T` and are held closed for the rest of the
-//! run. The spring only pulls (`|d| > L`), never pushes. While a cloth sews, gravity on its
+//! run. `t` counts from the start of the run, which a preroll moves before t = 0 (sewing is
+//! part of the preroll: the garment is sewn while the body blends into its first pose). The spring only pulls (`|d| > L`), never pushes. While a cloth sews, gravity on its
 //! vertices is scaled by `gravity_scale` (default 0: garments are sewn weightless, as they
 //! would otherwise fall off the body before their seams close).
 
@@ -58,6 +59,8 @@ struct SeamGroup {
 #[derive(Clone, Debug, Default)]
 pub struct Sewing {
     groups: Vec<SeamGroup>,
+    /// Time (s) at which sewing starts: the start of the run (`-preroll`, else 0).
+    start: f64,
 }
 
 impl Sewing {
@@ -129,6 +132,11 @@ impl Sewing {
         Ok(())
     }
 
+    /// Starts sewing at `t0` (s) instead of t = 0: the start of a run with a preroll.
+    pub fn set_start(&mut self, t0: f64) {
+        self.start = t0;
+    }
+
     /// Whether no cloth sews (no stitches and no gravity held off).
     pub fn is_empty(&self) -> bool {
         self.groups.is_empty()
@@ -139,12 +147,15 @@ impl Sewing {
         self.groups.iter().flat_map(|g| g.pairs.iter().copied())
     }
 
-    /// The latest `sew_time` of all cloths (s): after it every seam is held closed.
+    /// The time (s) by which every seam is held closed: the start of sewing plus the latest
+    /// `sew_time` of all cloths.
     pub fn sewn_by(&self) -> f64 {
-        self.groups
-            .iter()
-            .map(|g| g.settings.sew_time)
-            .fold(0.0, f64::max)
+        self.start
+            + self
+                .groups
+                .iter()
+                .map(|g| g.settings.sew_time)
+                .fold(0.0, f64::max)
     }
 
     /// Largest distance (m) between the two vertices of a stitch at positions `x`; 0 without
@@ -168,7 +179,7 @@ impl Sewing {
         forces: &mut [Vec3],
         blocks: &mut Vec<(usize, usize, Matrix3<f64>, Matrix3<f64>)>,
     ) {
-        let (t, x, v) = (state.t, &state.x, &state.v);
+        let (t, x, v) = (state.t - self.start, &state.x, &state.v);
         for g in &self.groups {
             let s = &g.settings;
             let progress = if s.sew_time > 0.0 {

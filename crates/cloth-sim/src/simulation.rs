@@ -236,7 +236,8 @@ impl Simulation {
 
     /// Starts the run `seconds` (finite, >= 0) before t = 0: a preroll in which the cloth
     /// settles while deforming colliders move into their first pose (glTF bodies blend from
-    /// their bind pose). Pinned vertices are placed on their targets at the new start.
+    /// their bind pose) and garments sew (`sew_time` counts from the new start). Pinned
+    /// vertices are placed on their targets at the new start.
     /// [`Simulation::preroll`] runs it; frame 0 is its end.
     pub fn with_preroll(mut self, seconds: f64) -> Result<Self, SimError> {
         if !(seconds.is_finite() && seconds >= 0.0) {
@@ -246,6 +247,7 @@ impl Simulation {
             });
         }
         self.state.t = -seconds;
+        self.world.sewing.set_start(-seconds);
         let mut targets = Vec::new();
         for pin in self.world.pins() {
             pin.targets(self.state.t, &mut targets);
