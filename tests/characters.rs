@@ -4,6 +4,11 @@
 //! posed independently at the frame's time (ray-parity point-in-mesh on the glTF's own skinned
 //! triangles), and friction must carry the cloth round with the turning torso.
 
+#[path = "../crates/cloth-sim/tests/common/mod.rs"]
+mod common;
+
+use common::inside;
+
 use cloth::collide::{GltfBody, GltfOptions};
 use cloth::mesh::Vec3;
 use cloth::sim::{Scene, build_simulation};
@@ -11,36 +16,6 @@ use std::path::Path;
 
 fn mannequin() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/mannequin/mannequin.glb")
-}
-
-/// Whether `p` is inside the closed triangle mesh: parity of crossings of a ray in a fixed
-/// direction that no axis-aligned or symmetric feature lines up with.
-fn inside(p: &Vec3, vertices: &[Vec3], triangles: &[[usize; 3]]) -> bool {
-    let d = Vec3::new(0.3141, 0.8660, 0.2718).normalize();
-    let mut crossings = 0;
-    for t in triangles {
-        let (a, b, c) = (vertices[t[0]], vertices[t[1]], vertices[t[2]]);
-        let (e1, e2) = (b - a, c - a);
-        let h = d.cross(&e2);
-        let det = e1.dot(&h);
-        if det.abs() < 1e-14 {
-            continue;
-        }
-        let s = p - a;
-        let u = s.dot(&h) / det;
-        if !(0.0..=1.0).contains(&u) {
-            continue;
-        }
-        let q = s.cross(&e1);
-        let v = d.dot(&q) / det;
-        if v < 0.0 || u + v > 1.0 {
-            continue;
-        }
-        if e2.dot(&q) / det > 0.0 {
-            crossings += 1;
-        }
-    }
-    crossings % 2 == 1
 }
 
 /// Mean turn (radians, positive counter-clockwise seen from +y) of the points about the

@@ -308,11 +308,12 @@ pub fn scaling_grids(o: &BenchOptions) -> &'static [usize] {
 }
 
 /// The garment cases: name and scene file.
-const GARMENT_SCENES: [(&str, &str); 4] = [
+const GARMENT_SCENES: [(&str, &str); 5] = [
     ("shirt", "shirt_mannequin.toml"),
     ("trousers", "trousers_mannequin.toml"),
     ("skirt", "skirt_mannequin.toml"),
     ("shirt_twist", "shirt_twist.toml"),
+    ("trousers_walk", "trousers_walk.toml"),
 ];
 
 fn scene_path(name: &str) -> PathBuf {
@@ -839,6 +840,7 @@ mod tests {
             "trousers",
             "skirt",
             "shirt_twist",
+            "trousers_walk",
         ] {
             assert!(names.contains(&n), "{n} missing from {names:?}");
         }
