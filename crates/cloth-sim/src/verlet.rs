@@ -84,6 +84,7 @@
 //! at 1/30 s it stays above the tolerance in 8 of 30 steps even at 5000 sweeps. Those steps end
 //! with the violation left in `stats.json` (`strain_violation`).
 
+use crate::global::GlobalProjection;
 use crate::pairs::{Pair, PairSet, SweepParams};
 use crate::step::check_range;
 use crate::strain::{EdgeSet, StrainLimit};
@@ -121,6 +122,11 @@ pub struct VerletSettings {
     /// How the projection removes stretch accumulated along long chains of edges (default
     /// [`LongRange::Tree`]).
     pub long_range: LongRange,
+    /// Sweeps after which every further sweep of a step starts with a global projection onto
+    /// the limits of all stretched edges (the `global` module: a sparse Cholesky solve per
+    /// sweep). Default [`DEFAULT_GLOBAL_AFTER`]; 0 uses it from the first sweep, a value at
+    /// or above the cap never.
+    pub global_after: usize,
     /// Threads (default: the current rayon pool); results do not depend on it.
     pub par: Par,
 }
@@ -131,6 +137,12 @@ pub const DEFAULT_VERLET_ITERATIONS: usize = 200;
 
 /// Default [`VerletSettings::spring_sweeps`].
 pub const DEFAULT_SPRING_SWEEPS: usize = 4;
+
+/// Most global solves (Newton iterations) in one sweep of the projection.
+const GLOBAL_SOLVES_PER_SWEEP: usize = 4;
+
+/// Default [`VerletSettings::global_after`].
+pub const DEFAULT_GLOBAL_AFTER: usize = 50;
 
 impl Default for VerletSettings {
     fn default() -> Self {
@@ -146,6 +158,7 @@ impl Default for VerletSettings {
             relaxation: 1.0,
             spring_sweeps: DEFAULT_SPRING_SWEEPS,
             long_range: LongRange::Tree,
+            global_after: DEFAULT_GLOBAL_AFTER,
             par: Par::default(),
         }
     }
@@ -172,6 +185,8 @@ pub enum LongRange {
 pub struct VerletInfo {
     /// Sweeps of the projection.
     pub iterations: usize,
+    /// Global projections (sparse Cholesky solves, see [`VerletSettings::global_after`]).
+    pub global_solves: usize,
     /// Largest violation of the strain limit left, as a fraction of the edge's rest length.
     pub violation: f64,
     /// Whether the sweeps stopped at the cap with the violation above the tolerance.
@@ -189,6 +204,9 @@ pub struct Verlet {
     pairs: PairSet,
     tethers: Tethers,
     tree: Option<TreeProjection>,
+    /// The global projection, built when first needed (`Err`: it could not be built and
+    /// the sweeps go on without it).
+    global: Option<Result<GlobalProjection, cloth_solver::SolverError>>,
     contacts: SolidContacts,
     edges: EdgeSet,
     inv_mass: Vec<f64>,
@@ -266,6 +284,7 @@ impl Verlet {
             pairs: PairSet::new(spring_pairs(world, &settings), n),
             tethers,
             tree,
+            global: None,
             contacts: SolidContacts::default(),
             edges,
             inv_mass: world.inverse_masses(),
@@ -356,8 +375,12 @@ impl Verlet {
         };
         self.pairs.begin(&self.x_old);
         self.tethers.begin();
+        if let Some(Ok(g)) = self.global.as_mut() {
+            g.begin(&self.x_old);
+        }
         let mut info = VerletInfo::default();
         let mut violation = f64::INFINITY;
+        let first_global = s.global_after.max(s.spring_sweeps.saturating_sub(1)) + 1;
         while info.iterations < lim.iterations.max(1) {
             info.iterations += 1;
             params.springs = info.iterations <= s.spring_sweeps;
@@ -365,9 +388,14 @@ impl Verlet {
                 tree.solve(x, &self.inv_mass, lim.max, lim.tolerance);
             }
             self.tethers.sweep(x, &self.inv_mass, lim.max, s.relaxation);
-            let seen = self.pairs.sweep(x, &self.inv_mass, &params);
+            let mut seen = self.pairs.sweep(x, &self.inv_mass, &params).violation;
+            if info.iterations >= first_global {
+                let (solves, left) = self.global_newton(x);
+                info.global_solves += solves;
+                seen = left;
+            }
             self.contacts.sweep(x, &self.x_old, s.relaxation);
-            if info.iterations >= s.spring_sweeps && seen.violation <= lim.tolerance {
+            if info.iterations >= s.spring_sweeps && seen <= lim.tolerance {
                 violation = self.pairs.violation(x, lim.min, lim.max);
                 if violation <= lim.tolerance {
                     break;
@@ -381,6 +409,40 @@ impl Verlet {
         info.capped = violation > lim.tolerance;
         info.contacts = self.contacts.active();
         self.last = info;
+    }
+
+    /// Newton iterations of the global projection (at most [`GLOBAL_SOLVES_PER_SWEEP`]) until
+    /// the limits hold to half the tolerance; returns the solves and the violation left
+    /// (infinite if the global projection could not be used).
+    fn global_newton(&mut self, x: &mut [Vec3]) -> (usize, f64) {
+        let lim = self.settings.strain_limit;
+        let mut solves = 0;
+        loop {
+            let v = self.pairs.violation(x, lim.min, lim.max);
+            if v <= 0.5 * lim.tolerance || solves == GLOBAL_SOLVES_PER_SWEEP {
+                return (solves, v);
+            }
+            if !self.global_projection(x) {
+                return (solves, f64::INFINITY);
+            }
+            solves += 1;
+        }
+    }
+
+    /// One global projection of `x` (built on first use); false if it could not be used.
+    fn global_projection(&mut self, x: &mut [Vec3]) -> bool {
+        let lim = self.settings.strain_limit;
+        let (edges, inv_mass) = (&self.edges, &self.inv_mass);
+        let fresh = self.global.is_none();
+        let global = self
+            .global
+            .get_or_insert_with(|| GlobalProjection::new(&edges.edges, &edges.rest, inv_mass));
+        let Ok(g) = global.as_mut() else { return false };
+        if fresh {
+            g.begin(&self.x_old);
+        }
+        g.solve(x, inv_mass, [lim.min, lim.max], lim.tolerance)
+            .is_ok()
     }
 
     /// Largest edge stretch and compression at `x` (dimensionless).
