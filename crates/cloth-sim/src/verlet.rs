@@ -15,7 +15,10 @@
 //!    in a fixed colour order (`pairs`: springs, maximum stretch and compression) and one over
 //!    the contact planes (`verlet_contact`). The spring rows take part in the first
 //!    [`VerletSettings::spring_sweeps`] sweeps only; the sweeps go on until every edge is
-//!    within `[min, max]` times its rest length to the tolerance, or the iteration cap.
+//!    within `[min, max]` times its rest length to the tolerance, or the iteration cap. After
+//!    [`VerletSettings::global_after`] sweeps, each sweep adds up to four global projections
+//!    (`global`: a sparse Cholesky solve over every edge at or beyond its limit) before the
+//!    contact planes.
 //! 4. **Velocity**: `v = (x_new - x) / h`, what the projection left (position-based Verlet);
 //!    the next prediction damps that velocity.
 //!
@@ -76,13 +79,26 @@
 //! a sweep parallel (batches of pairs that share no vertex) and the same for every thread
 //! count.
 //!
-//! Where the tree does not help, the sweeps still need many iterations at large steps: with
-//! the tree, the drape on a sphere (`drape_sphere.toml`, 31 x 31) needs 4.9 / 30.5 / 224 /
-//! 874 mean sweeps at 1/240 / 1/120 / 1/60 / 1/30 s (one step of 30 capped at 5000), and the
-//! sheet held at two corners (`fixed_sheet.toml`, 51 x 51), whose top edge is a taut chain
-//! between two pins that no tree spans, 100 / 345 / 934 mean sweeps at 1/240 / 1/120 / 1/60 s;
-//! at 1/30 s it stays above the tolerance in 8 of 30 steps even at 5000 sweeps. Those steps end
-//! with the violation left in `stats.json` (`strain_violation`).
+//! # Why the global projection, and why only after 50 sweeps
+//!
+//! Where the tree does not help, the sweeps alone need many iterations at large steps: the
+//! drape on a sphere (`drape_sphere.toml`, 31 x 31) needs 4.9 / 32.5 / 235 / 840 mean sweeps
+//! at 1/240 / 1/120 / 1/60 / 1/30 s (one step of 30 above the tolerance at 5000 sweeps), and
+//! the sheet held at two corners (`fixed_sheet.toml`, 51 x 51), whose top edge is a taut chain
+//! between two pins that no tree spans, 100 / 345 / 934 / 3323 (11 steps of 30 above the
+//! tolerance at 5000 sweeps, up to 58% stretch). With global projections (the `global`
+//! module) every step of both reaches the tolerance, in 5 to 90 mean sweeps, but each
+//! projection costs one or two sparse factorisations (5 to 20 ms at 51 x 51 on a shared
+//! 2-core AMD EPYC) and at large steps tens to hundreds of them are needed per step, since
+//! the regularised Newton iterations converge linearly there. Measured (ms per step, sweeps
+//! only / global from the start / global after 20 sweeps): fixed sheet 40 / 88 / 58 at
+//! 1/240 s, 583 / 1544 / 1360 at 1/60 s, 1568 (not holding) / 4855 / 3876 at 1/30 s; drape
+//! 25 / 578 / 528 at 1/60 s, 107 (not holding) / 1452 / 1924 at 1/30 s; hanging sheet 11 /
+//! 362 / 35 at 1/60 s, 56 / 874 / 802 at 1/30 s. The global projection is therefore the
+//! fallback, after [`DEFAULT_GLOBAL_AFTER`] = 50 sweeps: the cheap path is unchanged for every
+//! step it finishes in 50 sweeps, and the steps it cannot finish now hold the limit. The
+//! full tables are in `docs/verlet.md`. A step that still ends above the tolerance reports the
+//! violation left in `stats.json` (`strain_violation`).
 
 use crate::global::GlobalProjection;
 use crate::pairs::{Pair, PairSet, SweepParams};
