@@ -343,10 +343,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_chain_taut_between_two_pins_is_projected_in_one_solve() {
-        // A straight chain of 20 unit edges pinned at both ends, stretched 30%, its middle
-        // vertices displaced sideways: one solve brings every edge to the limit to first order
-        // and a few more to the tolerance (Gauss-Seidel needs hundreds of sweeps).
+    fn a_chain_bowed_between_two_pins_is_brought_within_its_limit_and_the_pins_stay() {
+        // A chain of 20 unit edges pinned at both ends 21 apart, bowed sideways so that its
+        // edges are stretched about 9% beyond the 1.1 limit: repeated solves bring every edge
+        // within the limit to the 0.5% tolerance (18 solves when written: the regularised
+        // iteration converges linearly on this bow), and the pins do not move.
         let n = 21;
         let edges: Vec<[usize; 2]> = (0..n - 1).map(|i| [i, i + 1]).collect();
         let rest = vec![1.0; n - 1];
@@ -359,15 +360,21 @@ mod tests {
                 Vec3::new(1.05 * i as f64, 4.0 * s, 0.0)
             })
             .collect();
+        let worst = |x: &[Vec3]| {
+            (edges.iter())
+                .map(|e| (x[e[1]] - x[e[0]]).norm() - 1.1)
+                .fold(f64::NEG_INFINITY, f64::max)
+        };
+        let start = worst(&x);
+        assert!(start > 0.05, "{start}");
         let (a, b) = (x[0], x[n - 1]);
         g.begin(&x);
-        for _ in 0..8 {
+        let mut solves = 0;
+        while worst(&x) > 0.005 && solves < 40 {
             g.solve(&mut x, &inv, [0.9, 1.1], 0.005).expect("solve");
+            solves += 1;
         }
         assert!(x[0] == a && x[n - 1] == b);
-        for e in &edges {
-            let len = (x[e[1]] - x[e[0]]).norm();
-            assert!(len <= 1.1 + 1e-9, "{len}");
-        }
+        assert!(worst(&x) <= 0.005, "{} after {solves} solves", worst(&x));
     }
 }
