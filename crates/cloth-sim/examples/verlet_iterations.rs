@@ -2,17 +2,25 @@
 //! measurements behind the choice of the spanning-tree projection (see the `verlet` module's
 //! documentation).
 //!
-//! `cargo run --release -p cloth-sim --example verlet_iterations [-- SCENE [SECONDS [VARIANT]]]`
+//! `cargo run --release -p cloth-sim --example verlet_iterations [-- SCENE [SECONDS [VARIANT [STEPS]]]]`
 //!
 //! SCENE is `hanging` (the hanging sheet of `scenes/hanging_verlet.toml` at 51 x 51, 1 cm
 //! edges, the default), `fixed` (`scenes/fixed_sheet.toml` with the Verlet integrator) or
 //! `sphere` (`scenes/drape_sphere.toml` with the Verlet integrator, 31 x 31). Every step is a
 //! frame, so each step's count is seen; the run covers SECONDS of simulated time (default 1)
 //! at each step. The cap is raised to 5000 so that the counts are the sweeps needed, not the
-//! cap; "capped" counts the steps that still ended above the tolerance. VARIANT (`none`,
-//! `tethers` or `tree`) runs that long-range variant only (default: all three).
+//! cap; "capped" counts the steps that still ended above the tolerance. VARIANT runs one
+//! variant only (default: all): `none`, `tethers` or `tree` (the long-range part, sweeps
+//! only), `global` (the tree, with the global projection from the first sweep) or
+//! `fallback` (the tree, with the global projection after the default 50 sweeps: the
+//! shipped default); `all` runs all. STEPS (default all) lists the step sizes, e.g.
+//! `1/60,1/30`. "global/step" counts the global projections per step (each one or two
+//! sparse Cholesky factorisations).
 
-use cloth_sim::{IntegratorKind, LongRange, MeshSpec, Scene, SolverSettings, build_simulation};
+use cloth_sim::{
+    DEFAULT_GLOBAL_AFTER, IntegratorKind, LongRange, MeshSpec, Scene, SolverSettings,
+    build_simulation,
+};
 use std::path::PathBuf;
 
 fn scene(name: &str) -> Scene {
@@ -30,17 +38,39 @@ fn scene(name: &str) -> Scene {
     s
 }
 
-/// One run: mean and largest sweeps per step, capped steps, largest violation, wall per step.
-fn run(base: &Scene, h: f64, long: LongRange, seconds: f64) -> (f64, usize, usize, f64, f64) {
+/// The variants: label, long range, sweeps before the global projection.
+const VARIANTS: [(&str, LongRange, usize); 5] = [
+    ("none", LongRange::None, usize::MAX),
+    ("tethers", LongRange::Tethers, usize::MAX),
+    ("tree", LongRange::Tree, usize::MAX),
+    ("global", LongRange::Tree, 0),
+    ("fallback", LongRange::Tree, DEFAULT_GLOBAL_AFTER),
+];
+
+/// What a run measured per step.
+struct Measured {
+    mean: f64,
+    max: usize,
+    capped: usize,
+    worst: f64,
+    ms: f64,
+    global: f64,
+}
+
+/// One run of `base` at step `h` for `seconds`, with `long` and the global projection after
+/// `global_after` sweeps.
+fn run(base: &Scene, h: f64, (long, global_after): (LongRange, usize), seconds: f64) -> Measured {
     let mut s = base.clone();
     s.solver = SolverSettings::defaults(IntegratorKind::Verlet, 1.0 / h);
     s.run.fps = 1.0 / h;
     s.solver.verlet_h = h;
     s.solver.strain_iterations = 5000;
     s.solver.strain_long_range = long;
+    s.solver.strain_global_after = global_after;
     let mut sim = build_simulation(&s).expect("scene builds");
     let steps = (seconds / h).round() as usize;
     let (mut sum, mut max, mut capped, mut worst, mut wall) = (0, 0, 0, 0.0f64, 0.0);
+    let mut global = 0;
     for _ in 0..steps {
         let st = sim.step_frame().expect("step");
         sum += st.strain_iterations;
@@ -48,9 +78,17 @@ fn run(base: &Scene, h: f64, long: LongRange, seconds: f64) -> (f64, usize, usiz
         capped += usize::from(st.strain_violation > s.solver.strain_tolerance);
         worst = worst.max(st.strain_violation);
         wall += st.wall;
+        global += st.strain_global_solves;
     }
     let n = steps as f64;
-    (sum as f64 / n, max, capped, worst, wall * 1e3 / n)
+    Measured {
+        mean: sum as f64 / n,
+        max,
+        capped,
+        worst,
+        ms: wall * 1e3 / n,
+        global: global as f64 / n,
+    }
 }
 
 fn main() {
@@ -58,23 +96,32 @@ fn main() {
     let name = args.first().map_or("hanging", String::as_str);
     let seconds: f64 = args.get(1).and_then(|f| f.parse().ok()).unwrap_or(1.0);
     let only = args.get(2).map(String::as_str);
+    let steps = args.get(3).map(String::as_str);
     let base = scene(name);
     println!("scene {name}: {:?}, {seconds} s", base.cloths[0].mesh);
     println!(
-        "| h (s) | long range | mean sweeps/step | max | capped steps | max violation | ms/step |"
+        "| h (s) | variant | mean sweeps/step | max | global/step | capped steps | max violation | ms/step |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for per_30 in [8usize, 4, 2, 1] {
         let h = 1.0 / (30.0 * per_30 as f64);
-        for long in [LongRange::None, LongRange::Tethers, LongRange::Tree] {
-            let label = format!("{long:?}").to_lowercase();
-            if only.is_some_and(|o| o != label) {
+        if steps.is_some_and(|s| !s.split(',').any(|p| p == format!("1/{}", 30 * per_30))) {
+            continue;
+        }
+        for (label, long, after) in VARIANTS {
+            if only.is_some_and(|o| o != label && o != "all") {
                 continue;
             }
-            let (mean, max, capped, worst, ms) = run(&base, h, long, seconds);
+            let m = run(&base, h, (long, after), seconds);
             println!(
-                "| 1/{} | {label} | {mean:.1} | {max} | {capped} | {worst:.2e} | {ms:.1} |",
-                30 * per_30
+                "| 1/{} | {label} | {:.1} | {} | {:.1} | {} | {:.2e} | {:.1} |",
+                30 * per_30,
+                m.mean,
+                m.max,
+                m.global,
+                m.capped,
+                m.worst,
+                m.ms
             );
         }
     }

@@ -50,6 +50,7 @@ mod checkpoint;
 mod contact;
 mod controller;
 mod error;
+mod global;
 mod output;
 mod pairs;
 mod pins;
@@ -102,6 +103,7 @@ pub use strain::{DEFAULT_STRAIN_TOLERANCE, EdgeSet, StrainLimit};
 pub use system::{ClothPart, ClothSystem};
 pub use tracks::{ColliderFrame, ColliderTrack, CollidersFile};
 pub use verlet::{
-    DEFAULT_SPRING_SWEEPS, DEFAULT_VERLET_ITERATIONS, LongRange, Verlet, VerletInfo, VerletSettings,
+    DEFAULT_GLOBAL_AFTER, DEFAULT_SPRING_SWEEPS, DEFAULT_VERLET_ITERATIONS, LongRange, Verlet,
+    VerletInfo, VerletSettings,
 };
 pub use world::{DirectionalConstraint, World};

@@ -423,6 +423,7 @@ fn verlet_frame(
         verlet.step(world, state, h)?;
         let info = verlet.last_step();
         stats.strain_iterations += info.iterations;
+        stats.strain_global_solves += info.global_solves;
         stats.strain_violation = stats.strain_violation.max(info.violation);
         sanity.check(world, state, stats.frame, None)?;
     }

@@ -159,6 +159,9 @@ pub struct FrameStats {
     /// Explicit integrator: sweeps of the projection summed over the frame's steps (0 for the
     /// implicit integrator).
     pub strain_iterations: usize,
+    /// Explicit integrator: global projections of the strain limits (sparse Cholesky solves)
+    /// summed over the frame's steps (0 for the implicit integrator).
+    pub strain_global_solves: usize,
     /// Wall time of the whole frame as the frame driver measured it, including statistics
     /// (s; output writing is not included).
     pub wall: f64,

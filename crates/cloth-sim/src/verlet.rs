@@ -15,7 +15,10 @@
 //!    in a fixed colour order (`pairs`: springs, maximum stretch and compression) and one over
 //!    the contact planes (`verlet_contact`). The spring rows take part in the first
 //!    [`VerletSettings::spring_sweeps`] sweeps only; the sweeps go on until every edge is
-//!    within `[min, max]` times its rest length to the tolerance, or the iteration cap.
+//!    within `[min, max]` times its rest length to the tolerance, or the iteration cap. After
+//!    [`VerletSettings::global_after`] sweeps, each sweep adds up to four global projections
+//!    (`global`: a sparse Cholesky solve over every edge at or beyond its limit) before the
+//!    contact planes.
 //! 4. **Velocity**: `v = (x_new - x) / h`, what the projection left (position-based Verlet);
 //!    the next prediction damps that velocity.
 //!
@@ -76,14 +79,28 @@
 //! a sweep parallel (batches of pairs that share no vertex) and the same for every thread
 //! count.
 //!
-//! Where the tree does not help, the sweeps still need many iterations at large steps: with
-//! the tree, the drape on a sphere (`drape_sphere.toml`, 31 x 31) needs 4.9 / 30.5 / 224 /
-//! 874 mean sweeps at 1/240 / 1/120 / 1/60 / 1/30 s (one step of 30 capped at 5000), and the
-//! sheet held at two corners (`fixed_sheet.toml`, 51 x 51), whose top edge is a taut chain
-//! between two pins that no tree spans, 100 / 345 / 934 mean sweeps at 1/240 / 1/120 / 1/60 s;
-//! at 1/30 s it stays above the tolerance in 8 of 30 steps even at 5000 sweeps. Those steps end
-//! with the violation left in `stats.json` (`strain_violation`).
+//! # Why the global projection, and why only after 50 sweeps
+//!
+//! Where the tree does not help, the sweeps alone need many iterations at large steps: the
+//! drape on a sphere (`drape_sphere.toml`, 31 x 31) needs 4.9 / 32.5 / 235 / 840 mean sweeps
+//! at 1/240 / 1/120 / 1/60 / 1/30 s (one step of 30 above the tolerance at 5000 sweeps), and
+//! the sheet held at two corners (`fixed_sheet.toml`, 51 x 51), whose top edge is a taut chain
+//! between two pins that no tree spans, 100 / 345 / 934 / 3323 (11 steps of 30 above the
+//! tolerance at 5000 sweeps, up to 58% stretch). With global projections (the `global`
+//! module) every step of both reaches the tolerance, in 5 to 90 mean sweeps, but each
+//! projection costs one or two sparse factorisations (5 to 20 ms at 51 x 51 on a shared
+//! 2-core AMD EPYC) and at large steps tens to hundreds of them are needed per step, since
+//! the regularised Newton iterations converge linearly there. Measured (ms per step, sweeps
+//! only / global from the start / global after 20 sweeps): fixed sheet 40 / 88 / 58 at
+//! 1/240 s, 583 / 1544 / 1360 at 1/60 s, 1568 (not holding) / 4855 / 3876 at 1/30 s; drape
+//! 25 / 578 / 528 at 1/60 s, 107 (not holding) / 1452 / 1924 at 1/30 s; hanging sheet 11 /
+//! 362 / 35 at 1/60 s, 56 / 874 / 802 at 1/30 s. The global projection is therefore the
+//! fallback, after [`DEFAULT_GLOBAL_AFTER`] = 50 sweeps: the cheap path is unchanged for every
+//! step it finishes in 50 sweeps, and the steps it cannot finish now hold the limit. The
+//! full tables are in `docs/verlet.md`. A step that still ends above the tolerance reports the
+//! violation left in `stats.json` (`strain_violation`).
 
+use crate::global::GlobalProjection;
 use crate::pairs::{Pair, PairSet, SweepParams};
 use crate::step::check_range;
 use crate::strain::{EdgeSet, StrainLimit};
@@ -121,6 +138,11 @@ pub struct VerletSettings {
     /// How the projection removes stretch accumulated along long chains of edges (default
     /// [`LongRange::Tree`]).
     pub long_range: LongRange,
+    /// Sweeps after which every further sweep of a step starts with a global projection onto
+    /// the limits of all stretched edges (the `global` module: a sparse Cholesky solve per
+    /// sweep). Default [`DEFAULT_GLOBAL_AFTER`]; 0 uses it from the first sweep, a value at
+    /// or above the cap never.
+    pub global_after: usize,
     /// Threads (default: the current rayon pool); results do not depend on it.
     pub par: Par,
 }
@@ -131,6 +153,12 @@ pub const DEFAULT_VERLET_ITERATIONS: usize = 200;
 
 /// Default [`VerletSettings::spring_sweeps`].
 pub const DEFAULT_SPRING_SWEEPS: usize = 4;
+
+/// Most global solves (Newton iterations) in one sweep of the projection.
+const GLOBAL_SOLVES_PER_SWEEP: usize = 4;
+
+/// Default [`VerletSettings::global_after`].
+pub const DEFAULT_GLOBAL_AFTER: usize = 50;
 
 impl Default for VerletSettings {
     fn default() -> Self {
@@ -146,6 +174,7 @@ impl Default for VerletSettings {
             relaxation: 1.0,
             spring_sweeps: DEFAULT_SPRING_SWEEPS,
             long_range: LongRange::Tree,
+            global_after: DEFAULT_GLOBAL_AFTER,
             par: Par::default(),
         }
     }
@@ -172,6 +201,8 @@ pub enum LongRange {
 pub struct VerletInfo {
     /// Sweeps of the projection.
     pub iterations: usize,
+    /// Global projections (sparse Cholesky solves, see [`VerletSettings::global_after`]).
+    pub global_solves: usize,
     /// Largest violation of the strain limit left, as a fraction of the edge's rest length.
     pub violation: f64,
     /// Whether the sweeps stopped at the cap with the violation above the tolerance.
@@ -189,6 +220,9 @@ pub struct Verlet {
     pairs: PairSet,
     tethers: Tethers,
     tree: Option<TreeProjection>,
+    /// The global projection, built when first needed (`Err`: it could not be built and
+    /// the sweeps go on without it).
+    global: Option<Result<GlobalProjection, cloth_solver::SolverError>>,
     contacts: SolidContacts,
     edges: EdgeSet,
     inv_mass: Vec<f64>,
@@ -266,6 +300,7 @@ impl Verlet {
             pairs: PairSet::new(spring_pairs(world, &settings), n),
             tethers,
             tree,
+            global: None,
             contacts: SolidContacts::default(),
             edges,
             inv_mass: world.inverse_masses(),
@@ -356,8 +391,12 @@ impl Verlet {
         };
         self.pairs.begin(&self.x_old);
         self.tethers.begin();
+        if let Some(Ok(g)) = self.global.as_mut() {
+            g.begin(&self.x_old);
+        }
         let mut info = VerletInfo::default();
         let mut violation = f64::INFINITY;
+        let first_global = s.global_after.max(s.spring_sweeps.saturating_sub(1)) + 1;
         while info.iterations < lim.iterations.max(1) {
             info.iterations += 1;
             params.springs = info.iterations <= s.spring_sweeps;
@@ -365,9 +404,14 @@ impl Verlet {
                 tree.solve(x, &self.inv_mass, lim.max, lim.tolerance);
             }
             self.tethers.sweep(x, &self.inv_mass, lim.max, s.relaxation);
-            let seen = self.pairs.sweep(x, &self.inv_mass, &params);
+            let mut seen = self.pairs.sweep(x, &self.inv_mass, &params).violation;
+            if info.iterations >= first_global {
+                let (solves, left) = self.global_newton(x);
+                info.global_solves += solves;
+                seen = left;
+            }
             self.contacts.sweep(x, &self.x_old, s.relaxation);
-            if info.iterations >= s.spring_sweeps && seen.violation <= lim.tolerance {
+            if info.iterations >= s.spring_sweeps && seen <= lim.tolerance {
                 violation = self.pairs.violation(x, lim.min, lim.max);
                 if violation <= lim.tolerance {
                     break;
@@ -381,6 +425,40 @@ impl Verlet {
         info.capped = violation > lim.tolerance;
         info.contacts = self.contacts.active();
         self.last = info;
+    }
+
+    /// Newton iterations of the global projection (at most [`GLOBAL_SOLVES_PER_SWEEP`]) until
+    /// the limits hold to half the tolerance; returns the solves and the violation left
+    /// (infinite if the global projection could not be used).
+    fn global_newton(&mut self, x: &mut [Vec3]) -> (usize, f64) {
+        let lim = self.settings.strain_limit;
+        let mut solves = 0;
+        loop {
+            let v = self.pairs.violation(x, lim.min, lim.max);
+            if v <= 0.5 * lim.tolerance || solves == GLOBAL_SOLVES_PER_SWEEP {
+                return (solves, v);
+            }
+            if !self.global_projection(x) {
+                return (solves, f64::INFINITY);
+            }
+            solves += 1;
+        }
+    }
+
+    /// One global projection of `x` (built on first use); false if it could not be used.
+    fn global_projection(&mut self, x: &mut [Vec3]) -> bool {
+        let lim = self.settings.strain_limit;
+        let (edges, inv_mass) = (&self.edges, &self.inv_mass);
+        let fresh = self.global.is_none();
+        let global = self
+            .global
+            .get_or_insert_with(|| GlobalProjection::new(&edges.edges, &edges.rest, inv_mass));
+        let Ok(g) = global.as_mut() else { return false };
+        if fresh {
+            g.begin(&self.x_old);
+        }
+        g.solve(x, inv_mass, [lim.min, lim.max], lim.tolerance)
+            .is_ok()
     }
 
     /// Largest edge stretch and compression at `x` (dimensionless).

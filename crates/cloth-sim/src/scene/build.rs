@@ -242,6 +242,7 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
             }),
             relaxation: s.strain_relaxation,
             long_range: s.strain_long_range,
+            global_after: s.strain_global_after,
             ..VerletSettings::default()
         }),
     }

@@ -727,6 +727,11 @@ pub struct SolverSettings {
     /// projection onto the limits of a spanning tree rooted at the pins, before every sweep),
     /// `"tethers"` (long-range attachments to the pins) or `"none"`.
     pub strain_long_range: crate::LongRange,
+    /// Verlet: sweeps of a step's projection after which every further sweep starts with a
+    /// global projection onto the limits of all stretched edges (a sparse Cholesky solve; see
+    /// [`crate::VerletSettings::global_after`]). Key `strain_global_after`, default 50, >= 0;
+    /// 0 from the first sweep, a value at or above `strain_iterations` never.
+    pub strain_global_after: usize,
     /// Verlet: largest step in s; each frame is split into equal steps no longer than this.
     /// Key `verlet_h`, default `1 / (20 fps)`, `0 < verlet_h <= 1/fps`. No step size is
     /// unstable: the springs are solved with the strain limits in the position projection
@@ -772,6 +777,7 @@ impl SolverSettings {
             strain_tolerance: crate::DEFAULT_STRAIN_TOLERANCE,
             strain_relaxation: 1.0,
             strain_long_range: crate::LongRange::Tree,
+            strain_global_after: crate::DEFAULT_GLOBAL_AFTER,
             verlet_h: 1.0 / (20.0 * fps),
             spring_stiffness: 50.0,
             bend_spring_stiffness: 5.0,

@@ -274,6 +274,7 @@ pub(super) struct RawSolver {
     pub(super) strain_tolerance: Option<f64>,
     pub(super) strain_relaxation: Option<f64>,
     pub(super) strain_long_range: Option<crate::LongRange>,
+    pub(super) strain_global_after: Option<usize>,
     pub(super) grow_after: Option<usize>,
     pub(super) verlet_h: Option<f64>,
     pub(super) spring_stiffness: Option<f64>,
