@@ -30,11 +30,8 @@
 //! the result is the same for every thread count.
 
 use cloth_mesh::Vec3;
-use cloth_solver::SolverError;
-use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
-use faer::sparse::linalg::cholesky::{SymbolicCholesky, factorize_symbolic_cholesky};
-use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
-use faer::{Conj, Mat, Par, Side};
+use cloth_solver::{SolverError, SparseLlt};
+use faer::Mat;
 
 /// Relative regularisation `eps` of the diagonal. Measured on the fixed sheet (51 x 51) at
 /// 1/30 s: 1e-5 took 68 solves per step, 1e-2 55, 1e-1 109 (too soft); 1e-8 let the active
@@ -61,16 +58,10 @@ struct Entry {
 pub(crate) struct GlobalProjection {
     edges: Vec<[usize; 2]>,
     rest: Vec<f64>,
-    /// Lower-triangular CSC pattern: every column starts with its diagonal.
-    col_ptr: Vec<usize>,
-    row_idx: Vec<usize>,
     /// The off-diagonal entries, in the order of `row_idx` without the diagonals.
     entries: Vec<Entry>,
     values: Vec<f64>,
-    symbolic: SymbolicCholesky<usize>,
-    l_values: Vec<f64>,
-    factor_mem: MemBuffer,
-    solve_mem: MemBuffer,
+    llt: SparseLlt,
     rhs: Mat<f64>,
     /// Per edge: frozen direction of the step (compression rows).
     normal: Vec<Vec3>,
@@ -89,6 +80,14 @@ fn err(e: impl std::fmt::Debug) -> SolverError {
     }
 }
 
+/// A factorisation error of the shared sparse Cholesky, said to come from this projection.
+fn prefixed(e: SolverError) -> SolverError {
+    match e {
+        SolverError::Factorization { detail } => err(detail),
+        other => other,
+    }
+}
+
 impl GlobalProjection {
     /// The pattern of the edges `edges` (rest lengths `rest`) that have a vertex with
     /// `inv_mass` > 0, analysed once.
@@ -100,28 +99,19 @@ impl GlobalProjection {
         let rest: Vec<f64> = keep.iter().map(|&e| rest[e]).collect();
         let (col_ptr, row_idx, entries) = pattern(&edges, inv_mass);
         let m = edges.len();
-        let sym = SymbolicSparseColMatRef::new_checked(m, m, &col_ptr, None, &row_idx);
-        let symbolic =
-            factorize_symbolic_cholesky(sym, Side::Lower, Default::default(), Default::default())
-                .map_err(err)?;
-        let factor_req: StackReq =
-            symbolic.factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default());
-        let solve_req = symbolic.solve_in_place_scratch::<f64>(1, Par::Seq);
+        let values = vec![0.0; row_idx.len()];
+        // Lower-triangular CSC pattern: every column starts with its diagonal.
+        let llt = SparseLlt::new(m, col_ptr, row_idx).map_err(prefixed)?;
         Ok(Self {
-            values: vec![0.0; row_idx.len()],
-            l_values: vec![0.0; symbolic.len_val()],
-            factor_mem: MemBuffer::try_new(factor_req).map_err(err)?,
-            solve_mem: MemBuffer::try_new(solve_req).map_err(err)?,
+            values,
+            llt,
             rhs: Mat::zeros(m, 1),
             rows: vec![(Vec3::zeros(), 0.0, false); m],
             normal: vec![Vec3::zeros(); m],
             dx: vec![Vec3::zeros(); inv_mass.len()],
             trial: vec![Vec3::zeros(); inv_mass.len()],
-            symbolic,
             edges,
             rest,
-            col_ptr,
-            row_idx,
             entries,
         })
     }
@@ -178,7 +168,7 @@ impl GlobalProjection {
         let m = self.edges.len();
         let mut next = 0;
         for col in 0..m {
-            let (lo, hi) = (self.col_ptr[col], self.col_ptr[col + 1]);
+            let (lo, hi) = (self.llt.col_ptr()[col], self.llt.col_ptr()[col + 1]);
             let (g, c, active) = self.rows[col];
             let e = self.edges[col];
             self.values[lo] = if active {
@@ -200,28 +190,9 @@ impl GlobalProjection {
                 };
             }
         }
-        let mat = SparseColMatRef::new(
-            SymbolicSparseColMatRef::new_checked(m, m, &self.col_ptr, None, &self.row_idx),
-            &self.values,
-        );
-        let llt = self
-            .symbolic
-            .factorize_numeric_llt::<f64>(
-                &mut self.l_values,
-                mat,
-                Side::Lower,
-                Default::default(),
-                Par::Seq,
-                MemStack::new(&mut self.factor_mem),
-                Default::default(),
-            )
-            .map_err(err)?;
-        llt.solve_in_place_with_conj(
-            Conj::No,
-            self.rhs.as_mut(),
-            Par::Seq,
-            MemStack::new(&mut self.solve_mem),
-        );
+        self.llt
+            .factor_solve(&self.values, self.rhs.as_mut())
+            .map_err(prefixed)?;
         match (0..m).find(|&k| !self.rhs[(k, 0)].is_finite()) {
             Some(k) => Err(err(format!("non-finite multiplier of edge {k}"))),
             None => Ok(()),

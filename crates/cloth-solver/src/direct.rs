@@ -1,21 +1,10 @@
 //! Direct reference solve of the pre-filtered system with faer's sparse Cholesky.
 
-use std::sync::Arc;
-
-use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
-use faer::sparse::linalg::cholesky::{SymbolicCholesky, factorize_symbolic_cholesky};
-use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
-use faer::{Conj, Mat, Par, Side};
+use faer::Mat;
 use nalgebra::{Matrix3, Vector3};
 
 use crate::pcg::validate_inputs;
-use crate::{BlockMatrix, Constraint, SolverError};
-
-fn fact_err(e: impl std::fmt::Debug) -> SolverError {
-    SolverError::Factorization {
-        detail: format!("{e:?}"),
-    }
-}
+use crate::{BlockMatrix, Constraint, SolverError, SparseLlt};
 
 /// Reusable direct solver for `(S A S + (I - S)) y = S (b - A z)`, `dv = z + S y`, the
 /// reference for [`crate::solve_mpcg`].
@@ -25,52 +14,15 @@ fn fact_err(e: impl std::fmt::Debug) -> SolverError {
 /// Cholesky analysis (AMD ordering) are computed once in [`DirectSolver::new`]; each
 /// [`DirectSolver::solve`] refills the values, refactorises numerically and solves.
 /// Everything runs sequentially (`faer::Par::Seq`): deterministic for any thread count.
+#[derive(Clone, Debug)]
 pub struct DirectSolver {
     n: usize,
     row_ptr: Vec<usize>,
     cols: Vec<usize>,
-    col_ptr: Vec<usize>,
-    row_idx: Vec<usize>,
     values: Vec<f64>,
-    symbolic: Arc<SymbolicCholesky<usize>>,
-    l_values: Vec<f64>,
-    factor_req: StackReq,
-    solve_req: StackReq,
-    factor_mem: MemBuffer,
-    solve_mem: MemBuffer,
+    llt: SparseLlt,
     az: Vec<Vector3<f64>>,
     rhs: Mat<f64>,
-}
-
-impl Clone for DirectSolver {
-    fn clone(&self) -> Self {
-        DirectSolver {
-            n: self.n,
-            row_ptr: self.row_ptr.clone(),
-            cols: self.cols.clone(),
-            col_ptr: self.col_ptr.clone(),
-            row_idx: self.row_idx.clone(),
-            values: self.values.clone(),
-            symbolic: Arc::clone(&self.symbolic),
-            l_values: self.l_values.clone(),
-            factor_req: self.factor_req,
-            solve_req: self.solve_req,
-            factor_mem: MemBuffer::new(self.factor_req),
-            solve_mem: MemBuffer::new(self.solve_req),
-            az: self.az.clone(),
-            rhs: self.rhs.clone(),
-        }
-    }
-}
-
-impl std::fmt::Debug for DirectSolver {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DirectSolver")
-            .field("n", &self.n)
-            .field("nnz_lower", &self.row_idx.len())
-            .field("nnz_factor", &self.l_values.len())
-            .finish_non_exhaustive()
-    }
 }
 
 impl DirectSolver {
@@ -99,30 +51,14 @@ impl DirectSolver {
                 col_ptr.push(row_idx.len());
             }
         }
-        let symbolic = SymbolicSparseColMatRef::new_checked(dim, dim, &col_ptr, None, &row_idx);
-        let symbolic = factorize_symbolic_cholesky(
-            symbolic,
-            Side::Lower,
-            Default::default(),
-            Default::default(),
-        )
-        .map_err(fact_err)?;
-        let factor_req =
-            symbolic.factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default());
-        let solve_req = symbolic.solve_in_place_scratch::<f64>(1, Par::Seq);
+        let values = vec![0.0; row_idx.len()];
+        let llt = SparseLlt::new(dim, col_ptr, row_idx)?;
         Ok(DirectSolver {
             n,
             row_ptr: row_ptr.to_vec(),
             cols: cols.to_vec(),
-            values: vec![0.0; row_idx.len()],
-            l_values: vec![0.0; symbolic.len_val()],
-            col_ptr,
-            row_idx,
-            symbolic: Arc::new(symbolic),
-            factor_mem: MemBuffer::try_new(factor_req).map_err(fact_err)?,
-            solve_mem: MemBuffer::try_new(solve_req).map_err(fact_err)?,
-            factor_req,
-            solve_req,
+            values,
+            llt,
             az: vec![Vector3::zeros(); n],
             rhs: Mat::zeros(dim, 1),
         })
@@ -156,7 +92,6 @@ impl DirectSolver {
         if n == 0 {
             return Ok(());
         }
-        let dim = 3 * n;
         // Refill values of S A S + (I - S) in the CSC order built by `new`.
         for j in 0..n {
             let sj = constraints[j].matrix();
@@ -164,7 +99,7 @@ impl DirectSolver {
             let (lo, hi) = (row_ptr[j], row_ptr[j + 1]);
             let first = lo + cols[lo..hi].partition_point(|&i| i < j);
             for c in 0..3 {
-                let mut p = self.col_ptr[3 * j + c];
+                let mut p = self.llt.col_ptr()[3 * j + c];
                 for r in c..3 {
                     self.values[p] = mjj[(r, c)];
                     p += 1;
@@ -181,22 +116,6 @@ impl DirectSolver {
                 }
             }
         }
-        let mat = SparseColMatRef::new(
-            SymbolicSparseColMatRef::new_checked(dim, dim, &self.col_ptr, None, &self.row_idx),
-            &self.values,
-        );
-        let llt = self
-            .symbolic
-            .factorize_numeric_llt::<f64>(
-                &mut self.l_values,
-                mat,
-                Side::Lower,
-                Default::default(),
-                Par::Seq,
-                MemStack::new(&mut self.factor_mem),
-                Default::default(),
-            )
-            .map_err(fact_err)?;
         a.mul_vec(z, &mut self.az);
         for i in 0..n {
             let r = constraints[i].filter(&(b[i] - self.az[i]));
@@ -204,12 +123,7 @@ impl DirectSolver {
                 self.rhs[(3 * i + k, 0)] = r[k];
             }
         }
-        llt.solve_in_place_with_conj(
-            Conj::No,
-            self.rhs.as_mut(),
-            Par::Seq,
-            MemStack::new(&mut self.solve_mem),
-        );
+        self.llt.factor_solve(&self.values, self.rhs.as_mut())?;
         for i in 0..n {
             let y = Vector3::new(
                 self.rhs[(3 * i, 0)],

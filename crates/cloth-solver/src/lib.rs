@@ -119,6 +119,7 @@
 mod constraint;
 mod direct;
 mod error;
+mod llt;
 mod matrix;
 mod multigrid;
 mod par;
@@ -131,6 +132,7 @@ pub use cloth_mesh::{Par, nalgebra};
 pub use constraint::Constraint;
 pub use direct::{DirectSolver, solve_direct};
 pub use error::SolverError;
+pub use llt::SparseLlt;
 pub use matrix::{AssemblyPlan, BlockMatrix};
 pub use multigrid::{
     Multigrid, MultigridParams, MultigridSetupInfo, Reuse, Smoother, solve_mpcg_multigrid,
