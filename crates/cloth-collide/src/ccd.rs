@@ -12,7 +12,7 @@ use crate::Vec3;
 use crate::bvh::{Aabb, Bvh};
 use crate::error::CollideError;
 use crate::geometry::{closest_on_triangle, closest_segment_segment};
-use crate::selfcol::{mesh_edges, weld_classes, welded_neighbours};
+use crate::selfcol::Topology;
 
 /// Which pair of features collides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,37 +183,18 @@ fn cubic_roots(c: [f64; 4], out: &mut Vec<f64>) {
 /// never changes).
 #[derive(Clone, Debug)]
 pub struct SelfCcd {
-    n_vertices: usize,
-    triangles: Vec<[usize; 3]>,
-    edges: Vec<[usize; 2]>,
-    tri_edges: Vec<[usize; 3]>,
+    topo: Topology,
     bvh: Bvh,
     boxes: Vec<Aabb>,
-    /// Per vertex, the smallest vertex welded to it; empty when nothing is welded.
-    weld: Vec<usize>,
 }
 
 impl SelfCcd {
     /// Prepares CCD for `triangles` over `n_vertices` vertices.
     pub fn new(n_vertices: usize, triangles: &[[usize; 3]]) -> Result<Self, CollideError> {
-        for (t, tri) in triangles.iter().enumerate() {
-            if let Some(&i) = tri.iter().find(|&&i| i >= n_vertices) {
-                return Err(CollideError::ClothIndexOutOfRange {
-                    triangle: t,
-                    index: i,
-                    count: n_vertices,
-                });
-            }
-        }
-        let (edges, tri_edges) = mesh_edges(triangles);
         Ok(Self {
-            n_vertices,
-            triangles: triangles.to_vec(),
-            edges,
-            tri_edges,
+            topo: Topology::new(n_vertices, triangles)?,
             bvh: Bvh::default(),
             boxes: vec![Aabb::empty(); triangles.len()],
-            weld: Vec::new(),
         })
     }
 
@@ -223,7 +204,7 @@ impl SelfCcd {
     /// sewn garment would find them and build impact zones along its seams). Pairs with a
     /// vertex out of range are ignored; an empty list welds nothing.
     pub fn set_welded(&mut self, pairs: &[[usize; 2]]) {
-        self.weld = weld_classes(self.n_vertices, pairs);
+        self.topo.set_welded(pairs);
     }
 
     /// Every colliding pair of the motion from `x0` to `x1` (m), with `gap` (m) the distance
@@ -239,18 +220,18 @@ impl SelfCcd {
     ) -> Result<(), CollideError> {
         out.clear();
         for x in [x0, x1] {
-            if x.len() != self.n_vertices {
+            if x.len() != self.topo.n_vertices {
                 return Err(CollideError::WrongLength {
-                    expected: self.n_vertices,
+                    expected: self.topo.n_vertices,
                     found: x.len(),
                 });
             }
         }
-        for (b, t) in self.boxes.iter_mut().zip(&self.triangles) {
+        for (b, t) in self.boxes.iter_mut().zip(&self.topo.triangles) {
             *b = Aabb::from_points(t.iter().flat_map(|&i| [&x0[i], &x1[i]])).inflated(gap);
         }
         self.bvh.fit(&self.boxes);
-        let vt: Vec<Vec<Impact>> = (0..self.n_vertices)
+        let vt: Vec<Vec<Impact>> = (0..self.topo.n_vertices)
             .into_par_iter()
             .chunks(CHUNK)
             .map(|vs| {
@@ -261,7 +242,7 @@ impl SelfCcd {
                 found
             })
             .collect();
-        let ee: Vec<Vec<Impact>> = (0..self.edges.len())
+        let ee: Vec<Vec<Impact>> = (0..self.topo.edges.len())
             .into_par_iter()
             .chunks(CHUNK)
             .map(|es| {
@@ -274,13 +255,9 @@ impl SelfCcd {
             .collect();
         out.extend(vt.into_iter().flatten());
         out.extend(ee.into_iter().flatten());
-        if !self.weld.is_empty() {
-            let w = &self.weld;
-            out.retain(|i| {
-                let vt = matches!(i.kind, ImpactKind::VertexTriangle);
-                !welded_neighbours(&i.vertices, vt, w)
-            });
-        }
+        self.topo.drop_welded(out, |i| {
+            (&i.vertices, matches!(i.kind, ImpactKind::VertexTriangle))
+        });
         Ok(())
     }
 
@@ -297,7 +274,7 @@ impl SelfCcd {
         let q = Aabb::from_points([&x0[v], &x1[v]]);
         let m = |i: usize| [x0[i], x1[i]];
         self.bvh.query(&q, stack, |t| {
-            let tri = self.triangles[t];
+            let tri = self.topo.triangles[t];
             if tri.contains(&v) {
                 return;
             }
@@ -322,17 +299,17 @@ impl SelfCcd {
         (stack, others): (&mut Vec<u32>, &mut Vec<usize>),
         found: &mut Vec<Impact>,
     ) {
-        let [a, b] = self.edges[e];
+        let [a, b] = self.topo.edges[e];
         let q = Aabb::from_points([&x0[a], &x1[a], &x0[b], &x1[b]]);
         others.clear();
         self.bvh.query(&q, stack, |t| {
-            others.extend(self.tri_edges[t].iter().copied().filter(|&f| f > e));
+            others.extend(self.topo.tri_edges[t].iter().copied().filter(|&f| f > e));
         });
         others.sort_unstable();
         others.dedup();
         let m = |i: usize| [x0[i], x1[i]];
         for &f in others.iter() {
-            let [c, d] = self.edges[f];
+            let [c, d] = self.topo.edges[f];
             if a == c || a == d || b == c || b == d {
                 continue;
             }

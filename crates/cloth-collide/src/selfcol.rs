@@ -67,12 +67,7 @@ const EDGE_INTERIOR: f64 = 1e-6;
 /// reverses a slip), with the exact Jacobian of its direction across the slip.
 #[derive(Clone, Debug)]
 pub struct SelfCollision {
-    n_vertices: usize,
-    triangles: Vec<[usize; 3]>,
-    /// Unique edges (v0 < v1), sorted.
-    edges: Vec<[usize; 2]>,
-    /// Edge indices of each triangle.
-    tri_edges: Vec<[usize; 3]>,
+    topo: Topology,
     thickness: f64,
     stiffness: f64,
     damping: f64,
@@ -81,9 +76,6 @@ pub struct SelfCollision {
     bvh: Bvh,
     boxes: Vec<Aabb>,
     proximities: Vec<Proximity>,
-    /// Per vertex, the smallest vertex welded to it ([`SelfCollision::set_welded`]); empty
-    /// when nothing is welded.
-    weld: Vec<usize>,
 }
 
 impl SelfCollision {
@@ -129,21 +121,8 @@ impl SelfCollision {
         if !(damping.is_finite() && damping >= 0.0) {
             return bad("damping", damping, "finite, >= 0 N*s/m");
         }
-        for (t, tri) in triangles.iter().enumerate() {
-            if let Some(&i) = tri.iter().find(|&&i| i >= n_vertices) {
-                return Err(CollideError::ClothIndexOutOfRange {
-                    triangle: t,
-                    index: i,
-                    count: n_vertices,
-                });
-            }
-        }
-        let (edges, tri_edges) = mesh_edges(triangles);
         Ok(SelfCollision {
-            n_vertices,
-            triangles: triangles.to_vec(),
-            edges,
-            tri_edges,
+            topo: Topology::new(n_vertices, triangles)?,
             thickness,
             stiffness,
             damping,
@@ -152,7 +131,6 @@ impl SelfCollision {
             bvh: Bvh::default(),
             boxes: vec![Aabb::empty(); triangles.len()],
             proximities: Vec::new(),
-            weld: Vec::new(),
         })
     }
 
@@ -190,18 +168,18 @@ impl SelfCollision {
 
     /// As [`SelfCollision::detect`], reporting a wrong position count as an error.
     pub fn try_detect(&mut self, x: &[Vec3]) -> Result<(), CollideError> {
-        if x.len() != self.n_vertices {
+        if x.len() != self.topo.n_vertices {
             return Err(CollideError::WrongLength {
-                expected: self.n_vertices,
+                expected: self.topo.n_vertices,
                 found: x.len(),
             });
         }
-        for (b, t) in self.boxes.iter_mut().zip(&self.triangles) {
+        for (b, t) in self.boxes.iter_mut().zip(&self.topo.triangles) {
             *b = Aabb::from_points(t.iter().map(|&i| &x[i]));
         }
         self.bvh.fit(&self.boxes);
         let h = self.thickness;
-        let vt: Vec<Vec<Proximity>> = (0..self.n_vertices)
+        let vt: Vec<Vec<Proximity>> = (0..self.topo.n_vertices)
             .into_par_iter()
             .chunks(CHUNK)
             .map(|verts| {
@@ -216,7 +194,7 @@ impl SelfCollision {
                     }
                     let q = Aabb { min: p, max: p }.inflated(h);
                     self.bvh.query(&q, &mut stack, |t| {
-                        let tri = self.triangles[t];
+                        let tri = self.topo.triangles[t];
                         if tri.contains(&v) {
                             return;
                         }
@@ -233,7 +211,7 @@ impl SelfCollision {
                 out
             })
             .collect();
-        let ee: Vec<Vec<Proximity>> = (0..self.edges.len())
+        let ee: Vec<Vec<Proximity>> = (0..self.topo.edges.len())
             .into_par_iter()
             .chunks(CHUNK)
             .map(|es| {
@@ -241,12 +219,12 @@ impl SelfCollision {
                 let mut stack = Vec::new();
                 let mut others: Vec<usize> = Vec::new();
                 for e in es {
-                    let [a, b] = self.edges[e];
+                    let [a, b] = self.topo.edges[e];
                     others.clear();
                     let q = Aabb::from_points([&x[a], &x[b]]).inflated(h);
                     self.bvh.query(&q, &mut stack, |t| {
                         others.extend(
-                            self.tri_edges[t]
+                            self.topo.tri_edges[t]
                                 .iter()
                                 .copied()
                                 .filter(|&f| f > e && f != usize::MAX),
@@ -255,7 +233,7 @@ impl SelfCollision {
                     others.sort_unstable();
                     others.dedup();
                     for &f in &others {
-                        let [c, d] = self.edges[f];
+                        let [c, d] = self.topo.edges[f];
                         if a == c || a == d || b == c || b == d {
                             continue;
                         }
@@ -270,13 +248,9 @@ impl SelfCollision {
         self.proximities.clear();
         self.proximities.extend(vt.into_iter().flatten());
         self.proximities.extend(ee.into_iter().flatten());
-        if !self.weld.is_empty() {
-            let w = &self.weld;
-            self.proximities.retain(|p| {
-                let vt = matches!(p.kind, ProximityKind::VertexTriangle);
-                !welded_neighbours(&p.vertices, vt, w)
-            });
-        }
+        self.topo.drop_welded(&mut self.proximities, |p| {
+            (&p.vertices, matches!(p.kind, ProximityKind::VertexTriangle))
+        });
         Ok(())
     }
 
@@ -285,7 +259,7 @@ impl SelfCollision {
     /// the pairs are welded (transitively) are skipped, so a closing seam is not pushed open.
     /// Pairs with a vertex out of range are ignored; an empty list welds nothing.
     pub fn set_welded(&mut self, pairs: &[[usize; 2]]) {
-        self.weld = weld_classes(self.n_vertices, pairs);
+        self.topo.set_welded(pairs);
     }
 
     /// Makes the next detection rebuild the hierarchy from scratch instead of refitting it
@@ -312,7 +286,7 @@ impl SelfCollision {
     /// Penalty energy (J) at positions `x` (m): sum over active proximities of
     /// k/2 (g - thickness)^2. Returns 0 if `x` has the wrong length.
     pub fn energy(&self, x: &[Vec3]) -> f64 {
-        if x.len() != self.n_vertices {
+        if x.len() != self.topo.n_vertices {
             return 0.0;
         }
         self.proximities
@@ -342,7 +316,7 @@ impl SelfCollision {
         forces: &mut [Vec3],
         entries: &mut Vec<(usize, usize, Matrix3<f64>, Matrix3<f64>)>,
     ) {
-        let n = self.n_vertices;
+        let n = self.topo.n_vertices;
         if x.len() != n || v.len() != n || forces.len() != n {
             return;
         }
@@ -396,7 +370,7 @@ impl SelfCollision {
         forces: &mut [Vec3],
         entries: &mut Vec<(usize, usize, Matrix3<f64>, Matrix3<f64>)>,
     ) {
-        let n = self.n_vertices;
+        let n = self.topo.n_vertices;
         let lengths_ok = [x.len(), v.len(), masses.len(), forces.len()]
             .iter()
             .all(|&l| l == n);
@@ -466,7 +440,7 @@ impl SelfCollision {
 }
 
 /// The unique edges `(v0 < v1)` of `triangles`, sorted, and the edge indices of each triangle.
-pub(crate) fn mesh_edges(triangles: &[[usize; 3]]) -> (Vec<[usize; 2]>, Vec<[usize; 3]>) {
+fn mesh_edges(triangles: &[[usize; 3]]) -> (Vec<[usize; 2]>, Vec<[usize; 3]>) {
     let mut edges: Vec<[usize; 2]> = triangles
         .iter()
         .flat_map(|t| [0, 1, 2].map(|k| sorted(t[k], t[(k + 1) % 3])))
@@ -484,6 +458,60 @@ pub(crate) fn mesh_edges(triangles: &[[usize; 3]]) -> (Vec<[usize; 2]>, Vec<[usi
         })
         .collect();
     (edges, tri_edges)
+}
+
+/// A cloth's triangles, their edges and its welded vertices: what self-collision and
+/// self-CCD both test features against.
+#[derive(Clone, Debug)]
+pub(crate) struct Topology {
+    pub n_vertices: usize,
+    pub triangles: Vec<[usize; 3]>,
+    /// Unique edges (v0 < v1), sorted.
+    pub edges: Vec<[usize; 2]>,
+    /// Edge indices of each triangle.
+    pub tri_edges: Vec<[usize; 3]>,
+    /// Per vertex, the smallest vertex welded to it; empty when nothing is welded.
+    weld: Vec<usize>,
+}
+
+impl Topology {
+    /// Checks that every index of `triangles` is below `n_vertices` and finds the edges.
+    pub fn new(n_vertices: usize, triangles: &[[usize; 3]]) -> Result<Self, CollideError> {
+        for (t, tri) in triangles.iter().enumerate() {
+            if let Some(&i) = tri.iter().find(|&&i| i >= n_vertices) {
+                return Err(CollideError::ClothIndexOutOfRange {
+                    triangle: t,
+                    index: i,
+                    count: n_vertices,
+                });
+            }
+        }
+        let (edges, tri_edges) = mesh_edges(triangles);
+        Ok(Topology {
+            n_vertices,
+            triangles: triangles.to_vec(),
+            edges,
+            tri_edges,
+            weld: Vec::new(),
+        })
+    }
+
+    /// Welds each pair of `pairs` (transitively; pairs out of range are ignored).
+    pub fn set_welded(&mut self, pairs: &[[usize; 2]]) {
+        self.weld = weld_classes(self.n_vertices, pairs);
+    }
+
+    /// Drops from `items` those whose two features (`features(item)`: the four vertices and
+    /// whether it is vertex-triangle) share a vertex once welded vertices are one.
+    pub fn drop_welded<T>(&self, items: &mut Vec<T>, features: impl Fn(&T) -> (&[usize; 4], bool)) {
+        if self.weld.is_empty() {
+            return;
+        }
+        items.retain(|item| {
+            let (v, vertex_triangle) = features(item);
+            !welded_neighbours(v, vertex_triangle, &self.weld)
+        });
+    }
 }
 
 /// Per vertex the smallest vertex of its class after welding `pairs` (transitively); empty
@@ -513,7 +541,7 @@ pub(crate) fn weld_classes(n: usize, pairs: &[[usize; 2]]) -> Vec<usize> {
 /// Whether two features share a vertex once welded vertices are one: a vertex and a triangle
 /// (`v = [vertex, a, b, c]`, `vertex_triangle`) or two edges (`v = [a, b, c, d]`), as in
 /// proximities and CCD impacts; `class` from [`weld_classes`].
-pub(crate) fn welded_neighbours(v: &[usize; 4], vertex_triangle: bool, class: &[usize]) -> bool {
+fn welded_neighbours(v: &[usize; 4], vertex_triangle: bool, class: &[usize]) -> bool {
     let c = v.map(|i| class[i]);
     if vertex_triangle {
         c[1..].contains(&c[0])
