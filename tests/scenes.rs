@@ -290,5 +290,6 @@ fn cloth_check_reports_the_skirt_pattern_and_its_seams() {
     assert!(text.contains("panel waistband_front"), "{text}");
     assert!(text.contains("6 stitches"), "{text}");
     assert!(text.contains("sewn       2 boundary loops"), "{text}");
+    assert!(text.contains("sews       from 0 s to 0.5 s"), "{text}");
     assert!(text.contains("problems   none"), "{text}");
 }

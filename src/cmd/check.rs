@@ -27,8 +27,20 @@ pub fn check(path: &Path) -> Result<ExitCode, String> {
     println!("colliders  {}", scene.colliders.len());
     println!("frames     {} at {} fps", scene.run.frames, scene.run.fps);
     let stitches: Vec<[usize; 2]> = sim.world().sewing.pairs().collect();
-    for part in &sys.parts {
+    for (part, c) in sys.parts.iter().zip(&scene.cloths) {
         print_cloth(mesh, part, &stitches);
+        if let Some(time) = c.sew_time {
+            let start = c.sew_start.unwrap_or(0.0);
+            println!(
+                "  sews       from {start} s to {} s after the start of the {}",
+                start + time,
+                if scene.run.preroll > 0.0 {
+                    "preroll"
+                } else {
+                    "run"
+                }
+            );
+        }
     }
     println!("problems   none");
     Ok(ExitCode::SUCCESS)

@@ -33,6 +33,11 @@ pub const SEAM_STIFFNESS_FACTOR: f64 = 10.0;
 /// How one cloth's stitches sew.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SewSettings {
+    /// Time (s) after the start of sewing at which this cloth's seams begin to close, >= 0
+    /// (scene key `sew_start`, default 0). Until then its stitches are slack and its gravity
+    /// is scaled as while it sews: a garment that goes over another (a shirt over trousers)
+    /// waits until the one beneath is sewn.
+    pub sew_start: f64,
     /// Time (s) in which the seams are pulled closed, >= 0 (scene key `sew_time`, default 0.5).
     pub sew_time: f64,
     /// Stiffness of each stitch spring (N/m), > 0 (default [`SEAM_STIFFNESS_FACTOR`] times the
@@ -87,6 +92,12 @@ impl Sewing {
             })
         };
         let s = &settings;
+        if !(s.sew_start.is_finite() && s.sew_start >= 0.0) {
+            return bad(
+                "sew_start",
+                format!("must be finite and >= 0, got {}", s.sew_start),
+            );
+        }
         if !(s.sew_time.is_finite() && s.sew_time >= 0.0) {
             return bad(
                 "sew_time",
@@ -148,13 +159,13 @@ impl Sewing {
     }
 
     /// The time (s) by which every seam is held closed: the start of sewing plus the latest
-    /// `sew_time` of all cloths.
+    /// `sew_start + sew_time` of all cloths.
     pub fn sewn_by(&self) -> f64 {
         self.start
             + self
                 .groups
                 .iter()
-                .map(|g| g.settings.sew_time)
+                .map(|g| g.settings.sew_start + g.settings.sew_time)
                 .fold(0.0, f64::max)
     }
 
@@ -182,7 +193,10 @@ impl Sewing {
         let (t, x, v) = (state.t - self.start, &state.x, &state.v);
         for g in &self.groups {
             let s = &g.settings;
-            let progress = if s.sew_time > 0.0 {
+            let t = t - s.sew_start;
+            let progress = if t < 0.0 {
+                0.0
+            } else if s.sew_time > 0.0 {
                 smoothstep(t / s.sew_time)
             } else {
                 1.0
@@ -277,6 +291,7 @@ mod tests {
     fn schedule_closes_smoothly_and_holds() {
         let x0 = vec![Vec3::zeros(), Vec3::new(0.2, 0.0, 0.0)];
         let settings = SewSettings {
+            sew_start: 0.0,
             sew_time: 0.5,
             stiffness: 100.0,
             damping: 0.0,
@@ -308,5 +323,51 @@ mod tests {
         assert_eq!(s.largest_gap(&x0), 0.2);
         assert!(s.add_cloth(vec![[0, 0]], &x0, 0..2, settings).is_err());
         assert!(s.add_cloth(vec![[0, 1]], &x0, 0..1, settings).is_err());
+    }
+
+    #[test]
+    fn a_delayed_cloth_waits_slack_and_weightless_then_sews_on_the_same_schedule() {
+        let x0 = vec![Vec3::zeros(), Vec3::new(0.2, 0.0, 0.0)];
+        let base = SewSettings {
+            sew_start: 0.0,
+            sew_time: 0.5,
+            stiffness: 100.0,
+            damping: 0.0,
+            gravity_scale: 0.0,
+        };
+        let delayed = SewSettings {
+            sew_start: 0.7,
+            ..base
+        };
+        let forces = |settings: SewSettings, t: f64| {
+            let mut s = Sewing::new();
+            s.add_cloth(vec![[0, 1]], &x0, 0..2, settings).unwrap();
+            let mut f = vec![Vec3::zeros(); 2];
+            let state = State {
+                x: x0.clone(),
+                v: vec![Vec3::zeros(); 2],
+                t,
+            };
+            let g = Vec3::new(0.0, -9.81, 0.0);
+            s.add_terms(&state, &[1.0, 1.0], &g, &mut f, &mut Vec::new());
+            (f, s.sewn_by())
+        };
+        // Before its start: no stitch force, gravity held off.
+        let (f, sewn_by) = forces(delayed, 0.5);
+        assert_eq!(f[0], Vec3::new(0.0, 9.81, 0.0));
+        assert_eq!(sewn_by, 1.2);
+        // Shifted by sew_start, the schedule is the undelayed one.
+        for t in [0.1, 0.25, 0.45, 0.6] {
+            assert_eq!(forces(delayed, t + 0.7).0, forces(base, t).0, "t = {t}");
+        }
+        let bad = SewSettings {
+            sew_start: -1.0,
+            ..base
+        };
+        assert!(
+            Sewing::new()
+                .add_cloth(vec![[0, 1]], &x0, 0..2, bad)
+                .is_err()
+        );
     }
 }

@@ -318,6 +318,7 @@ fn build_sewing(
         let pairs = b.stitches.iter().map(|s| s.map(|v| v + base)).collect();
         let stiffness = SEAM_STIFFNESS_FACTOR * c.material.stretch[0].max(c.material.stretch[1]);
         let settings = SewSettings {
+            sew_start: c.sew_start.unwrap_or(0.0),
             sew_time,
             stiffness,
             damping: c.material.stretch_damping * stiffness,

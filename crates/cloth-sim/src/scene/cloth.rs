@@ -83,23 +83,26 @@ impl Ctx<'_> {
         }
         let mesh = self.mesh(&key("mesh"), c.mesh)?;
         let garment = matches!(mesh, MeshSpec::Garmentcode { .. });
-        let (sew_time, sew_gravity) = if garment {
+        let (sew_time, sew_start, sew_gravity) = if garment {
             let t = self.non_negative(&key("sew_time"), c.sew_time.unwrap_or(DEFAULT_SEW_TIME))?;
+            let start = self.non_negative(&key("sew_start"), c.sew_start.unwrap_or(0.0))?;
             let g = self.non_negative(&key("sew_gravity"), c.sew_gravity.unwrap_or(0.0))?;
             if g > 1.0 {
                 return Err(self.invalid(&key("sew_gravity"), format!("must be <= 1, got {g}")));
             }
-            (Some(t), Some(g))
+            (Some(t), Some(start), Some(g))
         } else {
             let ctx = "a mesh that is not a sewing pattern (kind = \"garmentcode\")";
             self.unused(&key("sew_time"), &c.sew_time, ctx)?;
+            self.unused(&key("sew_start"), &c.sew_start, ctx)?;
             self.unused(&key("sew_gravity"), &c.sew_gravity, ctx)?;
-            (None, None)
+            (None, None, None)
         };
         Ok(ClothSettings {
             name,
             mesh,
             sew_time,
+            sew_start,
             sew_gravity,
             position: self.opt_vec3(&key("position"), c.position)?,
             rotation: self.opt_vec3(&key("rotation"), c.rotation)?,

@@ -395,7 +395,14 @@ pub struct ClothSettings {
     /// closed afterwards). Key `sew_time`, default 0.5, >= 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sew_time: Option<f64>,
-    /// Sewing patterns only: factor on gravity while the cloth sews (`t < sew_time`), so the
+    /// Sewing patterns only: time in s from the start of sewing (the start of the run or of
+    /// the preroll) at which this cloth's stitches begin to close; until then they are slack
+    /// and gravity is scaled as while sewing. A garment worn over another waits until the one
+    /// beneath is sewn. Key `sew_start`, default 0, >= 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sew_start: Option<f64>,
+    /// Sewing patterns only: factor on gravity until the cloth is sewn
+    /// (`t < sew_start + sew_time`), so the
     /// panels do not fall before their seams close. Key `sew_gravity`, default 0, in [0, 1].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sew_gravity: Option<f64>,

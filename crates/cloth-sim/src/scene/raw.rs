@@ -77,6 +77,7 @@ pub(super) struct RawCloth {
     pub(super) name: Option<String>,
     pub(super) mesh: RawMesh,
     pub(super) sew_time: Option<f64>,
+    pub(super) sew_start: Option<f64>,
     pub(super) sew_gravity: Option<f64>,
     pub(super) position: Option<[f64; 3]>,
     pub(super) rotation: Option<[f64; 3]>,
