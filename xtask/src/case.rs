@@ -59,6 +59,10 @@ pub struct CaseSpec {
     pub self_ccd: Option<bool>,
     /// Rayon worker threads.
     pub threads: usize,
+    /// Where to write the cloth's last frame (JSON, [`crate::preview::FinalFrame`]), if
+    /// anywhere: the comparison's side-by-side previews.
+    #[serde(default)]
+    pub final_frame: Option<PathBuf>,
 }
 
 impl CaseSpec {
@@ -77,6 +81,7 @@ impl CaseSpec {
             self_collision: None,
             self_ccd: None,
             threads,
+            final_frame: None,
         }
     }
 }
@@ -355,6 +360,13 @@ pub(crate) fn measure(spec: &CaseSpec) -> Result<CaseResult, String> {
     }
     let wall_seconds = start.elapsed().as_secs_f64();
     let cpu_seconds = cpu0.zip(process_cpu_seconds()).map(|(a, b)| b - a);
+    if let Some(path) = &spec.final_frame {
+        let frame = crate::preview::FinalFrame {
+            positions: sim.positions().iter().map(|p| [p.x, p.y, p.z]).collect(),
+            triangles: sim.system().mesh.triangles().to_vec(),
+        };
+        crate::preview::write_final_frame(path, &frame)?;
+    }
     let finite = sim
         .positions()
         .iter()

@@ -13,6 +13,7 @@ mod case;
 mod machine;
 mod mannequin;
 mod plot;
+mod preview;
 mod report;
 mod suite;
 

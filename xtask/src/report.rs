@@ -822,8 +822,22 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
              `s + 0.5%` means the sweeps hit the cap.\n"
         );
         w.push_str(&largest_holding_steps(&compare));
-        let rows: Vec<Vec<String>> = compare.into_iter().map(case_row).collect();
+        let rows: Vec<Vec<String>> = compare.iter().map(|r| case_row(r)).collect();
         w.push_str(&markdown_table(&CASE_HEADERS, &rows));
+        let mut scenes: Vec<&str> = compare
+            .iter()
+            .filter_map(|r| r.spec.name.strip_prefix("compare_"))
+            .filter_map(|n| n.rsplit_once("_implicit").map(|(s, _)| s))
+            .collect();
+        scenes.dedup();
+        for scene in scenes {
+            let _ = writeln!(
+                w,
+                "\nLast frames of `{scene}`, left to right: implicit, then Verlet at 1, 2 and 4 \
+                 steps per frame (front view, one camera):\n\n![{scene}]({})",
+                crate::suite::compare_preview_name(scene)
+            );
+        }
     }
 
     // Solvers.

@@ -625,8 +625,10 @@ fn compare_cases(o: &BenchOptions, done: usize, total: usize) -> Vec<Outcome> {
             let mut c = CaseSpec::new(&name, "compare", scene_path(file), o.threads);
             c.frames = frames(o, 10, Some(30));
             c.integrator = Some(integrator);
+            c.final_frame = Some(o.out.join("compare").join(format!("{name}.json")));
             c
         };
+        let first = outcomes.len();
         let mut stretch = None;
         let name = format!("compare_{scene}_implicit");
         if names.contains(&name) {
@@ -652,8 +654,43 @@ fn compare_cases(o: &BenchOptions, done: usize, total: usize) -> Vec<Outcome> {
             progress(done + outcomes.len() + 1, total, &outcome);
             outcomes.push(outcome);
         }
+        compare_preview(o, scene, &outcomes[first..]);
     }
     outcomes
+}
+
+/// The file name of the side-by-side preview of a comparison scene.
+pub fn compare_preview_name(scene: &str) -> String {
+    format!("compare_{scene}.png")
+}
+
+/// Renders the last frames of the comparison cases of `scene` that ran to their end side by
+/// side (implicit first, then Verlet at 1, 2, 4 steps per frame) into
+/// `OUT/compare_<scene>.png`, and into `docs/` with `--docs`; a failure is reported, not fatal.
+fn compare_preview(o: &BenchOptions, scene: &str, outcomes: &[Outcome]) {
+    let paths: Vec<&Path> = outcomes
+        .iter()
+        .filter_map(Outcome::result)
+        .filter(|r| r.error.is_none())
+        .filter_map(|r| r.spec.final_frame.as_deref())
+        .collect();
+    if paths.is_empty() {
+        return;
+    }
+    let mut outs = vec![o.out.join(compare_preview_name(scene))];
+    if o.docs {
+        outs.push(
+            workspace_root()
+                .join("docs")
+                .join(compare_preview_name(scene)),
+        );
+    }
+    for out in outs {
+        match crate::preview::side_by_side(&paths, &out) {
+            Ok(n) => eprintln!("bench: {n} final frames side by side in {}", out.display()),
+            Err(e) => eprintln!("bench: no preview for {scene}: {e}"),
+        }
+    }
 }
 
 /// Runs the whole suite for `o` (printing progress to stderr).
