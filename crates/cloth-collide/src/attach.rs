@@ -21,8 +21,10 @@ pub struct Attachment {
 
 impl Collider {
     /// Glues world points (at t = 0) to this collider. On a deforming mesh each point keeps
-    /// its barycentric position on its closest triangle of the first pose and its distance
-    /// along that triangle's normal, so it follows the surface as the body moves and deforms;
+    /// its barycentric position on its closest triangle of the first pose and its offset from
+    /// there in that triangle's frame (edge, in-plane perpendicular, normal), so it follows the
+    /// surface as the body moves and deforms and sits exactly where it was at t = 0 (also when
+    /// its closest point is on an edge or a corner, where the offset is not along the normal);
     /// on anything else it keeps its place in the collider's local frame.
     pub fn attach(&self, points: &[Vec3]) -> Attachment {
         let rigid = self.motion.rigid().clone();
@@ -62,12 +64,12 @@ impl Collider {
     }
 }
 
-/// A point on a triangle mesh: barycentric weights on a triangle and a distance along its unit
-/// normal.
+/// A point on a triangle mesh: barycentric weights on a triangle and an offset in the
+/// triangle's orthonormal frame (first edge, in-plane perpendicular, unit normal).
 struct Anchor {
     triangle: usize,
     weights: [f64; 3],
-    offset: f64,
+    offset: Vec3,
 }
 
 impl Anchor {
@@ -86,26 +88,34 @@ impl Anchor {
         let mut anchor = Anchor {
             triangle,
             weights,
-            offset: 0.0,
+            offset: Vec3::zeros(),
         };
-        let (q, n) = anchor.frame(vertices, triangles);
-        anchor.offset = (p - q).dot(&n);
+        let (q, frame) = anchor.frame(vertices, triangles);
+        let d = p - q;
+        anchor.offset = Vec3::new(d.dot(&frame[0]), d.dot(&frame[1]), d.dot(&frame[2]));
         anchor
     }
 
-    /// The surface point and unit normal of the anchor's triangle on the mesh `vertices`.
-    fn frame(&self, vertices: &[Vec3], triangles: &[[usize; 3]]) -> (Vec3, Vec3) {
+    /// The surface point of the anchor on the mesh `vertices` and its triangle's orthonormal
+    /// frame: unit first edge, unit in-plane perpendicular, unit normal (zeros for a
+    /// degenerate triangle, which then holds the point at its surface point).
+    fn frame(&self, vertices: &[Vec3], triangles: &[[usize; 3]]) -> (Vec3, [Vec3; 3]) {
         let t = triangles[self.triangle];
         let (a, b, c) = (vertices[t[0]], vertices[t[1]], vertices[t[2]]);
         let w = self.weights;
-        let n = (b - a).cross(&(c - a));
-        let n = n.try_normalize(1e-300).unwrap_or_else(Vec3::zeros);
-        (a * w[0] + b * w[1] + c * w[2], n)
+        let q = a * w[0] + b * w[1] + c * w[2];
+        let n = (b - a).cross(&(c - a)).try_normalize(1e-300);
+        let e = (b - a).try_normalize(1e-300);
+        let frame = match (e, n) {
+            (Some(e), Some(n)) => [e, n.cross(&e), n],
+            _ => [Vec3::zeros(); 3],
+        };
+        (q, frame)
     }
 
     /// The anchored point on the mesh `vertices` (same topology as when anchored).
     fn at(&self, vertices: &[Vec3], triangles: &[[usize; 3]]) -> Vec3 {
-        let (q, n) = self.frame(vertices, triangles);
-        q + n * self.offset
+        let (q, [e, m, n]) = self.frame(vertices, triangles);
+        q + e * self.offset.x + m * self.offset.y + n * self.offset.z
     }
 }
