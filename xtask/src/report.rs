@@ -568,8 +568,10 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
             "\n## Garments\n\n\
              Sewing patterns from `assets/patterns/` sewn onto the project's mannequin and draped \
              (time per frame from frame 1: a scene's preroll, in which the garment is sewn, is not \
-             counted). `shirt_twist` plays the mannequin's twist clip (the paper's Figure 3) and \
-             `trousers_walk` its walk (Figure 4); the others stand in A-pose, and our meshes are \
+             counted). `shirt_twist` plays the mannequin's twist clip (the paper's Figure 3), \
+             `trousers_walk` its walk (Figure 4) and `dancer_skirt` its dance (Figure 5, the \
+             skirt without the blouse); `outfit` is the trousers with the shirt sewn over \
+             them; the others stand in A-pose, and our meshes are \
              coarser: compare time per vertex and the split of the time, not the totals.\n"
         );
         let mut rows: Vec<Vec<String>> = garments.into_iter().map(case_row).collect();

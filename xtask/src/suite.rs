@@ -308,12 +308,14 @@ pub fn scaling_grids(o: &BenchOptions) -> &'static [usize] {
 }
 
 /// The garment cases: name and scene file.
-const GARMENT_SCENES: [(&str, &str); 5] = [
+const GARMENT_SCENES: [(&str, &str); 7] = [
     ("shirt", "shirt_mannequin.toml"),
     ("trousers", "trousers_mannequin.toml"),
     ("skirt", "skirt_mannequin.toml"),
+    ("outfit", "outfit_mannequin.toml"),
     ("shirt_twist", "shirt_twist.toml"),
     ("trousers_walk", "trousers_walk.toml"),
+    ("dancer_skirt", "dancer_skirt.toml"),
 ];
 
 fn scene_path(name: &str) -> PathBuf {
