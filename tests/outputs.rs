@@ -222,3 +222,72 @@ fn render_refuses_unknown_formats_numbers_pngs_by_frame_and_reads_a_usd_only_run
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The `def Mesh` prims of a `.usda` text, with the number of points in the first time
+/// sample of each, counted from the text: `(prim name, points)`.
+fn usd_meshes(text: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let Some(name) = line.trim().strip_prefix("def Mesh \"") else {
+            continue;
+        };
+        let name = name.trim_end_matches('"').to_owned();
+        let sample = lines
+            .by_ref()
+            .skip_while(|l| !l.contains("point3f[] points"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("prim {name} has no points samples"));
+        let (_, points) = sample.split_once(':').unwrap();
+        out.push((name, points.matches('(').count()));
+    }
+    out
+}
+
+#[test]
+fn two_cloths_give_two_usd_meshes_and_two_obj_groups() {
+    let dir = temp_dir("two-cloths");
+    let scene = dir.join("two.toml");
+    std::fs::write(
+        &scene,
+        "[run]\nframes = 3\n\
+         [[cloth]]\nname = \"lower\"\nposition = [0, 0.5, 0]\n\
+         mesh = { kind = \"grid\", nx = 5, ny = 5, width = 0.6, height = 0.6 }\n\
+         [[cloth]]\nname = \"upper cloth\"\nposition = [0, 0.8, 0]\n\
+         mesh = { kind = \"grid\", nx = 3, ny = 4, width = 0.4, height = 0.4 }\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = run(&scene, &out, &["--format", "both"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(out.join("animation.usda")).unwrap();
+    assert_eq!(
+        usd_meshes(&text),
+        [("lower".to_owned(), 25), ("upper_cloth".to_owned(), 12)],
+        "one mesh prim per cloth, named after it"
+    );
+    assert!(text.contains("custom string cloth:name = \"upper cloth\""));
+    // The OBJ frames of the same run read back with the two cloths, as does the stage.
+    let anim = cloth::view::load_animation(&out).unwrap();
+    assert_eq!(anim.len(), 4);
+    let parts: Vec<(&str, std::ops::Range<usize>, std::ops::Range<usize>)> = anim
+        .cloths
+        .iter()
+        .map(|c| (c.name.as_str(), c.vertices.clone(), c.triangles.clone()))
+        .collect();
+    assert_eq!(
+        parts,
+        [("lower", 0..25, 0..32), ("upper cloth", 25..37, 32..44)]
+    );
+    let usd = cloth::view::read_usd(&out.join("animation.usda")).unwrap();
+    assert_eq!(usd.cloths, anim.cloths);
+    assert_eq!(usd.positions, anim.positions);
+    assert_eq!(usd.triangles, anim.triangles);
+    // Each cloth keeps its own texture coordinates (the OBJ writes equal ones once).
+    let corner_uvs = |a: &cloth::view::Animation| -> Vec<[f64; 2]> {
+        let corners = a.triangle_uvs.as_ref().expect("texture coordinates");
+        corners.iter().flatten().map(|&i| a.uvs[i]).collect()
+    };
+    assert_eq!(corner_uvs(&usd), corner_uvs(&anim));
+    let _ = std::fs::remove_dir_all(&dir);
+}

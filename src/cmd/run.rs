@@ -17,8 +17,9 @@ use std::time::Instant;
 pub enum Format {
     /// `frame_0000.obj`, ... (with UVs and normals).
     Obj,
-    /// One `animation.usda` with time-sampled points (OBJ frames are still written while running
-    /// and removed at the end, so an interrupted run keeps valid frames).
+    /// One `animation.usda`: a mesh prim per cloth with time-sampled points (OBJ frames are
+    /// still written while running and removed at the end, so an interrupted run keeps valid
+    /// frames).
     Usd,
     /// Both.
     Both,

@@ -83,6 +83,7 @@ pub fn side_by_side_image(frames: &[&Path]) -> Result<Image, String> {
         triangle_uvs: None,
         colliders: Vec::new(),
         fps: 30.0,
+        cloths: Vec::new(),
     };
     let bounds = Aabb::of_points(&anim.positions[0]);
     let n = u32::try_from(parts.len().max(1)).unwrap_or(1);

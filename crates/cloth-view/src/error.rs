@@ -76,6 +76,15 @@ pub enum ViewError {
         /// Its vertices in this frame (0-based).
         found: [usize; 3],
     },
+    /// The cloths (`o` groups) of an OBJ frame cannot be told apart, or differ from those of
+    /// the first frame.
+    #[error("{}: {message}", path.display())]
+    Parts {
+        /// The frame file.
+        path: PathBuf,
+        /// What is wrong (names the cloths).
+        message: String,
+    },
     /// A text file (`.usda` or `colliders.json`) could not be parsed.
     #[error("{}:{line}: {message}", path.display())]
     Parse {

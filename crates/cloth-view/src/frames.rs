@@ -10,6 +10,7 @@ use cloth_sim::{
 };
 pub use cloth_sim::{ColliderFrame, ColliderTrack};
 use rayon::prelude::*;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// The number `k` when `name` is exactly the name [`cloth_sim::frame_path`] gives frame `k`,
@@ -176,7 +177,36 @@ fn check_finite_points(
     }
 }
 
+/// One cloth of an [`Animation`]: its name and where its vertices and triangles lie in the
+/// animation's concatenated arrays (the cloths of a scene, in scene order).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClothPart {
+    /// The cloth's name (the scene's `[[cloth]] name`; `cloth` when the run does not say).
+    pub name: String,
+    /// Its vertices: indices into every frame of [`Animation::positions`].
+    pub vertices: Range<usize>,
+    /// Its triangles: indices into [`Animation::triangles`] (and [`Animation::triangle_uvs`]).
+    /// They refer only to the part's own vertices.
+    pub triangles: Range<usize>,
+}
+
+impl ClothPart {
+    /// The single part named `name` that holds `vertices` vertices and `triangles` triangles
+    /// from index 0: all of a one-cloth animation.
+    pub fn whole(name: impl Into<String>, vertices: usize, triangles: usize) -> Self {
+        ClothPart {
+            name: name.into(),
+            vertices: 0..vertices,
+            triangles: 0..triangles,
+        }
+    }
+}
+
 /// A whole run loaded into memory: cloth positions per frame, shared topology, colliders, fps.
+///
+/// The cloths of a run with several are concatenated (vertices, triangles, texture
+/// coordinates), so that rendering sees one mesh; [`Animation::cloths`] says which part of the
+/// arrays is which cloth.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Animation {
     /// Frame numbers, ascending (frame k is at time k / fps).
@@ -189,6 +219,10 @@ pub struct Animation {
     pub uvs: Vec<[f64; 2]>,
     /// Per-corner indices into `uvs`, if every face corner has one.
     pub triangle_uvs: Option<Vec<[usize; 3]>>,
+    /// The cloths, in scene order: consecutive vertex and triangle ranges that cover the
+    /// arrays. Empty means one cloth named `cloth` holding everything (see
+    /// [`Animation::parts`]); a loaded animation always lists its cloths.
+    pub cloths: Vec<ClothPart>,
     /// Colliders (empty if the run has none).
     pub colliders: Vec<ColliderTrack>,
     /// Frames per second.
@@ -200,7 +234,10 @@ pub struct Animation {
 /// - With OBJ frames ([`list_frames`]): every frame, the frame rate ([`read_fps`]) and
 ///   `colliders.json` ([`read_colliders`]). Frames are parsed in parallel; errors are reported
 ///   for the lowest failing frame, so the result does not depend on the thread count. Every
-///   frame must have the vertex count and the triangles of the first frame.
+///   frame must have the vertex count, the triangles and the cloths of the first frame.
+///   The cloths ([`Animation::cloths`]) are the `o` (or `g`) groups of a frame: the triangles
+///   that follow each group line, and the consecutive vertices they use (see
+///   [`obj_cloth_parts`]); a frame without groups is one cloth named `cloth`.
 /// - Without OBJ frames but with `animation.usda` (a run made with `--format usd`): the stage,
 ///   cloth and colliders alike ([`read_usd`]).
 pub fn load_animation(dir: &Path) -> Result<Animation, ViewError> {
@@ -214,12 +251,20 @@ pub fn load_animation(dir: &Path) -> Result<Animation, ViewError> {
     let fps = read_fps(dir)?;
     let colliders = read_colliders(dir)?;
     let read = |path: &Path| read_obj_data(path).map_err(|e| ViewError::obj(path, e));
+    let parts_of = |path: &Path, obj: &ObjData| {
+        obj_cloth_parts(obj).map_err(|message| ViewError::Parts {
+            path: path.to_path_buf(),
+            message,
+        })
+    };
     let first = read(&files[0].1)?;
+    let cloths = parts_of(&files[0].1, &first)?;
     let rest: Vec<Result<Vec<[f64; 3]>, ViewError>> = files[1..]
         .par_iter()
         .map(|(frame, path)| {
             let obj = read(path)?;
             check_topology(*frame, &first, &obj)?;
+            same_parts(path, &cloths, &parts_of(path, &obj)?)?;
             Ok(points(&obj))
         })
         .collect();
@@ -242,8 +287,87 @@ pub fn load_animation(dir: &Path) -> Result<Animation, ViewError> {
         triangles: first.triangles,
         uvs,
         triangle_uvs,
+        cloths,
         colliders,
         fps,
+    })
+}
+
+/// The cloths of an OBJ frame: one per `o` (or `g`) line, holding the triangles that follow
+/// it up to the next group line, in file order; triangles before the first group line (all of
+/// them in a file without groups) form a cloth named `cloth`.
+///
+/// A cloth's vertices are consecutive and follow those of the cloth before it, as `cloth run`
+/// writes them: a cloth with triangles starts at the lowest vertex they use, one without
+/// right after the highest vertex used before it, and the last cloth ends at the last vertex.
+/// A cloth whose triangles use a vertex that an earlier cloth's triangles reach beyond is
+/// refused (the message names both cloths).
+pub fn obj_cloth_parts(obj: &ObjData) -> Result<Vec<ClothPart>, String> {
+    let mut starts: Vec<(&str, usize)> = Vec::with_capacity(obj.groups.len() + 1);
+    if obj.groups.first().is_none_or(|g| g.1 > 0) {
+        starts.push(("cloth", 0));
+    }
+    starts.extend(obj.groups.iter().map(|(name, t)| (name.as_str(), *t)));
+    let mut parts: Vec<ClothPart> = Vec::with_capacity(starts.len());
+    // One past the highest vertex used by the triangles of the parts so far.
+    let mut reached = 0;
+    for (k, &(name, t0)) in starts.iter().enumerate() {
+        let t1 = starts.get(k + 1).map_or(obj.triangles.len(), |s| s.1);
+        let used = obj.triangles[t0..t1].iter().flatten();
+        let (lo, hi) = used.fold((usize::MAX, 0), |(lo, hi), &v| (lo.min(v), hi.max(v + 1)));
+        let start = match parts.last() {
+            None => 0,
+            Some(_) if t0 == t1 => reached,
+            Some(prev) if lo < reached => {
+                return Err(format!(
+                    "cloth `{name}` uses vertex {}, but the cloths before it (up to `{}`) use \
+                     vertices up to {}: each cloth's vertices must follow those of the one before",
+                    lo + 1,
+                    prev.name,
+                    reached
+                ));
+            }
+            Some(_) => lo,
+        };
+        if let Some(prev) = parts.last_mut() {
+            prev.vertices.end = start;
+        }
+        reached = reached.max(hi);
+        parts.push(ClothPart {
+            name: name.to_string(),
+            vertices: start..obj.positions.len(),
+            triangles: t0..t1,
+        });
+    }
+    Ok(parts)
+}
+
+/// The cloths of frame file `path` are `first`'s (those of the first frame).
+fn same_parts(path: &Path, first: &[ClothPart], parts: &[ClothPart]) -> Result<(), ViewError> {
+    let describe = |p: &ClothPart| {
+        format!(
+            "`{}` (vertices {}..{}, triangles {}..{})",
+            p.name, p.vertices.start, p.vertices.end, p.triangles.start, p.triangles.end
+        )
+    };
+    let message = if parts.len() != first.len() {
+        format!(
+            "{} cloths, but the first frame has {}",
+            parts.len(),
+            first.len()
+        )
+    } else if let Some(k) = (0..parts.len()).find(|&k| parts[k] != first[k]) {
+        format!(
+            "cloth {k} is {}, but {} in the first frame",
+            describe(&parts[k]),
+            describe(&first[k])
+        )
+    } else {
+        return Ok(());
+    };
+    Err(ViewError::Parts {
+        path: path.to_path_buf(),
+        message,
     })
 }
 
@@ -293,5 +417,67 @@ impl Animation {
     /// Time of frame index `i` (seconds): frame number / fps.
     pub fn time(&self, i: usize) -> f64 {
         self.frame_numbers[i] as f64 / self.fps
+    }
+
+    /// The cloths: [`Animation::cloths`], or when that is empty one cloth named `cloth`
+    /// holding every vertex and triangle.
+    pub fn parts(&self) -> Vec<ClothPart> {
+        if self.cloths.is_empty() {
+            let n = self.positions.first().map_or(0, Vec::len);
+            vec![ClothPart::whole("cloth", n, self.triangles.len())]
+        } else {
+            self.cloths.clone()
+        }
+    }
+
+    /// Checks [`Animation::parts`]: consecutive vertex and triangle ranges from 0 that cover
+    /// every vertex of every frame and every triangle, each triangle using only its own
+    /// cloth's vertices. The message names the first cloth that is wrong.
+    pub fn check_parts(&self) -> Result<(), String> {
+        let (mut v, mut t) = (0, 0);
+        for p in &self.parts() {
+            if p.vertices.start != v || p.triangles.start != t || p.vertices.end < v {
+                return Err(format!(
+                    "cloth `{}` does not follow the cloth before it (vertices {}..{}, triangles \
+                     {}..{})",
+                    p.name, p.vertices.start, p.vertices.end, p.triangles.start, p.triangles.end
+                ));
+            }
+            let triangles = self.triangles.get(p.triangles.clone()).ok_or_else(|| {
+                format!(
+                    "cloth `{}`: triangles {}..{}, but there are {}",
+                    p.name,
+                    p.triangles.start,
+                    p.triangles.end,
+                    self.triangles.len()
+                )
+            })?;
+            if let Some(i) = triangles
+                .iter()
+                .position(|tri| tri.iter().any(|i| !p.vertices.contains(i)))
+            {
+                return Err(format!(
+                    "cloth `{}`: triangle {} uses a vertex outside its vertices {}..{}",
+                    p.name,
+                    p.triangles.start + i,
+                    p.vertices.start,
+                    p.vertices.end
+                ));
+            }
+            (v, t) = (p.vertices.end, p.triangles.end);
+        }
+        if let Some(k) = self.positions.iter().position(|f| f.len() != v) {
+            return Err(format!(
+                "frame index {k} has {} vertices, but the cloths hold {v}",
+                self.positions[k].len()
+            ));
+        }
+        if t != self.triangles.len() {
+            return Err(format!(
+                "the cloths hold {t} triangles, but there are {}",
+                self.triangles.len()
+            ));
+        }
+        Ok(())
     }
 }

@@ -6,8 +6,8 @@
 //! file names after [`cloth_sim::frame_path`] — and writes every file with cloth-mesh's atomic
 //! writer ([`cloth_mesh::write_atomic`]).
 //!
-//! A run's output directory holds `frame_NNNN.obj` (the cloth, same topology in every frame,
-//! frame k at time k / fps), `stats.json` (per-frame statistics and the frame rate, default 30)
+//! A run's output directory holds `frame_NNNN.obj` (the cloths, one `o NAME` group each, same
+//! topology in every frame, frame k at time k / fps), `stats.json` (per-frame statistics and the frame rate, default 30)
 //! and optionally `colliders.json` (collider meshes and their per-frame 3x4 matrices
 //! `world = M * local`). A run kept only as `animation.usda` (`--format usd`) is read back from
 //! that stage instead ([`read_usd`]).
@@ -15,8 +15,8 @@
 //! - [`render`]: z-buffered CPU rasteriser, orthographic camera framed on the whole animation,
 //!   two-sided diffuse shading, ground grid; PNG sequence (one `frame_NNNN.png` per frame) or
 //!   animated GIF.
-//! - [`write_usd`]: one ASCII `.usda` stage with time-sampled cloth points and colliders;
-//!   [`read_usd`] reads it back.
+//! - [`write_usd`]: one ASCII `.usda` stage with one mesh prim per cloth (time-sampled points,
+//!   named after the cloth) and the colliders; [`read_usd`] reads it back.
 //! - [`plot`]: SVG charts of step sizes, CG iterations, kinetic energy, strain, rejected steps
 //!   and the time split.
 //!
@@ -52,7 +52,8 @@ mod usd_read;
 
 pub use error::ViewError;
 pub use frames::{
-    Animation, ColliderFrame, ColliderTrack, list_frames, load_animation, read_colliders, read_fps,
+    Animation, ClothPart, ColliderFrame, ColliderTrack, list_frames, load_animation,
+    obj_cloth_parts, read_colliders, read_fps,
 };
 pub use plot::{PLOT_FILES, plot};
 pub use raster::{Aabb, Camera, Canvas, FRAME_FILL, Image, Material, View};

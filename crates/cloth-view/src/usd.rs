@@ -1,7 +1,8 @@
-//! ASCII USD (`.usda`) export of a run: time-sampled cloth points and colliders.
+//! ASCII USD (`.usda`) export of a run: one mesh prim per cloth with time-sampled points, and
+//! the colliders.
 
 use crate::ViewError;
-use crate::frames::{Animation, ColliderTrack, load_animation};
+use crate::frames::{Animation, ClothPart, ColliderTrack, load_animation};
 use crate::raster::Aabb;
 use std::collections::HashSet;
 use std::io::{self, Write};
@@ -21,15 +22,32 @@ pub fn write_usd(dir: &Path, out: &Path) -> Result<(), ViewError> {
 /// Writes `anim` as a USD stage to `w`.
 ///
 /// - `/World` (`Xform`, the default prim).
-/// - `/World/cloth` (`Mesh`, double-sided, no subdivision): `faceVertexCounts`,
-///   `faceVertexIndices`, `points.timeSamples` (one sample per frame, time code = frame number,
-///   values printed with full `f64` precision), `extent.timeSamples`, and when the cloth has
-///   texture coordinates an indexed face-varying `texCoord2f[] primvars:st`.
+/// - one `Mesh` per cloth ([`Animation::parts`], in order), named after the cloth (made a
+///   valid identifier, unique among the prims; `cloth` for an unnamed one), double-sided, no
+///   subdivision, with the exact name in `custom string cloth:name`: the cloth's
+///   `faceVertexCounts`, `faceVertexIndices` (0-based within the cloth), `points.timeSamples`
+///   (its vertices, one sample per frame, time code = frame number, values printed with full
+///   `f64` precision), `extent.timeSamples`, and when the animation has texture coordinates an
+///   indexed face-varying `texCoord2f[] primvars:st`: the coordinates of [`Animation::uvs`]
+///   the cloth's triangles use, in order (all of them for a single cloth), with indices into
+///   that list.
 /// - one `Mesh` per collider (name made a valid, unique identifier) with its local `points` (or
 ///   `points.timeSamples` if it deforms) and `matrix4d xformOp:transform.timeSamples`. USD
 ///   multiplies row vectors (`p' = p * M`), so the sample is the transpose of the 3x4 matrix of
 ///   `colliders.json`, padded: translation in the last row.
+///
+/// Cloths that fail [`Animation::check_parts`] and texture indices out of range are refused
+/// with [`io::ErrorKind::InvalidInput`] before anything is written.
 pub fn write_usd_stage(anim: &Animation, w: &mut dyn Write) -> io::Result<()> {
+    let invalid = |m: String| io::Error::new(io::ErrorKind::InvalidInput, m);
+    anim.check_parts().map_err(invalid)?;
+    let parts = anim.parts();
+    let single = parts.len() == 1;
+    let st = parts
+        .iter()
+        .map(|p| part_st(anim, p, single))
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(invalid)?;
     let first = anim.frame_numbers.first().copied().unwrap_or(0);
     let last = anim.frame_numbers.last().copied().unwrap_or(0);
     let fps = num(anim.fps);
@@ -46,22 +64,107 @@ pub fn write_usd_stage(anim: &Animation, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w)?;
     writeln!(w, "def Xform \"World\"")?;
     writeln!(w, "{{")?;
+    let mut used: HashSet<String> = HashSet::new();
+    for (k, (part, st)) in parts.iter().zip(&st).enumerate() {
+        let base = if part.name.is_empty() {
+            "cloth"
+        } else {
+            &part.name
+        };
+        let id = unique_identifier(base, &mut used);
+        if k > 0 {
+            writeln!(w)?;
+        }
+        write_cloth(w, &id, anim, part, st.as_ref())?;
+    }
+    for c in &anim.colliders {
+        let name = unique_identifier(&c.name, &mut used);
+        writeln!(w)?;
+        write_collider(w, &name, c)?;
+    }
+    writeln!(w, "}}")?;
+    Ok(())
+}
 
-    // Cloth.
-    writeln!(w, "    def Mesh \"cloth\"")?;
+/// Texture coordinates of one cloth and its per-corner indices into them.
+type PartSt = (Vec<[f64; 2]>, Vec<usize>);
+
+/// The texture coordinates of `part` (`None` without texture coordinates): all of them for a
+/// `single` cloth, else those its triangles use, in the order of [`Animation::uvs`] (cloths
+/// whose texture coordinates are shared, as `cloth run` writes equal ones once, each get a
+/// copy).
+fn part_st(anim: &Animation, part: &ClothPart, single: bool) -> Result<Option<PartSt>, String> {
+    let Some(corners) = &anim.triangle_uvs else {
+        return Ok(None);
+    };
+    let corners = corners.get(part.triangles.clone()).ok_or_else(|| {
+        format!(
+            "cloth `{}`: {} texture triangles for {} triangles",
+            part.name,
+            corners.len(),
+            anim.triangles.len()
+        )
+    })?;
+    if let Some(&i) = corners.iter().flatten().find(|&&i| i >= anim.uvs.len()) {
+        return Err(format!(
+            "cloth `{}`: texture index {i} out of range ({} coordinates)",
+            part.name,
+            anim.uvs.len()
+        ));
+    }
+    if single {
+        return Ok(Some((anim.uvs.clone(), corners.concat())));
+    }
+    let mut used: Vec<usize> = corners.concat();
+    used.sort_unstable();
+    used.dedup();
+    let local = corners
+        .iter()
+        .flatten()
+        .map(|i| used.binary_search(i).unwrap_or_default())
+        .collect();
+    Ok(Some((used.iter().map(|&i| anim.uvs[i]).collect(), local)))
+}
+
+/// The `Mesh` prim `id` of cloth `part`: its points per frame, local topology, texture
+/// coordinates `st`.
+fn write_cloth(
+    w: &mut dyn Write,
+    id: &str,
+    anim: &Animation,
+    part: &ClothPart,
+    st: Option<&PartSt>,
+) -> io::Result<()> {
+    let frames = || {
+        anim.frame_numbers
+            .iter()
+            .zip(&anim.positions)
+            .map(|(k, p)| (k, &p[part.vertices.clone()]))
+    };
+    writeln!(w, "    def Mesh \"{id}\"")?;
     writeln!(w, "    {{")?;
+    writeln!(
+        w,
+        "        custom string cloth:name = \"{}\"",
+        escape(&part.name)
+    )?;
     writeln!(w, "        uniform bool doubleSided = 1")?;
     writeln!(w, "        float3[] extent.timeSamples = {{")?;
-    for (k, p) in anim.frame_numbers.iter().zip(&anim.positions) {
+    for (k, p) in frames() {
         write!(w, "            {k}: ")?;
         write_extent(w, &Aabb::of_points(p))?;
         writeln!(w, ",")?;
     }
     writeln!(w, "        }}")?;
-    write_topology(w, &anim.triangles)?;
+    let base = part.vertices.start;
+    let local: Vec<[usize; 3]> = anim.triangles[part.triangles.clone()]
+        .iter()
+        .map(|t| t.map(|i| i - base))
+        .collect();
+    write_topology(w, &local)?;
     writeln!(w, "        uniform token orientation = \"rightHanded\"")?;
     writeln!(w, "        point3f[] points.timeSamples = {{")?;
-    for (k, p) in anim.frame_numbers.iter().zip(&anim.positions) {
+    for (k, p) in frames() {
         write!(w, "            {k}: ")?;
         write_points(w, p)?;
         writeln!(w, ",")?;
@@ -71,9 +174,9 @@ pub fn write_usd_stage(anim: &Animation, w: &mut dyn Write) -> io::Result<()> {
         w,
         "        color3f[] primvars:displayColor = [(0.84, 0.38, 0.24)]"
     )?;
-    if let Some(corners) = &anim.triangle_uvs {
+    if let Some((uvs, corners)) = st {
         write!(w, "        texCoord2f[] primvars:st = [")?;
-        for (i, uv) in anim.uvs.iter().enumerate() {
+        for (i, uv) in uvs.iter().enumerate() {
             let sep = if i == 0 { "" } else { ", " };
             write!(w, "{sep}({}, {})", num(uv[0]), num(uv[1]))?;
         }
@@ -81,21 +184,29 @@ pub fn write_usd_stage(anim: &Animation, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "            interpolation = \"faceVarying\"")?;
         writeln!(w, "        )")?;
         write!(w, "        int[] primvars:st:indices = ")?;
-        write_ints(w, corners.iter().flatten().copied())?;
+        write_ints(w, corners.iter().copied())?;
         writeln!(w)?;
     }
     writeln!(w, "        uniform token subdivisionScheme = \"none\"")?;
-    writeln!(w, "    }}")?;
+    writeln!(w, "    }}")
+}
 
-    // Colliders.
-    let mut used: HashSet<String> = HashSet::from(["cloth".to_string()]);
-    for c in &anim.colliders {
-        let name = unique_identifier(&c.name, &mut used);
-        writeln!(w)?;
-        write_collider(w, &name, c)?;
+/// `s` as the inside of a double-quoted USD string: a backslash before `\` and `"`, control
+/// characters as `\n`, `\r`, `\t` or `\xHH`; [`crate::parse_usd`] reads it back.
+pub(crate) fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_ascii_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
     }
-    writeln!(w, "}}")?;
-    Ok(())
+    out
 }
 
 fn write_collider(w: &mut dyn Write, name: &str, c: &ColliderTrack) -> io::Result<()> {

@@ -6,7 +6,7 @@
 //! Anything unknown or malformed is refused with [`ViewError::Parse`] naming the line.
 
 use crate::ViewError;
-use crate::frames::{Animation, ColliderFrame, ColliderTrack};
+use crate::frames::{Animation, ClothPart, ColliderFrame, ColliderTrack};
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -19,9 +19,13 @@ pub fn read_usd(path: &Path) -> Result<Animation, ViewError> {
 /// Parses the text of a stage written by [`crate::write_usd_stage`] back into an [`Animation`].
 /// `path` is only used in error messages.
 ///
-/// - Cloth (`/World/cloth`): one frame per `points` time sample (time code = frame number),
+/// - Cloths: every `Mesh` under `/World` with a `custom string cloth:name` is a cloth of that
+///   name, in prim order ([`Animation::cloths`]); a stage without any (written before there
+///   was one prim per cloth) has one cloth, the prim `cloth`. One frame per `points` time
+///   sample (time code = frame number; every cloth has the first cloth's time codes),
 ///   triangles from `faceVertexIndices`, texture coordinates from `primvars:st` and its
-///   indices. Positions read back bit for bit.
+///   indices; the cloths are concatenated in that order (vertices, triangles, texture
+///   coordinates). Positions read back bit for bit.
 /// - Every other `Mesh` under `/World` is a collider named after its prim: local points (rest,
 ///   or one sample per frame 0, 1, 2, ... for a deforming collider, whose rest vertices are then
 ///   those of frame 0) and the `xformOp:transform` samples turned back into 3x4 matrices
@@ -30,8 +34,8 @@ pub fn read_usd(path: &Path) -> Result<Animation, ViewError> {
 ///
 /// Refused with the line: another header, unknown metadata, prims or attributes, malformed or
 /// non-finite numbers, faces that are not triangles, indices out of range, samples of
-/// different sizes, time codes that are not ascending frame numbers, transforms that are not
-/// affine.
+/// different sizes, time codes that are not ascending frame numbers or differ between cloths,
+/// texture coordinates on some cloths only, transforms that are not affine.
 pub fn parse_usd(text: &str, path: &Path) -> Result<Animation, ViewError> {
     Parser {
         lines: text.lines().enumerate(),
@@ -44,9 +48,13 @@ pub fn parse_usd(text: &str, path: &Path) -> Result<Animation, ViewError> {
 /// Time samples: `(line, time code, value)`, time codes ascending.
 type Samples<T> = Vec<(usize, usize, T)>;
 
+/// Texture coordinates of a cloth and the per-corner indices into them.
+type Texture = (Vec<[f64; 2]>, Vec<[usize; 3]>);
+
 /// The attributes of one `def Mesh` prim that matter, each with its line.
 #[derive(Default)]
 struct RawMesh {
+    cloth_name: Option<(usize, String)>,
     counts: Option<(usize, Vec<usize>)>,
     indices: Option<(usize, Vec<usize>)>,
     points: Option<(usize, Vec<[f64; 3]>)>,
@@ -234,6 +242,13 @@ impl<'a> Parser<'a> {
                 )
             };
             let (decl, value) = t.split_once(" = ").ok_or_else(|| self.err(line, bad()))?;
+            if decl == "custom string cloth:name" {
+                if m.cloth_name.is_some() {
+                    return Err(self.err(line, "attribute `cloth:name` is given twice"));
+                }
+                m.cloth_name = Some((line, self.whole(line, value, Cursor::escaped)?));
+                continue;
+            }
             let decl = decl.strip_prefix("uniform ").unwrap_or(decl);
             let (ty, name) = decl.split_once(' ').ok_or_else(|| self.err(line, bad()))?;
             let (name, sampled) = match name.strip_suffix(".timeSamples") {
@@ -243,77 +258,90 @@ impl<'a> Parser<'a> {
             if !seen.insert(name) {
                 return Err(self.err(line, format!("attribute `{name}` is given twice")));
             }
-            match (ty, name, sampled) {
-                ("bool", "doubleSided", false) => {
-                    self.whole(line, value, Cursor::number)?;
-                }
-                ("float3[]", "extent", false) => {
-                    self.whole(line, value, Cursor::tuples::<3>)?;
-                }
-                ("float3[]", "extent", true) => {
-                    self.samples(line, value, Cursor::tuples::<3>)?;
-                }
-                ("int[]", "faceVertexCounts", false) => {
-                    m.counts = Some((line, self.whole(line, value, Cursor::indices)?));
-                }
-                ("int[]", "faceVertexIndices", false) => {
-                    m.indices = Some((line, self.whole(line, value, Cursor::indices)?));
-                }
-                ("token", "orientation", false) => {
-                    let o = self.whole(line, value, Cursor::string)?;
-                    if o != "rightHanded" {
-                        return Err(self.err(
-                            line,
-                            format!("orientation must be \"rightHanded\", found {o:?}"),
-                        ));
-                    }
-                }
-                ("point3f[]", "points", false) => {
-                    m.points = Some((line, self.whole(line, value, Cursor::tuples::<3>)?));
-                }
-                ("point3f[]", "points", true) => {
-                    m.point_samples = Some((line, self.samples(line, value, Cursor::tuples::<3>)?));
-                }
-                ("color3f[]", "primvars:displayColor", false) => {
-                    self.whole(line, value, Cursor::tuples::<3>)?;
-                }
-                ("texCoord2f[]", "primvars:st", false) => {
-                    let st = self.whole(line, value, |c| {
-                        let st = c.tuples::<2>()?;
-                        c.expect(b'(')?;
-                        Ok(st)
-                    })?;
-                    self.expect("interpolation = \"faceVarying\"")?;
-                    self.expect(")")?;
-                    m.st = Some((line, st));
-                }
-                ("int[]", "primvars:st:indices", false) => {
-                    m.st_indices = Some((line, self.whole(line, value, Cursor::indices)?));
-                }
-                ("token", "subdivisionScheme", false) => {
-                    let s = self.whole(line, value, Cursor::string)?;
-                    if s != "none" {
-                        return Err(self.err(
-                            line,
-                            format!("subdivisionScheme must be \"none\", found {s:?}"),
-                        ));
-                    }
-                }
-                ("matrix4d", "xformOp:transform", true) => {
-                    m.transforms = Some((line, self.samples(line, value, Cursor::matrix)?));
-                }
-                ("token[]", "xformOpOrder", false) => {
-                    let order = self.whole(line, value, |c| c.list(Cursor::string))?;
-                    if order != ["xformOp:transform"] {
-                        return Err(self.err(line, "xformOpOrder must be [\"xformOp:transform\"]"));
-                    }
-                }
-                _ => {
-                    let kind = if sampled { " (time-sampled)" } else { "" };
-                    return Err(self.err(line, format!("unknown attribute `{ty} {name}`{kind}")));
+            self.attribute(&mut m, line, (ty, name, sampled), value)?;
+        }
+    }
+
+    /// One attribute `(type, name, time-sampled)` of a `def Mesh` prim whose value is `value`,
+    /// into `m`.
+    fn attribute(
+        &mut self,
+        m: &mut RawMesh,
+        line: usize,
+        (ty, name, sampled): (&str, &str, bool),
+        value: &'a str,
+    ) -> Result<(), ViewError> {
+        match (ty, name, sampled) {
+            ("bool", "doubleSided", false) => {
+                self.whole(line, value, Cursor::number)?;
+            }
+            ("float3[]", "extent", false) => {
+                self.whole(line, value, Cursor::tuples::<3>)?;
+            }
+            ("float3[]", "extent", true) => {
+                self.samples(line, value, Cursor::tuples::<3>)?;
+            }
+            ("int[]", "faceVertexCounts", false) => {
+                m.counts = Some((line, self.whole(line, value, Cursor::indices)?));
+            }
+            ("int[]", "faceVertexIndices", false) => {
+                m.indices = Some((line, self.whole(line, value, Cursor::indices)?));
+            }
+            ("token", "orientation", false) => {
+                let o = self.whole(line, value, Cursor::string)?;
+                if o != "rightHanded" {
+                    return Err(self.err(
+                        line,
+                        format!("orientation must be \"rightHanded\", found {o:?}"),
+                    ));
                 }
             }
+            ("point3f[]", "points", false) => {
+                m.points = Some((line, self.whole(line, value, Cursor::tuples::<3>)?));
+            }
+            ("point3f[]", "points", true) => {
+                m.point_samples = Some((line, self.samples(line, value, Cursor::tuples::<3>)?));
+            }
+            ("color3f[]", "primvars:displayColor", false) => {
+                self.whole(line, value, Cursor::tuples::<3>)?;
+            }
+            ("texCoord2f[]", "primvars:st", false) => {
+                let st = self.whole(line, value, |c| {
+                    let st = c.tuples::<2>()?;
+                    c.expect(b'(')?;
+                    Ok(st)
+                })?;
+                self.expect("interpolation = \"faceVarying\"")?;
+                self.expect(")")?;
+                m.st = Some((line, st));
+            }
+            ("int[]", "primvars:st:indices", false) => {
+                m.st_indices = Some((line, self.whole(line, value, Cursor::indices)?));
+            }
+            ("token", "subdivisionScheme", false) => {
+                let s = self.whole(line, value, Cursor::string)?;
+                if s != "none" {
+                    return Err(self.err(
+                        line,
+                        format!("subdivisionScheme must be \"none\", found {s:?}"),
+                    ));
+                }
+            }
+            ("matrix4d", "xformOp:transform", true) => {
+                m.transforms = Some((line, self.samples(line, value, Cursor::matrix)?));
+            }
+            ("token[]", "xformOpOrder", false) => {
+                let order = self.whole(line, value, |c| c.list(Cursor::string))?;
+                if order != ["xformOp:transform"] {
+                    return Err(self.err(line, "xformOpOrder must be [\"xformOp:transform\"]"));
+                }
+            }
+            _ => {
+                let kind = if sampled { " (time-sampled)" } else { "" };
+                return Err(self.err(line, format!("unknown attribute `{ty} {name}`{kind}")));
+            }
         }
+        Ok(())
     }
 
     /// A `.timeSamples = { TIME: VALUE, ... }` block whose first line (holding `value`) is
@@ -366,49 +394,164 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Checks the prims and assembles the animation.
+    /// Checks the prims and assembles the animation: the cloths are the prims with a
+    /// `cloth:name` (or, in a stage without any, the prim named `cloth`), the other prims
+    /// colliders.
     fn animation(
         &self,
         fps: f64,
         world: usize,
-        mut prims: Vec<Prim<'a>>,
+        prims: Vec<Prim<'a>>,
     ) -> Result<Animation, ViewError> {
-        let index = prims
+        let named = prims.iter().any(|p| p.mesh.cloth_name.is_some());
+        let (cloths, colliders): (Vec<Prim<'a>>, Vec<Prim<'a>>) =
+            prims.into_iter().partition(|p| {
+                if named {
+                    p.mesh.cloth_name.is_some()
+                } else {
+                    p.name == "cloth"
+                }
+            });
+        if cloths.is_empty() {
+            return Err(self.err(
+                world,
+                "no cloth under /World: no `def Mesh` with `custom string cloth:name` (nor one \
+                 named \"cloth\")",
+            ));
+        }
+        let mut anim = Animation {
+            frame_numbers: Vec::new(),
+            positions: Vec::new(),
+            triangles: Vec::new(),
+            uvs: Vec::new(),
+            triangle_uvs: None,
+            cloths: Vec::with_capacity(cloths.len()),
+            colliders: Vec::new(),
+            fps,
+        };
+        for (k, p) in cloths.iter().enumerate() {
+            self.cloth(&mut anim, p, k == 0)?;
+        }
+        anim.colliders = colliders
             .iter()
-            .position(|p| p.name == "cloth")
-            .ok_or_else(|| self.err(world, "no `def Mesh \"cloth\"` under /World"))?;
-        let cloth = prims.remove(index);
-        let m = &cloth.mesh;
+            .map(|p| self.collider(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(anim)
+    }
+
+    /// Appends the cloth of prim `p` to `anim` (its `first` cloth sets the time codes and
+    /// whether there are texture coordinates; every other cloth must have the same).
+    fn cloth(&self, anim: &mut Animation, p: &Prim<'a>, first: bool) -> Result<(), ViewError> {
+        let m = &p.mesh;
         if let Some((l, _)) = &m.points {
-            return Err(self.err(*l, "the cloth's points must be time-sampled"));
+            return Err(self.err(
+                *l,
+                format!("cloth {}: its points must be time-sampled", p.name),
+            ));
         }
         if let Some((l, _)) = &m.transforms {
             return Err(self.err(
                 *l,
-                "the cloth has no transform: its points are in world space",
+                format!(
+                    "cloth {} has no transform: its points are in world space",
+                    p.name
+                ),
             ));
         }
-        let (sl, samples) = m
-            .point_samples
-            .as_ref()
-            .ok_or_else(|| self.err(cloth.line, "prim cloth: no `point3f[] points.timeSamples`"))?;
+        let (sl, samples) = m.point_samples.as_ref().ok_or_else(|| {
+            self.err(
+                p.line,
+                format!("prim {}: no `point3f[] points.timeSamples`", p.name),
+            )
+        })?;
         let n = samples
             .first()
             .map(|s| s.2.len())
             .ok_or_else(|| self.err(*sl, "no time samples"))?;
         same_sizes(self, samples, n)?;
-        let triangles = self.triangles(&cloth, n)?;
-        let (uvs, triangle_uvs) = match (&m.st, &m.st_indices) {
-            (None, None) => (Vec::new(), None),
+        let triangles = self.triangles(p, n)?;
+        let st = self.texture(p, triangles.len())?;
+        if first {
+            anim.frame_numbers = samples.iter().map(|s| s.1).collect();
+            anim.positions = vec![Vec::new(); samples.len()];
+            anim.triangle_uvs = st.as_ref().map(|_| Vec::new());
+        } else {
+            self.same_times(p, *sl, samples, &anim.frame_numbers)?;
+        }
+        let (v0, t0) = (anim.positions[0].len(), anim.triangles.len());
+        for (frame, (_, _, points)) in anim.positions.iter_mut().zip(samples) {
+            frame.extend_from_slice(points);
+        }
+        anim.triangles
+            .extend(triangles.iter().map(|t| t.map(|i| i + v0)));
+        match (&mut anim.triangle_uvs, st) {
+            (None, None) => {}
+            (Some(corners), Some((uvs, idx))) => {
+                let base = anim.uvs.len();
+                anim.uvs.extend(uvs);
+                corners.extend(idx.iter().map(|t| t.map(|i| i + base)));
+            }
+            (had, _) => {
+                let what = if had.is_some() {
+                    "has no texture coordinates, but the first cloth has"
+                } else {
+                    "has texture coordinates, but the first cloth has none"
+                };
+                return Err(self.err(p.line, format!("cloth {} {what}", p.name)));
+            }
+        }
+        anim.cloths.push(ClothPart {
+            name: m
+                .cloth_name
+                .as_ref()
+                .map_or("cloth".into(), |c| c.1.clone()),
+            vertices: v0..v0 + n,
+            triangles: t0..t0 + triangles.len(),
+        });
+        Ok(())
+    }
+
+    /// The time codes of cloth `p`'s `samples` (from `line`) are `frames`, the first cloth's.
+    fn same_times(
+        &self,
+        p: &Prim<'a>,
+        line: usize,
+        samples: &Samples<Vec<[f64; 3]>>,
+        frames: &[usize],
+    ) -> Result<(), ViewError> {
+        if let Some(((l, t, _), f)) = samples.iter().zip(frames).find(|((_, t, _), f)| t != *f) {
+            return Err(self.err(
+                *l,
+                format!(
+                    "cloth {}: time code {t}, but the first cloth's sample is at {f}",
+                    p.name
+                ),
+            ));
+        }
+        if samples.len() != frames.len() {
+            return Err(self.err(
+                line,
+                format!(
+                    "cloth {} has {} time samples, but the first cloth has {}",
+                    p.name,
+                    samples.len(),
+                    frames.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The texture coordinates of cloth `p` with `triangles` triangles and their per-corner
+    /// indices, or `None` without `primvars:st`.
+    fn texture(&self, p: &Prim<'a>, triangles: usize) -> Result<Option<Texture>, ViewError> {
+        match (&p.mesh.st, &p.mesh.st_indices) {
+            (None, None) => Ok(None),
             (Some((_, st)), Some((l, idx))) => {
-                if idx.len() != 3 * triangles.len() {
+                if idx.len() != 3 * triangles {
                     return Err(self.err(
                         *l,
-                        format!(
-                            "{} texture indices for {} triangles",
-                            idx.len(),
-                            triangles.len()
-                        ),
+                        format!("{} texture indices for {triangles} triangles", idx.len()),
                     ));
                 }
                 if let Some(&i) = idx.iter().find(|&&i| i >= st.len()) {
@@ -417,30 +560,23 @@ impl<'a> Parser<'a> {
                         format!("texture index {i} out of range ({} coordinates)", st.len()),
                     ));
                 }
-                (
-                    st.clone(),
-                    Some(idx.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect()),
-                )
+                let corners = idx.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+                Ok(Some((st.clone(), corners)))
             }
             (Some((l, _)), None) | (None, Some((l, _))) => {
-                return Err(self.err(*l, "primvars:st and primvars:st:indices come together"));
+                Err(self.err(*l, "primvars:st and primvars:st:indices come together"))
             }
+        }
+    }
+
+    /// The `xformOp:transform` samples of a collider as 3x4 matrices, if it has them.
+    fn matrices(&self, m: &RawMesh) -> Result<Option<Vec<[[f64; 4]; 3]>>, ViewError> {
+        let Some((_, t)) = &m.transforms else {
+            return Ok(None);
         };
-        let colliders = prims
-            .iter()
-            .map(|p| self.collider(p))
-            .collect::<Result<Vec<_>, _>>()?;
-        let samples = cloth.mesh.point_samples.map(|s| s.1).unwrap_or_default();
-        let (frame_numbers, positions) = samples.into_iter().map(|(_, t, p)| (t, p)).unzip();
-        Ok(Animation {
-            frame_numbers,
-            positions,
-            triangles,
-            uvs,
-            triangle_uvs,
-            colliders,
-            fps,
-        })
+        frames_from_zero(self, t)?;
+        let matrices = t.iter().map(|(l, _, m)| affine(self, *l, m));
+        Ok(Some(matrices.collect::<Result<_, _>>()?))
     }
 
     fn collider(&self, p: &Prim<'a>) -> Result<ColliderTrack, ViewError> {
@@ -466,17 +602,7 @@ impl<'a> Parser<'a> {
             _ => return Err(self.err(p.line, format!("prim {}: no `point3f[] points`", p.name))),
         };
         let triangles = self.triangles(p, vertices.len())?;
-        let matrices: Option<Vec<[[f64; 4]; 3]>> = match &m.transforms {
-            None => None,
-            Some((_, t)) => {
-                frames_from_zero(self, t)?;
-                Some(
-                    t.iter()
-                        .map(|(l, _, m)| affine(self, *l, m))
-                        .collect::<Result<_, _>>()?,
-                )
-            }
-        };
+        let matrices = self.matrices(m)?;
         const IDENTITY: [[f64; 4]; 3] = [
             [1.0, 0.0, 0.0, 0.0],
             [0.0, 1.0, 0.0, 0.0],
@@ -718,6 +844,43 @@ impl<'a> Cursor<'a> {
             .ok_or_else(|| "unterminated string".to_string())?;
         self.pos += len + 1;
         Ok(&rest[..len])
+    }
+
+    /// A double-quoted string with the escapes [`crate::write_usd_stage`] writes: `\\`, `\"`,
+    /// `\n`, `\r`, `\t` and `\xHH`.
+    fn escaped(&mut self) -> Result<String, String> {
+        self.expect(b'"')?;
+        let mut out = String::new();
+        let mut chars = self.s[self.pos..].char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '"' => {
+                    self.pos += i + 1;
+                    return Ok(out);
+                }
+                '\\' => {
+                    let e = match chars.next().map(|(_, e)| e) {
+                        Some(e @ ('\\' | '"')) => e,
+                        Some('n') => '\n',
+                        Some('r') => '\r',
+                        Some('t') => '\t',
+                        Some('x') => {
+                            let hex: String = chars.by_ref().take(2).map(|(_, h)| h).collect();
+                            u8::from_str_radix(&hex, 16)
+                                .ok()
+                                .filter(|b| hex.len() == 2 && b.is_ascii())
+                                .map(char::from)
+                                .ok_or_else(|| format!("bad escape `\\x{hex}`"))?
+                        }
+                        Some(e) => return Err(format!("unknown escape `\\{e}`")),
+                        None => return Err("unterminated string".to_string()),
+                    };
+                    out.push(e);
+                }
+                c => out.push(c),
+            }
+        }
+        Err("unterminated string".to_string())
     }
 
     /// `[item, item, ...]`.

@@ -4,10 +4,10 @@
 
 use cloth_sim::{FrameStats, Rejections, RunReport, Timings};
 use cloth_view::{
-    Aabb, Animation, Camera, Canvas, FRAME_FILL, Image, Material, PLOT_FILES, RenderOptions, Style,
-    View, ViewError, animation_bounds, gif_delays, gif_palette, ground_grid, list_frames,
-    load_animation, parse_usd, plot, quantize, read_fps, read_usd, render, render_frame, write_usd,
-    write_usd_stage,
+    Aabb, Animation, Camera, Canvas, ClothPart, ColliderTrack, FRAME_FILL, Image, Material,
+    PLOT_FILES, RenderOptions, Style, View, ViewError, animation_bounds, gif_delays, gif_palette,
+    ground_grid, list_frames, load_animation, parse_usd, plot, quantize, read_fps, read_usd,
+    render, render_frame, write_usd, write_usd_stage,
 };
 use proptest::prelude::*;
 use std::fmt::Write as _;
@@ -599,6 +599,7 @@ fn supersampled_frame_conserves_covered_area() {
         triangles: vec![[0, 1, 2], [0, 2, 3]],
         uvs: vec![],
         triangle_uvs: None,
+        cloths: vec![],
         colliders: vec![],
         fps: 30.0,
     };
@@ -1671,6 +1672,7 @@ proptest! {
             triangles: vec![[0, 1, 2]],
             uvs: vec![[coords[0], coords[1]], [0.5, 1e-300], [-3e200, 0.0]],
             triangle_uvs: Some(vec![[2, 0, 1]]),
+            cloths: vec![ClothPart::whole("cloth", 3, 1)],
             colliders: vec![],
             fps,
         };
@@ -1827,9 +1829,21 @@ fn malformed_usd_is_refused_naming_the_line() {
         (replace(&sample(2), "2:", "1:"), "does not follow"),
         (replace(&sample(2), "2:", "two:"), "not a frame number"),
         (
-            replace("def Mesh \"cloth\"", "cloth", "sheet"),
-            "no `def Mesh \"cloth\"`",
+            (
+                edit_line(
+                    &edit_line(&good, at("cloth:name"), |_| String::new()),
+                    at("def Mesh \"cloth\""),
+                    |l| l.replace("cloth", "sheet"),
+                ),
+                at("def Mesh \"cloth\""),
+            ),
+            "no cloth under /World",
         ),
+        (
+            replace("cloth:name", "cloth:name", "cloth:label"),
+            "unknown attribute `custom string cloth:label`",
+        ),
+        (replace("cloth:name", "= \"", "= \"\\q"), "unknown escape"),
         (
             replace("def Mesh \"box_1\"", "box_1", "cloth"),
             "defined twice",
@@ -1859,7 +1873,7 @@ fn malformed_usd_is_refused_naming_the_line() {
     let world = at("def Xform");
     for ((text, line), fragment) in cases {
         // The one exception: a missing cloth prim is reported at /World.
-        let line = if fragment.starts_with("no `def Mesh") {
+        let line = if fragment.starts_with("no cloth") {
             world
         } else {
             line
@@ -1907,4 +1921,350 @@ fn malformed_usd_is_refused_naming_the_line() {
         read_usd(&tmp.path().join("missing.usda")),
         Err(ViewError::Io { .. })
     ));
+}
+
+// ---------------------------------------------------------------- several cloths
+
+/// Two cloths over three frames: a square `lower` (4 vertices, 2 triangles) and a triangle
+/// whose name USD prim names cannot hold; each with its own texture coordinates. A collider
+/// has the first cloth's name.
+fn two_cloths() -> Animation {
+    let positions = (0..3)
+        .map(|k| {
+            let y = 1.0 - 0.1 * k as f64;
+            let z = 0.25 * k as f64;
+            vec![
+                [0.0, y, 0.0],
+                [1.0, y, 0.0],
+                [1.0, y, 1.0],
+                [0.0, y, 1.0],
+                [0.0, y + 0.5, z],
+                [0.5, y + 0.5, z],
+                [0.0, y + 0.5, z + 0.5],
+            ]
+        })
+        .collect();
+    Animation {
+        frame_numbers: vec![4, 5, 6],
+        positions,
+        triangles: vec![[0, 1, 2], [0, 2, 3], [4, 5, 6]],
+        uvs: vec![
+            [0.0, 0.0],
+            [1.0, 0.0],
+            [1.0, 1.0],
+            [0.0, 1.0],
+            [0.0, 0.0],
+            [0.5, 0.0],
+            [0.0, 0.5],
+        ],
+        triangle_uvs: Some(vec![[0, 1, 2], [0, 2, 3], [6, 4, 5]]),
+        cloths: vec![
+            ClothPart {
+                name: "lower".into(),
+                vertices: 0..4,
+                triangles: 0..2,
+            },
+            ClothPart {
+                name: "upper \"sheet\"\\1\n".into(),
+                vertices: 4..7,
+                triangles: 2..3,
+            },
+        ],
+        colliders: vec![ColliderTrack {
+            name: "lower".into(),
+            vertices: vec![[0.0; 3], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]],
+            triangles: vec![[0, 1, 2]],
+            frames: vec![],
+        }],
+        fps: 30.0,
+    }
+}
+
+fn stage_text(anim: &Animation) -> String {
+    let mut text = Vec::new();
+    write_usd_stage(anim, &mut text).unwrap();
+    String::from_utf8(text).unwrap()
+}
+
+#[test]
+fn usd_writes_one_mesh_per_cloth_and_reads_the_cloths_back() {
+    let anim = two_cloths();
+    let text = stage_text(&anim);
+    let meshes: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("def Mesh "))
+        .collect();
+    // Named after the cloths, made identifiers; the collider's name is taken, so it moves.
+    assert_eq!(meshes, ["\"lower\"", "\"upper__sheet__1_\"", "\"lower_1\""]);
+    let lower = prim(&text, "lower");
+    assert!(lower.contains("custom string cloth:name = \"lower\"\n"));
+    assert_eq!(ints(lower, "faceVertexIndices"), [0, 1, 2, 0, 2, 3]);
+    let upper = prim(&text, "upper__sheet__1_");
+    assert!(upper.contains("custom string cloth:name = \"upper \\\"sheet\\\"\\\\1\\n\"\n"));
+    // Local topology, the cloth's own points and texture coordinates.
+    assert_eq!(ints(upper, "faceVertexIndices"), [0, 1, 2]);
+    assert_eq!(ints(upper, "primvars:st:indices"), [2, 0, 1]);
+    let points = samples(upper, "point3f[] points");
+    assert_eq!(points.len(), 3);
+    assert_eq!(points[1].0, 5);
+    assert_eq!(
+        points[1].1,
+        [
+            vec![0.0, 1.4, 0.25],
+            vec![0.5, 1.4, 0.25],
+            vec![0.0, 1.4, 0.75]
+        ]
+    );
+    let extent = samples(upper, "float3[] extent");
+    assert_eq!(extent[0].1, [vec![0.0, 1.5, 0.0], vec![0.5, 1.5, 0.5]]);
+    assert_eq!(samples(lower, "point3f[] points")[0].1.len(), 4);
+    // Read back: the same cloths, names, frames, triangles and texture coordinates.
+    let back = parse_usd(&text, Path::new("two.usda")).unwrap();
+    assert_eq!(cloth_only(&back), cloth_only(&anim));
+    assert_eq!(back.colliders[0].name, "lower_1");
+    assert_eq!(stage_text(&back), text);
+}
+
+#[test]
+fn usd_of_one_cloth_is_one_mesh_named_after_it() {
+    let run = sheet(3, 2, 30.0);
+    let whole = |name: &str| Animation {
+        frame_numbers: vec![0, 1],
+        positions: run.positions.clone(),
+        triangles: run.triangles.clone(),
+        uvs: vec![],
+        triangle_uvs: None,
+        cloths: vec![ClothPart::whole(name, 9, run.triangles.len())],
+        colliders: vec![],
+        fps: 30.0,
+    };
+    for (name, prim_name) in [("flag", "flag"), ("", "cloth"), ("9 lives", "_9_lives")] {
+        let text = stage_text(&whole(name));
+        let meshes: Vec<&str> = text.lines().filter(|l| l.contains("def Mesh")).collect();
+        assert_eq!(
+            meshes,
+            [format!("    def Mesh \"{prim_name}\"")],
+            "{name:?}"
+        );
+        let back = parse_usd(&text, Path::new("one.usda")).unwrap();
+        assert_eq!(back, whole(name));
+    }
+    // No cloths listed: one cloth named `cloth` holding everything.
+    let text = stage_text(&Animation {
+        cloths: vec![],
+        ..whole("x")
+    });
+    assert_eq!(
+        parse_usd(&text, Path::new("one.usda")).unwrap().cloths,
+        [ClothPart::whole("cloth", 9, run.triangles.len())]
+    );
+    // A stage written before there was one prim per cloth: the prim `cloth`, no name.
+    let old = text.replace("        custom string cloth:name = \"cloth\"\n", "");
+    assert_eq!(
+        parse_usd(&old, Path::new("old.usda")).unwrap().cloths,
+        [ClothPart::whole("cloth", 9, run.triangles.len())]
+    );
+}
+
+#[test]
+fn usd_export_refuses_cloths_that_do_not_tile_the_arrays() {
+    let overlapping = {
+        let mut a = two_cloths();
+        a.cloths[1].vertices = 3..7;
+        a
+    };
+    let crossing = {
+        let mut a = two_cloths();
+        a.triangles[2] = [3, 5, 6];
+        a
+    };
+    let short = {
+        let mut a = two_cloths();
+        a.cloths.pop();
+        a
+    };
+    let bad_uv = {
+        let mut a = two_cloths();
+        a.triangle_uvs = Some(vec![[0, 1, 2], [0, 2, 3], [6, 4, 9]]);
+        a
+    };
+    for (anim, fragment) in [
+        (overlapping, "does not follow"),
+        (crossing, "outside its vertices"),
+        (short, "the cloths hold 4"),
+        (bad_uv, "texture index 9 out of range"),
+    ] {
+        let mut out = Vec::new();
+        let e = write_usd_stage(&anim, &mut out).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(e.to_string().contains(fragment), "{fragment}: {e}");
+        assert!(out.is_empty(), "nothing written");
+    }
+}
+
+#[test]
+fn usd_cloths_must_agree_on_time_codes_and_texture_coordinates() {
+    let text = stage_text(&two_cloths());
+    let start = text.find("def Mesh \"upper__sheet__1_\"").unwrap();
+    let end = text.find("def Mesh \"lower_1\"").unwrap();
+    let (head, upper, tail) = (&text[..start], &text[start..end], &text[end..]);
+    let shifted = format!("{head}{}{tail}", upper.replace("  6: ", "  7: "));
+    match parse_usd(&shifted, Path::new("t.usda")) {
+        Err(ViewError::Parse { line, message, .. }) => {
+            let last = shifted.rfind("  7: ").unwrap();
+            assert_eq!(line, 1 + shifted[..last].lines().count() - 1, "{message}");
+            assert!(message.contains("time code 7"), "{message}");
+            assert!(message.contains("first cloth"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let fewer: String = upper
+        .lines()
+        .filter(|l| !l.contains("  6: "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let fewer = format!("{head}{fewer}{tail}");
+    let e = parse_usd(&fewer, Path::new("t.usda")).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("2 time samples, but the first cloth has 3"),
+        "{e}"
+    );
+    let st = upper.find("        texCoord2f[]").unwrap();
+    let st_end = upper.find("primvars:st:indices").unwrap();
+    let st_end = st_end + upper[st_end..].find('\n').unwrap() + 1;
+    let bare = format!("{head}{}{}{tail}", &upper[..st], &upper[st_end..]);
+    match parse_usd(&bare, Path::new("t.usda")) {
+        Err(ViewError::Parse { line, message, .. }) => {
+            assert_eq!(line, line_of(&bare, "def Mesh \"upper__sheet__1_\""));
+            assert!(message.contains("has no texture coordinates"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// An OBJ frame as `cloth run` writes one for `anim`'s frame `k`: every vertex and texture
+/// coordinate, then each cloth's `o NAME` line (for the first `names.len()` cloths) and its
+/// faces.
+fn grouped_obj(anim: &Animation, k: usize, names: &[&str]) -> String {
+    let mut s = String::new();
+    for p in &anim.positions[k] {
+        writeln!(s, "v {} {} {}", p[0], p[1], p[2]).unwrap();
+    }
+    for uv in &anim.uvs {
+        writeln!(s, "vt {} {}", uv[0], uv[1]).unwrap();
+    }
+    let corners = anim.triangle_uvs.as_ref().unwrap();
+    for (i, part) in anim.cloths.iter().enumerate() {
+        if let Some(name) = names.get(i) {
+            writeln!(s, "o {name}").unwrap();
+        }
+        for t in part.triangles.clone() {
+            let [a, b, c] = anim.triangles[t].map(|i| i + 1);
+            let [ta, tb, tc] = corners[t].map(|i| i + 1);
+            writeln!(s, "f {a}/{ta} {b}/{tb} {c}/{tc}").unwrap();
+        }
+    }
+    s
+}
+
+#[test]
+fn obj_groups_are_the_cloths_and_survive_usd() {
+    let mut anim = two_cloths();
+    anim.cloths[1].name = "upper".into();
+    anim.colliders.clear();
+    let tmp = TempDir::new("two-cloths");
+    for k in 0..3 {
+        let obj = grouped_obj(&anim, k, &["lower", "upper"]);
+        std::fs::write(cloth_sim::frame_path(tmp.path(), k + 4), obj).unwrap();
+    }
+    let loaded = load_animation(tmp.path()).unwrap();
+    assert_eq!(loaded, anim);
+    // Through USD and back.
+    write_usd(tmp.path(), &tmp.path().join("two.usda")).unwrap();
+    assert_eq!(read_usd(&tmp.path().join("two.usda")).unwrap(), anim);
+
+    // A frame whose cloths differ from the first frame's is refused, naming the file.
+    let renamed = cloth_sim::frame_path(tmp.path(), 6);
+    std::fs::write(&renamed, grouped_obj(&anim, 2, &["lower", "top"])).unwrap();
+    match load_animation(tmp.path()) {
+        Err(e @ ViewError::Parts { .. }) => {
+            let m = e.to_string();
+            assert!(m.contains("frame_0006.obj"), "{m}");
+            assert!(m.contains("`top`") && m.contains("`upper`"), "{m}");
+        }
+        other => panic!("{other:?}"),
+    }
+    std::fs::write(&renamed, grouped_obj(&anim, 2, &["lower"])).unwrap();
+    let e = load_animation(tmp.path()).unwrap_err();
+    assert!(e.to_string().contains("frame_0006.obj"), "{e}");
+    // A cloth using a vertex of the cloth before it cannot be told apart.
+    let mut crossing = anim.clone();
+    crossing.triangles[1] = [0, 2, 5];
+    let cross = TempDir::new("crossing");
+    let first = cloth_sim::frame_path(cross.path(), 0);
+    std::fs::write(&first, grouped_obj(&crossing, 0, &["lower", "upper"])).unwrap();
+    match load_animation(cross.path()) {
+        Err(e @ ViewError::Parts { .. }) => {
+            let m = e.to_string();
+            assert!(m.contains("frame_0000.obj") && m.contains("`upper`"), "{m}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Without group lines: one cloth named `cloth`.
+    let plain = TempDir::new("no-groups");
+    let text = grouped_obj(&anim, 0, &[]);
+    std::fs::write(cloth_sim::frame_path(plain.path(), 0), text).unwrap();
+    assert_eq!(
+        load_animation(plain.path()).unwrap().cloths,
+        [ClothPart::whole("cloth", 7, 3)]
+    );
+}
+
+/// The two-cloth stage opens in `pxr` (as [`usd_opens_in_pxr_when_available`], skipped without
+/// it): two meshes with the cloths' points, local topology and exact names.
+#[test]
+fn usd_cloths_open_in_pxr_when_available() {
+    let python = std::env::var("CLOTH_PYTHON").unwrap_or_else(|_| "python3".into());
+    let probe = std::process::Command::new(&python)
+        .args(["-c", "import pxr.Usd"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIP usd_cloths_open_in_pxr_when_available: `{python}` cannot import pxr");
+        return;
+    }
+    let tmp = TempDir::new("pxr-cloths");
+    let out = tmp.path().join("two.usda");
+    std::fs::write(&out, stage_text(&two_cloths())).unwrap();
+    let script = r#"
+import sys
+from pxr import Usd, UsdGeom
+stage = Usd.Stage.Open(sys.argv[1])
+found = []
+for p in stage.GetPrimAtPath("/World").GetChildren():
+    a = p.GetAttribute("cloth:name")
+    if not a:
+        continue
+    m = UsdGeom.Mesh(p)
+    st = UsdGeom.PrimvarsAPI(m).GetPrimvar("st").ComputeFlattened()
+    found.append((p.GetName(), a.Get(), len(m.GetPointsAttr().Get(5)), list(m.GetFaceVertexIndicesAttr().Get()), [tuple(x) for x in st]))
+want = [
+    ("lower", "lower", 4, [0, 1, 2, 0, 2, 3], [(0, 0), (1, 0), (1, 1), (0, 0), (1, 1), (0, 1)]),
+    ("upper__sheet__1_", 'upper "sheet"\\1\n', 3, [0, 1, 2], [(0, 0.5), (0, 0), (0.5, 0)]),
+]
+assert found == want, found
+print("ok")
+"#;
+    let result = std::process::Command::new(&python)
+        .arg("-c")
+        .arg(script)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        result.status.success(),
+        "pxr check failed:\n{}\n{}",
+        String::from_utf8_lossy(&result.stdout),
+        String::from_utf8_lossy(&result.stderr)
+    );
 }

@@ -239,6 +239,7 @@ fn last_frame(out: &Path) -> Option<Animation> {
         triangles: obj.triangles,
         uvs: Vec::new(),
         triangle_uvs: None,
+        cloths: Vec::new(),
         colliders: cloth::view::read_colliders(out).unwrap_or_default(),
         fps: cloth::view::read_fps(out).unwrap_or(cloth::sim::DEFAULT_FPS),
     })
