@@ -2,7 +2,7 @@
 //! measurements behind the choice of the spanning-tree projection (see the `verlet` module's
 //! documentation).
 //!
-//! `cargo run --release -p cloth-sim --example verlet_iterations [-- SCENE [SECONDS [VARIANT [STEPS]]]]`
+//! `cargo run --release -p cloth-sim --example verlet_iterations [-- SCENE [SECONDS [VARIANT [STEPS [GRID]]]]]`
 //!
 //! SCENE is `hanging` (the hanging sheet of `scenes/hanging_verlet.toml` at 51 x 51, 1 cm
 //! edges, the default), `fixed` (`scenes/fixed_sheet.toml` with the Verlet integrator) or
@@ -14,7 +14,7 @@
 //! only), `global` (the tree, with the global projection from the first sweep) or
 //! `fallback` (the tree, with the global projection after the default 50 sweeps: the
 //! shipped default); `all` runs all. STEPS (default all) lists the step sizes, e.g.
-//! `1/60,1/30`. "global/step" counts the global projections per step (each one or two
+//! `1/60,1/30`. GRID (optional fifth argument) sets the grid to GRID x GRID. "global/step" counts the global projections per step (each one or two
 //! sparse Cholesky factorisations).
 
 use cloth_sim::{
@@ -23,12 +23,12 @@ use cloth_sim::{
 };
 use std::path::PathBuf;
 
-fn scene(name: &str) -> Scene {
+fn scene(name: &str, n: Option<usize>) -> Scene {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenes");
     let (file, grid) = match name {
-        "fixed" => ("fixed_sheet.toml", None),
-        "sphere" => ("drape_sphere.toml", Some(31)),
-        _ => ("hanging_verlet.toml", Some(51)),
+        "fixed" => ("fixed_sheet.toml", n),
+        "sphere" => ("drape_sphere.toml", n.or(Some(31))),
+        _ => ("hanging_verlet.toml", n.or(Some(51))),
     };
     let mut s = Scene::load(&root.join(file)).expect("scene loads");
     if let (Some(n), MeshSpec::Grid { nx, ny, .. }) = (grid, &mut s.cloths[0].mesh) {
@@ -97,7 +97,8 @@ fn main() {
     let seconds: f64 = args.get(1).and_then(|f| f.parse().ok()).unwrap_or(1.0);
     let only = args.get(2).map(String::as_str);
     let steps = args.get(3).map(String::as_str);
-    let base = scene(name);
+    let grid = args.get(4).and_then(|n| n.parse().ok());
+    let base = scene(name, grid);
     println!("scene {name}: {:?}, {seconds} s", base.cloths[0].mesh);
     println!(
         "| h (s) | variant | mean sweeps/step | max | global/step | capped steps | max violation | ms/step |"
