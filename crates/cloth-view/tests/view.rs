@@ -1065,27 +1065,49 @@ fn usd_points_and_transforms_round_trip() {
     }
 }
 
+/// The Python (env `CLOTH_PYTHON`, default `python3`) if it can import `pxr`; otherwise
+/// prints why test `test` is skipped and returns `None`.
+fn pxr_python(test: &str) -> Option<String> {
+    let python = std::env::var("CLOTH_PYTHON").unwrap_or_else(|_| "python3".into());
+    match std::process::Command::new(&python)
+        .args(["-c", "import pxr.Usd"])
+        .output()
+    {
+        Ok(o) if o.status.success() => Some(python),
+        Ok(_) => {
+            eprintln!("SKIP {test}: `{python}` cannot import pxr (pip install usd-core)");
+            None
+        }
+        Err(e) => {
+            eprintln!("SKIP {test}: cannot run `{python}`: {e}");
+            None
+        }
+    }
+}
+
+/// Runs the Python `script` with the stage `stage` as its argument; it must succeed.
+fn run_pxr(python: &str, script: &str, stage: &std::path::Path) {
+    let result = std::process::Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .arg(stage)
+        .output()
+        .unwrap();
+    assert!(
+        result.status.success(),
+        "pxr check failed:\n{}\n{}",
+        String::from_utf8_lossy(&result.stdout),
+        String::from_utf8_lossy(&result.stderr)
+    );
+}
+
 /// Runs `python` (env `CLOTH_PYTHON`, default `python3`) with `pxr` on the exported stage, if
 /// the module is importable; prints a skip reason otherwise.
 #[test]
 fn usd_opens_in_pxr_when_available() {
-    let python = std::env::var("CLOTH_PYTHON").unwrap_or_else(|_| "python3".into());
-    let probe = std::process::Command::new(&python)
-        .args(["-c", "import pxr.Usd"])
-        .output();
-    match probe {
-        Ok(o) if o.status.success() => {}
-        Ok(_) => {
-            eprintln!(
-                "SKIP usd_opens_in_pxr_when_available: `{python}` cannot import pxr (pip install usd-core)"
-            );
-            return;
-        }
-        Err(e) => {
-            eprintln!("SKIP usd_opens_in_pxr_when_available: cannot run `{python}`: {e}");
-            return;
-        }
-    }
+    let Some(python) = pxr_python("usd_opens_in_pxr_when_available") else {
+        return;
+    };
     let tmp = TempDir::new("pxr");
     let run = sheet(4, 3, 30.0);
     write_run(tmp.path(), &run, true);
@@ -1143,18 +1165,7 @@ print("ok")
         cube = cv.iter().map(|p| p.to_vec()).collect::<Vec<_>>(),
         frames = run.positions.len(),
     );
-    let result = std::process::Command::new(&python)
-        .arg("-c")
-        .arg(&script)
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        result.status.success(),
-        "pxr check failed:\n{}\n{}",
-        String::from_utf8_lossy(&result.stdout),
-        String::from_utf8_lossy(&result.stderr)
-    );
+    run_pxr(&python, &script, &out);
 }
 
 // ---------------------------------------------------------------- plots
@@ -2225,14 +2236,9 @@ fn obj_groups_are_the_cloths_and_survive_usd() {
 /// it): two meshes with the cloths' points, local topology and exact names.
 #[test]
 fn usd_cloths_open_in_pxr_when_available() {
-    let python = std::env::var("CLOTH_PYTHON").unwrap_or_else(|_| "python3".into());
-    let probe = std::process::Command::new(&python)
-        .args(["-c", "import pxr.Usd"])
-        .output();
-    if !probe.is_ok_and(|o| o.status.success()) {
-        eprintln!("SKIP usd_cloths_open_in_pxr_when_available: `{python}` cannot import pxr");
+    let Some(python) = pxr_python("usd_cloths_open_in_pxr_when_available") else {
         return;
-    }
+    };
     let tmp = TempDir::new("pxr-cloths");
     let out = tmp.path().join("two.usda");
     std::fs::write(&out, stage_text(&two_cloths())).unwrap();
@@ -2255,16 +2261,5 @@ want = [
 assert found == want, found
 print("ok")
 "#;
-    let result = std::process::Command::new(&python)
-        .arg("-c")
-        .arg(script)
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        result.status.success(),
-        "pxr check failed:\n{}\n{}",
-        String::from_utf8_lossy(&result.stdout),
-        String::from_utf8_lossy(&result.stderr)
-    );
+    run_pxr(&python, script, &out);
 }
