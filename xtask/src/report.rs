@@ -738,8 +738,8 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
         let _ = writeln!(
             w,
             "The explicit integrator runs with the Verlet defaults of the scene format (soft \
-             50 N/m springs, `[0.9, 1.1]` strain limit iterated to 0.5% or 200 sweeps per step; `_stiff` uses springs as \
-             stiff as the cloth's mean membrane stiffness). The largest stable step is searched \
+             50 N/m springs, `[0.9, 1.1]` strain limit iterated to 0.5% or {} sweeps per step; \
+             `_stiff` uses springs as stiff as the cloth's mean membrane stiffness). The largest stable step is searched \
              over equal steps per frame: a probe (a short run) is stable when it finishes all \
              frames with finite positions, kinetic energy below 2 M |g| L (cloth mass M, \
              diagonal L of the initial box) and triangle stretch below 50%. From 20 steps per \
@@ -747,7 +747,8 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
              stability flips, then bisects to 5%. The full run then uses that step; if it is \
              not stable over all frames, the steps per frame grow by 25% until it is. Compare \
              the max stretch column: the implicit sheet stays near its 3% step-control \
-             threshold.\n"
+             threshold.\n",
+            cloth::sim::DEFAULT_VERLET_ITERATIONS
         );
         for search in &s.searches {
             let rows: Vec<Vec<String>> = search
@@ -820,8 +821,10 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
              limit), then with Verlet at 1, 2 and 4 steps per frame, its strain limit set to \
              `[0.9, 1 + s]` with `s` the implicit run's maximum stretch, so both columns of max \
              stretch should agree. Verlet's projection iterates to 0.5% of the rest length or \
-             200 sweeps per step (the last 150 with global projections); a max stretch above \
-             `s + 0.5%` means the sweeps hit the cap.\n"
+             {} sweeps per step (global projections from sweep {} on); a max stretch above \
+             `s + 0.5%` means the sweeps hit the cap.\n",
+            cloth::sim::DEFAULT_VERLET_ITERATIONS,
+            cloth::sim::DEFAULT_GLOBAL_AFTER + 1
         );
         w.push_str(&largest_holding_steps(&compare));
         let rows: Vec<Vec<String>> = compare.iter().map(|r| case_row(r)).collect();

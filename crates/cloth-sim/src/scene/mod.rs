@@ -719,7 +719,7 @@ pub struct SolverSettings {
     pub strain_limit: Option<[f64; 2]>,
     /// Cap on the sweeps over all edges of the strain-limit projection; the projection stops
     /// earlier once every edge is within the limit to `strain_tolerance`. Key
-    /// `strain_iterations`, default 200 for Verlet (whose projection also solves its springs
+    /// `strain_iterations`, default 500 for Verlet (whose projection also solves its springs
     /// and contacts), 10 for implicit, >= 1.
     pub strain_iterations: usize,
     /// Violation of the strain limit the projection may leave, as a fraction of the edge's
