@@ -18,7 +18,8 @@
 //!    within `[min, max]` times its rest length to the tolerance, or the iteration cap. After
 //!    [`VerletSettings::global_after`] sweeps, each sweep adds up to four global projections
 //!    (`global`: a sparse Cholesky solve over every edge at or beyond its limit) before the
-//!    contact planes.
+//!    contact planes, whose friction then no longer acts (it keeps the slip corrections of
+//!    the earlier sweeps): friction yields to the strain limit.
 //! 4. **Velocity**: `v = (x_new - x) / h`, what the projection left (position-based Verlet);
 //!    the next prediction damps that velocity.
 //!
@@ -413,7 +414,12 @@ impl Verlet {
                 info.global_solves += solves;
                 seen = left;
             }
-            self.contacts.sweep(x, &self.x_old, s.relaxation);
+            // Friction yields to the strain limit once the global projections start: a
+            // sticking vertex the global projection moves along its plane would be put back
+            // by every friction correction, re-stretching its edges (measured on the 51 x 51
+            // drape at 1/30 s: 0.68% left after 500 sweeps with friction in every sweep).
+            let friction = info.iterations < first_global;
+            self.contacts.sweep(x, &self.x_old, s.relaxation, friction);
             if info.iterations >= s.spring_sweeps && seen <= lim.tolerance {
                 violation = self.pairs.violation(x, lim.min, lim.max);
                 if violation <= lim.tolerance {

@@ -79,16 +79,20 @@ impl SolidContacts {
         self.rows.iter().filter(|r| r.push > 0.0).count()
     }
 
-    /// One sweep: each vertex onto the outer side of its plane (over-relaxed by `omega`), then
-    /// its slip since the start of the step, relative to the surface, limited by friction:
-    /// undone entirely while it is at most `friction * push`, else shortened by that much.
-    pub fn sweep(&mut self, x: &mut [Vec3], x_old: &[Vec3], omega: f64) {
+    /// One sweep: each vertex onto the outer side of its plane (over-relaxed by `omega`), then,
+    /// if `friction`, its slip since the start of the step, relative to the surface, limited
+    /// by friction: undone entirely while it is at most `friction * push`, else shortened by
+    /// that much. Without `friction` the slip corrections made so far stay as they are.
+    pub fn sweep(&mut self, x: &mut [Vec3], x_old: &[Vec3], omega: f64, friction: bool) {
         for r in &mut self.rows {
             let p = &mut x[r.vertex];
             let c = r.offset - r.normal.dot(p);
             let push = (r.push + omega * c).max(0.0);
             *p += r.normal * (push - r.push);
             r.push = push;
+            if !friction {
+                continue;
+            }
             let u = *p - x_old[r.vertex] - r.surface_shift;
             let free = u - r.normal * r.normal.dot(&u) - r.slip;
             let cap = r.friction * r.push;
