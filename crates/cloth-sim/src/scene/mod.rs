@@ -402,8 +402,8 @@ pub struct ClothSettings {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sew_start: Option<f64>,
     /// Sewing patterns only: factor on gravity until the cloth is sewn
-    /// (`t < sew_start + sew_time`), so the
-    /// panels do not fall before their seams close. Key `sew_gravity`, default 0, in [0, 1].
+    /// (`t < sew_start + sew_time`), so the panels do not fall before their seams close. Key
+    /// `sew_gravity`, default 0, in [0, 1].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sew_gravity: Option<f64>,
     /// World position of the mesh's local origin (the grid or disc centre), m. Key `position`,
