@@ -14,9 +14,10 @@ use crate::condition::{
     Blocks, Definiteness, ElementResponse, ElementSlots, Kernel, Vec3, respond,
 };
 use crate::shape::{
-    SHAPE_PAIRS_NARROW, SHAPE_PAIRS_WIDE, Shape, ShapeRest, conservative_maps, drop_flap_pairs,
-    flap_matrix, midedge_map, shape_energy,
+    SHAPE_PAIRS_NARROW, SHAPE_PAIRS_WIDE, Shape, ShapeRest, drop_flap_pairs, flap_matrix,
+    midedge_map, shape_energy,
 };
+use crate::split::{EdgeSplit, SplitScratch};
 use crate::triangle::{Shear, Stretch, TRI_PAIRS, TriangleParams, TriangleRest, triangle_fast};
 use crate::{BendModel, ForceError, Material};
 
@@ -145,9 +146,15 @@ pub struct ClothModel {
     /// stored as p_i); empty under the hinge model.
     shape_stencils: Vec<[usize; 6]>,
     shape_rest: Vec<ShapeRest>,
+    /// The condition weights of `shape_rest` before any clamp
+    /// ([`ClothModel::set_clamped_vertices`] doubles columns of them).
+    shape_weights_free: Vec<[[f64; 3]; 3]>,
     /// Hinge across edge i of each triangle (`usize::MAX` on a boundary edge); empty under the
     /// hinge model.
     shape_hinges: Vec<[usize; 3]>,
+    /// The midedge split system of the shape-operator model (`None` under the hinge model or
+    /// without bending), see the `split` module.
+    split: Option<Arc<EdgeSplit>>,
     /// The materials; triangle t uses `materials[tri_material[t]]`.
     materials: Vec<Material>,
     tri_material: Vec<usize>,
@@ -185,6 +192,11 @@ pub struct Evaluation {
     elem_energy: Vec<f64>,
     /// Shape-operator pre-pass: wrapped `theta - theta0` and its gradient per hinge.
     hinge_angles: Vec<(f64, [Vec3; 4])>,
+    /// Shape-operator midedge split per hinge (see the `split` module), its right-hand side
+    /// scratch and solve scratch.
+    split_psi: Vec<f64>,
+    split_dtheta: Vec<f64>,
+    split_scratch: SplitScratch,
 }
 
 impl Evaluation {
@@ -334,8 +346,16 @@ impl ClothModel {
             shape_rest: Vec::new(),
             shape_hinges: Vec::new(),
         };
+        let mut split = None;
         if bend_model == BendModel::ShapeOperator {
-            shape_rests(mesh, &tri_rest, materials, material_of_triangle, &mut bend)?;
+            shape_rests(mesh, materials, material_of_triangle, &mut bend)?;
+            let r = BendRef {
+                hinges: &bend.hinges,
+                shape_stencils: &bend.shape_stencils,
+                shape_rest: &bend.shape_rest,
+                shape_hinges: &bend.shape_hinges,
+            };
+            split = make_split(r, materials, material_of_triangle, &[]);
         }
         let mut masses = vec![0.0; mesh.num_vertices()];
         for ((tri, &a), &m) in tris.iter().zip(mesh.rest_areas()).zip(material_of_triangle) {
@@ -359,8 +379,10 @@ impl ClothModel {
             hinges: bend.hinges,
             hinge_rest: bend.hinge_rest,
             shape_stencils: bend.shape_stencils,
+            shape_weights_free: bend.shape_rest.iter().map(|r| r.weights).collect(),
             shape_rest: bend.shape_rest,
             shape_hinges: bend.shape_hinges,
+            split,
             materials: materials.to_vec(),
             tri_material: material_of_triangle.to_vec(),
             hinge_material,
@@ -564,6 +586,58 @@ impl ClothModel {
         Ok(())
     }
 
+    /// Declares which vertices a clamp holds (`clamped[v]`, one per vertex; all false: none,
+    /// the default). Under [`BendModel::ShapeOperator`] a triangle whose three vertices are
+    /// clamped is held flat by the clamp: it stores no bending energy, and the angle of each
+    /// of its edges belongs wholly to the triangle across, so the clamp line carries the full
+    /// bending moment (the heavy cantilever, `docs/bending.md`). Meant for vertices that only
+    /// move rigidly (pinned, or carried by a rigid clamp); for cloth attached to a deforming
+    /// body leave them unclamped. No effect under [`BendModel::Hinge`].
+    pub fn set_clamped_vertices(&mut self, clamped: &[bool]) -> Result<(), ForceError> {
+        if clamped.len() != self.num_vertices() {
+            return Err(ForceError::LengthMismatch {
+                what: "clamped vertices",
+                expected: self.num_vertices(),
+                got: clamped.len(),
+            });
+        }
+        if self.bend_model() != BendModel::ShapeOperator {
+            return Ok(());
+        }
+        let rigid: Vec<bool> = (self.tris.iter())
+            .map(|t| t.iter().all(|&v| clamped[v]))
+            .collect();
+        // A hinge with a rigid side puts its whole angle on the other side: phi = theta where
+        // the weight columns assume phi = theta/2 + psi, so those columns double.
+        let mut held = vec![false; self.hinges.len()];
+        for (hs, _) in self.shape_hinges.iter().zip(&rigid).filter(|(_, r)| **r) {
+            for &h in hs.iter().filter(|&&h| h != usize::MAX) {
+                held[h] = true;
+            }
+        }
+        for ((r, w), hs) in (self.shape_rest.iter_mut())
+            .zip(&self.shape_weights_free)
+            .zip(&self.shape_hinges)
+        {
+            r.weights = *w;
+            for i in 0..3 {
+                if hs[i] != usize::MAX && held[hs[i]] {
+                    for row in r.weights.iter_mut() {
+                        row[i] *= 2.0;
+                    }
+                }
+            }
+        }
+        let r = BendRef {
+            hinges: &self.hinges,
+            shape_stencils: &self.shape_stencils,
+            shape_rest: &self.shape_rest,
+            shape_hinges: &self.shape_hinges,
+        };
+        self.split = make_split(r, &self.materials, &self.tri_material, &rigid);
+        Ok(())
+    }
+
     /// Copies the hinge rest angles into the shape-operator elements.
     fn sync_shape_rest_angles(&mut self) {
         for (r, hs) in self.shape_rest.iter_mut().zip(&self.shape_hinges) {
@@ -668,23 +742,58 @@ impl ClothModel {
         self.shape_stencils[t].map(|i| x[i])
     }
 
+    /// The midedge split offsets of triangle `t`'s angles for the split `psi` (zero without a
+    /// split system).
+    fn split_offsets(&self, t: usize, psi: Option<&[f64]>) -> [f64; 3] {
+        match (self.split.as_ref(), psi) {
+            (Some(sp), Some(p)) => sp.offsets(t, p),
+            _ => [0.0; 3],
+        }
+    }
+
+    /// The midedge split per hinge at positions `x` (empty without a split system).
+    fn split_at(&self, x: &[Vec3]) -> Vec<f64> {
+        let mut psi = Vec::new();
+        if let Some(sp) = &self.split {
+            let dth: Vec<f64> = (0..self.hinges.len())
+                .map(|h| {
+                    let d = dihedral_angle(&self.hinge_gather(h, x));
+                    wrap_angle(d - self.hinge_rest[h].rest_angle)
+                })
+                .collect();
+            sp.solve(&dth, &mut psi, &mut SplitScratch::default());
+        }
+        psi
+    }
+
+    /// Bend rigidity (N m) of shape element `t`: its material's, 0 if the triangle is held
+    /// flat ([`ClothModel::set_clamped_vertices`]).
+    fn shape_rigidity(&self, t: usize) -> f64 {
+        if self.split.as_ref().is_some_and(|s| s.is_rigid(t)) {
+            0.0
+        } else {
+            self.materials[self.tri_material[t]].bend
+        }
+    }
+
     fn shape_response(
         &self,
         t: usize,
         x: &[Vec3],
         v: &[Vec3],
         def: Definiteness,
+        offsets: [f64; 3],
         out: &mut ElementResponse<6>,
     ) {
         let m = &self.materials[self.tri_material[t]];
-        let d = m.bend;
+        let d = self.shape_rigidity(t);
         if d == 0.0 || self.bend_model() != BendModel::ShapeOperator {
             return;
         }
         let kd = m.bend_damping * d;
         let r = &self.shape_rest[t];
         respond(
-            &Shape::new(r, &self.shape_gather(t, x)),
+            &Shape::new(r, &self.shape_gather(t, x)).with_offsets(offsets),
             &[d; 3],
             &[kd; 3],
             &self.shape_gather(t, v),
@@ -701,13 +810,17 @@ impl ClothModel {
     /// [`ClothModel::shape_stencils`]`[t]`) alone, element-local, through the generic
     /// condition routine (reference path; tested equal to [`ClothModel::evaluate`]). Under
     /// `Clamped` the flap-flap blocks are folded into the flap diagonal blocks as in
-    /// `evaluate` (see [`Definiteness::Clamped`]). All zero under [`BendModel::Hinge`].
+    /// `evaluate` (see [`Definiteness::Clamped`]). All zero under [`BendModel::Hinge`]. The
+    /// midedge split (the `split` module) is solved from all of `x` first: a whole-mesh
+    /// solve per call.
     ///
     /// # Panics
     /// If `t >= shape_stencils().len()` or `x`, `v` are shorter than the vertex count.
     pub fn shape_element(&self, t: usize, x: &[Vec3], v: &[Vec3]) -> ElementResponse<6> {
         let mut out = ElementResponse::zero();
-        self.shape_response(t, x, v, self.definiteness, &mut out);
+        let psi = self.split_at(x);
+        let offsets = self.split_offsets(t, Some(&psi));
+        self.shape_response(t, x, v, self.definiteness, offsets, &mut out);
         out
     }
 
@@ -752,15 +865,19 @@ impl ClothModel {
                     .sum::<f64>()
                 })
                 .collect(),
-            BendModel::ShapeOperator => chunk_ranges(self.shape_rest.len())
-                .map(|c| {
-                    c.map(|t| {
-                        let d = self.materials[self.tri_material[t]].bend;
-                        shape_energy(&self.shape_rest[t], &self.shape_gather(t, x), d)
+            BendModel::ShapeOperator => {
+                let psi = self.split_at(x);
+                chunk_ranges(self.shape_rest.len())
+                    .map(|c| {
+                        c.map(|t| {
+                            let d = self.shape_rigidity(t);
+                            let o = self.split_offsets(t, Some(&psi));
+                            shape_energy(&self.shape_rest[t], &self.shape_gather(t, x), d, o)
+                        })
+                        .sum::<f64>()
                     })
-                    .sum::<f64>()
-                })
-                .collect(),
+                    .collect()
+            }
         };
         tri.iter().chain(&hin).sum()
     }
@@ -853,7 +970,7 @@ impl ClothModel {
             BendModel::Hinge => self.hinge_pass(x, v, hx, hv, hf, he),
             BendModel::ShapeOperator => {
                 let angles = &mut out.hinge_angles;
-                if def == Definiteness::Clamped {
+                if def == Definiteness::Clamped || self.split.is_some() {
                     angles.resize(self.hinges.len(), (0.0, [Vec3::zeros(); 4]));
                     angles
                         .par_iter_mut()
@@ -864,7 +981,17 @@ impl ClothModel {
                             *o = (b.value()[0], b.gradient()[0]);
                         });
                 }
-                self.shape_pass(x, v, hx, hv, hf, he, nbe, angles)
+                let psi = self.split.as_ref().map(|sp| {
+                    out.split_dtheta.clear();
+                    out.split_dtheta.extend(angles.iter().map(|a| a.0));
+                    sp.solve(
+                        &out.split_dtheta,
+                        &mut out.split_psi,
+                        &mut out.split_scratch,
+                    );
+                    &out.split_psi[..]
+                });
+                self.shape_pass(x, v, hx, hv, hf, he, nbe, angles, psi)
             }
         }
         dx.par_iter_mut().zip(dv.par_iter_mut()).for_each(|(a, b)| {
@@ -945,6 +1072,7 @@ impl ClothModel {
         he: &mut [f64],
         nbe: usize,
         angles: &[(f64, [Vec3; 4])],
+        psi: Option<&[f64]>,
     ) {
         let def = self.definiteness;
         hx.par_chunks_mut(nbe)
@@ -956,7 +1084,7 @@ impl ClothModel {
             .for_each(|(t, (((bx, bv), f), e))| {
                 if def == Definiteness::Clamped {
                     let m = &self.materials[self.tri_material[t]];
-                    let (d, beta) = (m.bend, m.bend_damping);
+                    let (d, beta) = (self.shape_rigidity(t), m.bend_damping);
                     // Angles and gradients from the hinge pre-pass, scattered onto the
                     // stencil (a hinge seen from its second triangle lists the edge and the
                     // wings the other way round; theta is symmetric).
@@ -979,6 +1107,13 @@ impl ClothModel {
                             ga[i][crate::shape::hinge_slot(i, a)] += g[order[a]];
                         }
                     }
+                    // The midedge split: this triangle's share of each angle.
+                    if let (Some(sp), Some(p)) = (self.split.as_ref(), psi) {
+                        let o = sp.offsets(t, p);
+                        for i in 0..3 {
+                            dth[i] += o[i];
+                        }
+                    }
                     *e = shape_fast_gauss_newton(
                         &self.shape_rest[t],
                         st,
@@ -996,7 +1131,8 @@ impl ClothModel {
                     return;
                 }
                 let mut r = ElementResponse::zero();
-                self.shape_response(t, x, v, def, &mut r);
+                let offsets = self.split_offsets(t, psi);
+                self.shape_response(t, x, v, def, offsets, &mut r);
                 let st = &self.shape_stencils[t];
                 for (k, &(a, b)) in SHAPE_PAIRS_WIDE.iter().enumerate() {
                     bx[k] = pair_block(&r.dfdx, st, a, b);
@@ -1022,6 +1158,49 @@ impl ClothModel {
                 *o = [wu.norm(), wv.norm()];
             });
     }
+}
+
+/// The bend rest data a split system is built from.
+#[derive(Clone, Copy)]
+struct BendRef<'a> {
+    hinges: &'a [[usize; 4]],
+    shape_stencils: &'a [[usize; 6]],
+    shape_rest: &'a [ShapeRest],
+    shape_hinges: &'a [[usize; 3]],
+}
+
+/// The midedge split system of the shape-operator elements in `bend` (`rigid` triangles held
+/// flat; empty: none).
+fn make_split(
+    bend: BendRef<'_>,
+    materials: &[Material],
+    material_of_triangle: &[usize],
+    rigid: &[bool],
+) -> Option<Arc<EdgeSplit>> {
+    let signs: Vec<[f64; 3]> = (bend.shape_hinges.iter().zip(bend.shape_stencils))
+        .map(|(hs, st)| {
+            std::array::from_fn(|i| {
+                let h = hs[i];
+                if h != usize::MAX && bend.hinges[h][2] != st[i] {
+                    -1.0
+                } else {
+                    1.0
+                }
+            })
+        })
+        .collect();
+    let d: Vec<f64> = material_of_triangle
+        .iter()
+        .map(|&m| materials[m].bend)
+        .collect();
+    EdgeSplit::new(
+        bend.hinges.len(),
+        bend.shape_rest,
+        bend.shape_hinges,
+        &signs,
+        &d,
+        rigid,
+    )
 }
 
 /// `narrow` for a df/dx or df/dv element matrix (negative semidefinite): applies
@@ -1237,7 +1416,6 @@ fn hinge_rests(
 /// between the two rest frames when they differ).
 fn shape_rests(
     mesh: &ClothMesh,
-    tri_rest: &[TriangleRest],
     materials: &[Material],
     material_of_triangle: &[usize],
     bend: &mut BendRest,
@@ -1266,51 +1444,25 @@ fn shape_rests(
         let q: [Option<_>; 3] = std::array::from_fn(|i| mesh.flap_rest(t, i).map(|(_, q)| q));
         (p, q)
     };
-    // Curvature maps: conservative, and as consistent as a conservative map can be
-    // (`conservative_maps`, module docs of `shape`).
-    let mut mids = Vec::with_capacity(nt);
-    let mut js = Vec::with_capacity(nt);
+    // Curvature maps: the midedge-average columns `|e_i|/(2A) t_i t_i^T` (conservative); the
+    // split of each angle between its two triangles is minimised out per evaluation (the
+    // `split` module). A free edge's unobservable curvature is the one normal to it (its
+    // column), minimised out of the triangle in `ShapeRest::from_map`. The flap matrix is
+    // only checked: a flap on its edge's line (or beyond) is a degenerate stencil.
+    let mut kmaps = Vec::with_capacity(nt);
     for (t, st) in bend.shape_stencils.iter().enumerate() {
         let (p, q) = gather(t);
-        mids.push(midedge_map(p));
-        js.push(flap_matrix(p, q).ok_or(ForceError::DegenerateBendStencil {
+        flap_matrix(p, q).ok_or(ForceError::DegenerateBendStencil {
             triangle: t,
             vertices: *st,
-        })?);
+        })?;
+        kmaps.push(midedge_map(p));
     }
-    let areas: Vec<f64> = tri_rest.iter().map(|r| r.area).collect();
-    let sides: Vec<[(usize, usize); 2]> = mesh
-        .hinges()
-        .iter()
-        .map(|hg| {
-            let side =
-                |t: usize, opp: usize| (t, tris[t].iter().position(|&x| x == opp).unwrap_or(0));
-            [side(hg.tris[0], hg.v[2]), side(hg.tris[1], hg.v[3])]
-        })
-        .collect();
-    let rotations: Vec<Option<(f64, f64)>> = mesh
-        .hinges()
-        .iter()
-        .map(|hg| {
-            mesh.rest_map(hg.tris[0], hg.tris[1])
-                .and_then(|m| m.rotation())
-        })
-        .collect();
     let bnd: Vec<[bool; 3]> = bend
         .shape_hinges
         .iter()
         .map(|h| h.map(|x| x == usize::MAX))
         .collect();
-    let mut kmaps = conservative_maps(&mids, &js, &areas, &sides, &rotations, &bnd);
-    // A free edge's unobservable curvature is the one normal to it (t t^T, the
-    // midedge column): that is the component minimised out of the triangle.
-    for ((k, m), b) in kmaps.iter_mut().zip(&mids).zip(&bnd) {
-        for i in 0..3 {
-            if b[i] {
-                k.set_column(i, &m.column(i));
-            }
-        }
-    }
     bend.shape_rest.reserve(nt);
     for (t, st) in bend.shape_stencils.iter().enumerate() {
         let (p, _) = gather(t);

@@ -107,16 +107,17 @@ fn meshes(level: usize) -> Vec<(String, ClothMesh)> {
 }
 
 /// Measures both models on every mesh type, level and curvature case (the table of
-/// `docs/bending.md`), and checks the shape-operator model against plate theory:
+/// `docs/bending.md`), and checks the shape-operator model against plate theory on every mesh
+/// (uniform grids with square and 2:1 cells, alternating grids with square and 1:3 cells,
+/// equilateral grids, jittered alternating and jittered equilateral meshes, discs):
 ///
-/// * uniform grids (square and 2:1 cells), equilateral grids and discs: every case within 4%
-///   on the finest level, and the worst error shrinks with refinement (the deficit is the
-///   free-edge strip, whose triangles keep the least-energy curvature);
-/// * jittered equilateral meshes: within 8% on every level;
-/// * alternating grids: exact (within 4%, converging) for bending along the grid axes and for
-///   the saddle; the pure twist is stiffer (about 2x, 5x with 1:3 cells: the limit of a
-///   conservative map on this lattice, `shape` module docs), pinned here so a change shows;
-/// * jittered alternating meshes: closer to the plate than the hinge in every case.
+/// * the worst error over the five cases falls by at least a third at each refinement and is
+///   within 12% on the finest level (the deficit is the free-edge strip: an edge on the
+///   boundary has no angle, so the curvature within half a cell of it is not seen, and the
+///   triangles along it keep the average midedge split, which is 2x too stiff in twist on
+///   alternating grids; both are one cell wide and halve with the cell);
+/// * the twist on the finest square-cell grids (uniform, alternating, equilateral, jittered)
+///   within 3.5% (the hinge: 1.34-2.98x).
 ///
 /// The hinge model's twist on the uniform grid is pinned at issue 11's formula
 /// `D/2 ((a+c)^2 + (b+c)^2 + 4c^2)` gives 3x the plate's `D/2 2c^2` for a pure twist.
@@ -153,33 +154,16 @@ fn shape_operator_energy_against_plate_energy_on_every_mesh() {
     for k in 0..table[0].len() {
         let name = table[0][k].0.as_str();
         let e: Vec<f64> = (0..3).map(|l| worst(&table[l][k].1, &all)).collect();
-        let fine = &table[2][k];
-        match name {
-            "uniform" | "uniform 2:1 cells" | "equilateral" | "disc" => {
-                assert!(e[2] < 0.04, "{name}: {e:?}");
-                assert!(e[2] < e[1] && e[1] < e[0], "{name}: no convergence {e:?}");
-            }
-            "jittered equilateral" => assert!(e.iter().all(|&x| x < 0.08), "{name}: {e:?}"),
-            "alternating" | "alternating 1:3 cells" => {
-                let b: Vec<f64> = (0..3).map(|l| worst(&table[l][k].1, &[0, 1, 3])).collect();
-                assert!(b[2] < 0.04 && b[2] < b[1] && b[1] < b[0], "{name}: {b:?}");
-                let twist = fine.1[2];
-                let lim = if name == "alternating" {
-                    (1.8, 2.1)
-                } else {
-                    (4.5, 5.6)
-                };
-                assert!(twist > lim.0 && twist < lim.1, "{name}: twist {twist}");
-            }
-            "jittered alternating" => {
-                for c in all {
-                    assert!(
-                        (fine.1[c] - 1.0).abs() < (fine.2[c] - 1.0).abs(),
-                        "{name} case {c}"
-                    );
-                }
-            }
-            _ => panic!("unexpected mesh {name}"),
+        assert!(e[2] < 0.12, "{name}: {e:?}");
+        assert!(
+            e[2] < 0.67 * e[1] && e[1] < 0.67 * e[0],
+            "{name}: no convergence {e:?}"
+        );
+        // The twist, which the hinge and a fixed midedge split get 2-5.6x too stiff on
+        // alternating grids at every level, within 3% on the finest square-cell grids.
+        let twist = table[2][k].1[2];
+        if !name.contains("cells") && name != "disc" {
+            assert!((twist - 1.0).abs() < 0.035, "{name}: twist {twist}");
         }
     }
     let uniform_twist_hinge = table[2][0].2[2];

@@ -30,45 +30,45 @@ fn heavy_elastica_reference_matches_known_values() {
     assert!(a[0] < a[1] && a[1] < a[2] && a[2] < 90.0);
 }
 
-/// Shape-operator bending at l/c = 2 on 8 cells across (2.5 mm): within 2 degrees of the
-/// exact elastica on uniform, alternating (along u and v) and equilateral (45 degrees) strips,
-/// where the hinge is 4-6 degrees off; the error halves from 4 to 8 cells (first order: the
-/// clamp line and free edges), so it is below 1 degree at 16 cells (`docs/bending.md`).
+/// Shape-operator bending against the exact heavy elastica, a CI subset of the table of
+/// `docs/bending.md` (every l/c of the acceptance, 1.5, 2 and 3, on the alternating grid at
+/// 45 degrees, where a fixed midedge split was 6 degrees too stiff, the uniform grid along u,
+/// the equilateral lattice along u and the irregular mesh at 45 degrees, at 4 cells across;
+/// the two hardest again at 8): within 1 degree everywhere, issue 11's bound (measured: 0.91
+/// at most over the whole table, on the irregular strip at 4 cells; 0.57 at 8 cells, 0.37 at
+/// 16), where the hinge is more than 4 degrees off on the uniform strip.
 #[test]
 fn shape_operator_cantilever_matches_the_heavy_elastica() {
-    let c = (LENGTH - CLAMP) / 2.0;
-    let exact = elastica_chord_deg(2.0);
-    let chord = |kind, orient, m, model| {
+    let chord = |kind, orient, m, model, ratio: f64| {
+        let c = (LENGTH - CLAMP) / ratio;
         solve(&strip(kind, orient, m), &material(model, c))
             .expect("static solve")
             .chord_deg
     };
-    for (kind, orient) in [
-        (Kind::Uniform, Orientation::AlongU),
-        (Kind::Alternating, Orientation::AlongV),
-        (Kind::Equilateral, Orientation::Diagonal),
-    ] {
-        let s = chord(kind, orient, 8, BendModel::ShapeOperator);
-        eprintln!("{kind:?} {orient:?}: shape operator {s:.2} (exact {exact:.2})");
-        assert!((s - exact).abs() < 2.0, "{kind:?} {orient:?}: {s}");
+    let cases = [
+        (Kind::Alternating, Orientation::Diagonal, 4),
+        (Kind::Uniform, Orientation::AlongU, 4),
+        (Kind::Equilateral, Orientation::AlongU, 4),
+        (Kind::Irregular, Orientation::Diagonal, 4),
+        (Kind::Alternating, Orientation::Diagonal, 8),
+        (Kind::Irregular, Orientation::Diagonal, 8),
+    ];
+    for ratio in [1.5, 2.0, 3.0] {
+        let exact = elastica_chord_deg(ratio);
+        for (kind, orient, m) in cases {
+            if m == 8 && ratio != 2.0 {
+                continue;
+            }
+            let s = chord(kind, orient, m, BendModel::ShapeOperator, ratio);
+            eprintln!("l/c {ratio}, {kind:?} {orient:?} {m}: {s:.2} (exact {exact:.2})");
+            assert!(
+                (s - exact).abs() < 1.0,
+                "l/c {ratio}, {kind:?} {orient:?} {m}: {s} vs {exact}"
+            );
+        }
     }
-    let coarse = chord(
-        Kind::Uniform,
-        Orientation::AlongU,
-        4,
-        BendModel::ShapeOperator,
-    ) - exact;
-    let fine = chord(
-        Kind::Uniform,
-        Orientation::AlongU,
-        8,
-        BendModel::ShapeOperator,
-    ) - exact;
-    assert!(
-        (fine / coarse - 0.5).abs() < 0.1,
-        "not first order: {coarse} {fine}"
-    );
-    let hinge = chord(Kind::Uniform, Orientation::AlongU, 8, BendModel::Hinge);
+    let exact = elastica_chord_deg(2.0);
+    let hinge = chord(Kind::Uniform, Orientation::AlongU, 8, BendModel::Hinge, 2.0);
     eprintln!("uniform along u: hinge {hinge:.2}");
     assert!(hinge - exact > 4.0, "hinge {hinge}");
 }

@@ -178,7 +178,11 @@ pub fn strip(kind: Kind, orientation: Orientation, m: usize) -> Strip {
         Kind::Equilateral => Some(GridPattern::Equilateral),
         Kind::Irregular => None,
     };
-    if let (Some(pat), false) = (pattern, orientation == Orientation::Diagonal) {
+    // An equilateral lattice along u has every other row offset by half a cell, so no column
+    // of it lies on the clamp line: that strip is built as the 45-degree ones are (lattice
+    // points plus conforming points on the boundary and the clamp line).
+    let staggered = kind == Kind::Equilateral && orientation == Orientation::AlongU;
+    if let (Some(pat), false) = (pattern, orientation == Orientation::Diagonal || staggered) {
         // Lattice-aligned strips straight from the grid builder. For Equilateral the rows
         // run along u; the row spacing is adjusted so that the width is exact.
         let (nu, nv, wu, wv, along_u) = match orientation {
@@ -364,9 +368,16 @@ pub struct Equilibrium {
 pub fn solve(strip: &Strip, material: &Material) -> Result<Equilibrium, SolverError> {
     let mesh = &strip.mesh;
     let n = mesh.num_vertices();
-    let clamped = ClothModel::new(mesh, material, Definiteness::Clamped).expect("model");
-    let exact = ClothModel::new(mesh, material, Definiteness::Exact).expect("model");
     let fixed: Vec<bool> = strip.st.iter().map(|p| p.x <= CLAMP + 1e-9).collect();
+    // The clamp holds its part of the strip flat (the shape operator then gives the clamp
+    // line the whole bending moment; see `ClothModel::set_clamped_vertices`).
+    let model = |d| {
+        let mut m = ClothModel::new(mesh, material, d).expect("model");
+        m.set_clamped_vertices(&fixed).expect("one flag per vertex");
+        m
+    };
+    let clamped = model(Definiteness::Clamped);
+    let exact = model(Definiteness::Exact);
     let cons: Vec<Constraint> = fixed
         .iter()
         .map(|&f| {
