@@ -5,7 +5,7 @@ use crate::contact::{ContactSettings, Surface};
 use crate::pins::PinGroup;
 use crate::sewing::Sewing;
 use crate::system::ClothSystem;
-use cloth_collide::{ColliderSet, SelfCollision};
+use cloth_collide::{ColliderSet, Motion, SelfCollision};
 use cloth_solver::Constraint;
 
 /// A constraint on one vertex along one or two directions, holding its velocity component(s)
@@ -164,6 +164,31 @@ impl World {
                 self.pinned[i] = true;
             }
         }
+        // Triangles held by one rigidly moving pin group are clamped: the shape-operator
+        // bending gives the clamp line the whole bending moment (`set_clamped_vertices`).
+        // Vertices carried by a deforming body (mesh sequences, attachments) are not.
+        let mut group = vec![usize::MAX; self.cloth.num_vertices()];
+        for (g, pin) in self.pins.iter().enumerate() {
+            if matches!(
+                pin.motion,
+                Motion::Static | Motion::Keyframes(_) | Motion::Velocity { .. }
+            ) {
+                for &i in &pin.vertices {
+                    group[i] = g;
+                }
+            }
+        }
+        let mut clamped = vec![false; group.len()];
+        for t in self.cloth.model.triangles() {
+            if group[t[0]] != usize::MAX && group[t[0]] == group[t[1]] && group[t[1]] == group[t[2]]
+            {
+                for &v in t {
+                    clamped[v] = true;
+                }
+            }
+        }
+        // One flag per vertex by construction, so this cannot fail.
+        let _ = self.cloth.model.set_clamped_vertices(&clamped);
         self.surfaces = self
             .colliders
             .iter()
