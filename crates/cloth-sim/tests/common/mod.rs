@@ -139,3 +139,5 @@ pub fn inside(p: &Vec3, vertices: &[Vec3], triangles: &[[usize; 3]]) -> bool {
     }
     crossings % 2 == 1
 }
+
+pub mod cusick;
