@@ -47,6 +47,10 @@ pub struct CaseSpec {
     pub bend_scale: f64,
     /// Factor on both stretch stiffnesses `cloth.material.stretch`.
     pub stretch_scale: f64,
+    /// Bend model override (`cloth.material.bend_model`; `None`: the scene's, by default the
+    /// shape operator).
+    #[serde(default)]
+    pub bend_model: Option<cloth::sim::forces::BendModel>,
     /// Linear solver override (`solver.preconditioner`).
     pub solver: Option<SolverChoice>,
     /// Integrator override.
@@ -76,6 +80,7 @@ impl CaseSpec {
             frames: None,
             bend_scale: 1.0,
             stretch_scale: 1.0,
+            bend_model: None,
             solver: None,
             integrator: None,
             self_collision: None,
@@ -226,6 +231,9 @@ pub fn prepare_scene(spec: &CaseSpec) -> Result<Scene, String> {
     }
     for cloth in &mut scene.cloths {
         cloth.material.bend *= spec.bend_scale;
+        if let Some(m) = spec.bend_model {
+            cloth.material.bend_model = m;
+        }
         for k in &mut cloth.material.stretch {
             *k *= spec.stretch_scale;
         }

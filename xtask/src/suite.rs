@@ -337,6 +337,17 @@ pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
     let mut c = CaseSpec::new("fig2_fixed_sheet", "paper", sheet.clone(), t);
     c.frames = frames(o, 10, None);
     cases.push(c);
+    // The paper's own bending (the hinge) on the same figures, beside the default shape
+    // operator: what the converging bend model costs (issue 11).
+    for (name, scene) in [
+        ("fig1_drape_hinge", &drape),
+        ("fig2_fixed_sheet_hinge", &sheet),
+    ] {
+        let mut c = CaseSpec::new(name, "paper", scene.clone(), t);
+        c.frames = frames(o, 10, None);
+        c.bend_model = Some(cloth::sim::forces::BendModel::Hinge);
+        cases.push(c);
+    }
     if garment.exists() {
         let mut c = CaseSpec::new("garment", "paper", garment, t);
         c.frames = frames(o, 5, None);
