@@ -36,7 +36,10 @@ pub struct Drape {
 /// Drapes a cotton disc meshed with `rings` rings (a multiple of 5) with `bend_scale` times
 /// the preset's rigidity under `model`, for `seconds` of simulated time.
 pub fn drape(rings: usize, bend_scale: f64, model: BendModel, seconds: f64) -> Drape {
-    assert!(rings % 5 == 0, "the clamp radius must fall on a ring");
+    assert!(
+        rings.is_multiple_of(5),
+        "the clamp radius must fall on a ring"
+    );
     let mesh = cloth_sim::mesh::disc(RADIUS, rings).expect("disc");
     let clamp: Vec<String> = (mesh.positions().iter().enumerate())
         .filter(|(_, p)| p.norm() <= CLAMP_RADIUS * (1.0 + 1e-9))
