@@ -466,6 +466,7 @@ impl Verlet {
         if fresh {
             g.begin(&self.x_old);
         }
+        g.set_planes(self.contacts.planes());
         g.solve(x, inv_mass, [lim.min, lim.max], lim.tolerance)
             .is_ok()
     }

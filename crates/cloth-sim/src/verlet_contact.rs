@@ -79,6 +79,12 @@ impl SolidContacts {
         self.rows.iter().filter(|r| r.push > 0.0).count()
     }
 
+    /// The planes of the step: `(vertex, outward unit normal, offset)`, the vertex to stay on
+    /// the side `normal . x >= offset`.
+    pub fn planes(&self) -> impl Iterator<Item = (usize, Vec3, f64)> + '_ {
+        self.rows.iter().map(|r| (r.vertex, r.normal, r.offset))
+    }
+
     /// One sweep: each vertex onto the outer side of its plane (over-relaxed by `omega`), then,
     /// if `friction`, its slip since the start of the step, relative to the surface, limited
     /// by friction: undone entirely while it is at most `friction * push`, else shortened by
