@@ -41,9 +41,10 @@
 //! the solve the same step (from the same state) holds the limit after 74 sweeps and 96
 //! solves (see `verlet` for the other half of the cause).
 //!
-//! The pattern is that of every edge with a free vertex and one contact row per free vertex,
-//! fixed when the cloth is built: an inactive row (or a vertex without a plane) is the
-//! identity. The symbolic analysis (AMD ordering) is done once and
+//! The pattern is that of every edge with a free vertex and, when the cloth has solids to
+//! touch, one contact row per free vertex, fixed when the cloth is built: an inactive row (or
+//! a vertex without a plane) is the identity. Without solids the pattern and every solve are
+//! those of the edges alone, as before the contact rows (the same bits). The symbolic analysis (AMD ordering) is done once and
 //! every solve refactorises numerically. Everything runs sequentially (`faer::Par::Seq`), so
 //! the result is the same for every thread count.
 
@@ -118,14 +119,23 @@ fn prefixed(e: SolverError) -> SolverError {
 
 impl GlobalProjection {
     /// The pattern of the edges `edges` (rest lengths `rest`) that have a vertex with
-    /// `inv_mass` > 0, analysed once.
-    pub fn new(edges: &[[usize; 2]], rest: &[f64], inv_mass: &[f64]) -> Result<Self, SolverError> {
+    /// `inv_mass` > 0 and, if `planes` (the cloth has solids to touch), a contact row for
+    /// every such vertex, analysed once. Without `planes` the pattern, and every solve, is
+    /// that of the edges alone.
+    pub fn new(
+        edges: &[[usize; 2]],
+        rest: &[f64],
+        inv_mass: &[f64],
+        planes: bool,
+    ) -> Result<Self, SolverError> {
         let keep: Vec<usize> = (0..edges.len())
             .filter(|&e| inv_mass[edges[e][0]] > 0.0 || inv_mass[edges[e][1]] > 0.0)
             .collect();
         let edges: Vec<[usize; 2]> = keep.iter().map(|&e| edges[e]).collect();
         let rest: Vec<f64> = keep.iter().map(|&e| rest[e]).collect();
-        let free: Vec<usize> = (0..inv_mass.len()).filter(|&v| inv_mass[v] > 0.0).collect();
+        let free: Vec<usize> = (0..inv_mass.len())
+            .filter(|&v| planes && inv_mass[v] > 0.0)
+            .collect();
         let mut free_row = vec![usize::MAX; inv_mass.len()];
         for (r, &v) in free.iter().enumerate() {
             free_row[v] = r;
@@ -438,7 +448,7 @@ mod tests {
         let rest = vec![1.0; n - 1];
         let mut inv = vec![1.0; n];
         (inv[0], inv[n - 1]) = (0.0, 0.0);
-        let mut g = GlobalProjection::new(&edges, &rest, &inv).expect("pattern");
+        let mut g = GlobalProjection::new(&edges, &rest, &inv, false).expect("pattern");
         let mut x: Vec<Vec3> = (0..n)
             .map(|i| {
                 let s = (i as f64 * std::f64::consts::PI / 20.0).sin();
@@ -472,7 +482,7 @@ mod tests {
         let edges = [[0, 1]];
         let inv = [1.0, 0.0];
         let mut x = vec![Vec3::zeros(), Vec3::new(0.5, 0.5, 0.0)];
-        let mut g = GlobalProjection::new(&edges, &[1.0], &inv).expect("pattern");
+        let mut g = GlobalProjection::new(&edges, &[1.0], &inv, true).expect("pattern");
         g.begin(&x);
         for _ in 0..4 {
             g.set_planes([

@@ -228,6 +228,8 @@ pub struct Verlet {
     /// the sweeps go on without it).
     global: Option<Result<GlobalProjection, cloth_solver::SolverError>>,
     contacts: SolidContacts,
+    /// Whether the world has solids (the global projection then carries contact rows).
+    solids: bool,
     edges: EdgeSet,
     inv_mass: Vec<f64>,
     /// Air drag rate `drag * area / mass` per vertex (1/s).
@@ -306,6 +308,7 @@ impl Verlet {
             tree,
             global: None,
             contacts: SolidContacts::default(),
+            solids: world.colliders().is_some(),
             edges,
             inv_mass: world.inverse_masses(),
             drag_rate,
@@ -457,11 +460,11 @@ impl Verlet {
     /// One global projection of `x` (built on first use); false if it could not be used.
     fn global_projection(&mut self, x: &mut [Vec3]) -> bool {
         let lim = self.settings.strain_limit;
-        let (edges, inv_mass) = (&self.edges, &self.inv_mass);
+        let (edges, inv_mass, solids) = (&self.edges, &self.inv_mass, self.solids);
         let fresh = self.global.is_none();
-        let global = self
-            .global
-            .get_or_insert_with(|| GlobalProjection::new(&edges.edges, &edges.rest, inv_mass));
+        let global = self.global.get_or_insert_with(|| {
+            GlobalProjection::new(&edges.edges, &edges.rest, inv_mass, solids)
+        });
         let Ok(g) = global.as_mut() else { return false };
         if fresh {
             g.begin(&self.x_old);
