@@ -87,7 +87,9 @@ impl SolidContacts {
         }
     }
 
-    /// Number of vertices the last sweep pushed out of a solid (in contact).
+    /// Number of vertices whose contact row holds a push after the last sweep (in contact;
+    /// in the global phase a row keeps its push, so a vertex lifted off its plane by then
+    /// still counts).
     pub fn active(&self) -> usize {
         self.rows.iter().filter(|r| r.push > 0.0).count()
     }
