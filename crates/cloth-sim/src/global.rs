@@ -21,11 +21,30 @@
 //! The limit is an inequality: the active set follows the primal-dual active set method (rows
 //! with a negative multiplier leave, rows the move would violate join, at most
 //! [`ACTIVE_SET_ROUNDS`] solves), and the move is halved until the sum of squared violations
-//! decreases (a line search). What is left (the curvature of `C`, contacts) the next solve
-//! or the sweeps of the projection finish.
+//! decreases (a line search). What is left (the curvature of `C`) the next solve or the
+//! sweeps of the projection finish.
 //!
-//! The pattern is that of every edge with a free vertex, fixed when the cloth is built: an
-//! inactive edge's row is the identity. The symbolic analysis (AMD ordering) is done once and
+//! The contact planes of the step ([`GlobalProjection::set_planes`]) are rows of the same
+//! solve: `C_v = offset - n . x_v <= 0` for a vertex that must stay on the outer side of its
+//! plane, one row per free vertex (gradient `-n` at `v`; entry `-s_e w_v g_e . n` with the
+//! edges at `v`; diagonal `w_v`, not regularised: the rows of distinct vertices are
+//! independent, so the system stays positive definite), in the active set like the limits
+//! (a row that would pull leaves it), and the line search counts the depth below a plane,
+//! relative to the mean rest length, with the edges' violations. Without them the solve
+//! moved vertices into their planes (a compressed edge running down to the floor is
+//! lengthened along its frozen direction, which points into the floor), the contact sweep
+//! pushed them back out, and the limit and the plane were met alternately, converging like
+//! alternating projections onto two half-spaces at a small angle: on the 51 x 51 drape on a
+//! sphere at 1/30 s, the step ending at t = 3.1 s left two such edges, from a vertex on the
+//! floor to one 1.6 cm above it, compressed to 0.892 after 500 sweeps, the floor vertices'
+//! contact rows having pushed them out by 1.4 m in total over the sweeps. With the planes in
+//! the solve the same step (from the same state) holds the limit after 74 sweeps and 96
+//! solves (see `verlet` for the other half of the cause).
+//!
+//! The pattern is that of every edge with a free vertex and, when the cloth has solids to
+//! touch, one contact row per free vertex, fixed when the cloth is built: an inactive row (or
+//! a vertex without a plane) is the identity. Without solids the pattern and every solve are
+//! those of the edges alone, as before the contact rows (the same bits). The symbolic analysis (AMD ordering) is done once and
 //! every solve refactorises numerically. Everything runs sequentially (`faer::Par::Seq`), so
 //! the result is the same for every thread count.
 
@@ -58,6 +77,15 @@ struct Entry {
 pub(crate) struct GlobalProjection {
     edges: Vec<[usize; 2]>,
     rest: Vec<f64>,
+    /// The free vertices, in the order of their contact rows (rows `edges.len()..`).
+    free: Vec<usize>,
+    /// Per vertex: its contact row's index among `free` (`usize::MAX` if pinned).
+    free_row: Vec<usize>,
+    /// Per contact row: the plane `normal . x >= offset` (a zero normal: no plane).
+    planes: Vec<(Vec3, f64)>,
+    /// Length scale of the contact rows in the line search's measure (m): the mean rest
+    /// length.
+    scale: f64,
     /// The off-diagonal entries, in the order of `row_idx` without the diagonals.
     entries: Vec<Entry>,
     values: Vec<f64>,
@@ -65,9 +93,10 @@ pub(crate) struct GlobalProjection {
     rhs: Mat<f64>,
     /// Per edge: frozen direction of the step (compression rows).
     normal: Vec<Vec3>,
-    /// Per edge: the row's unit direction `u` (`C` changes by `u . (dx_j - dx_i)`: the edge's
-    /// direction for stretch, minus the frozen direction for compression), constraint value,
-    /// active.
+    /// Per row (the edges, then the contact rows): the row's unit direction `u` (`C` changes
+    /// by `u . (dx_j - dx_i)`: the edge's direction for stretch, minus the frozen direction
+    /// for compression; by `u . dx_v` for a contact row, `u` minus the plane's normal),
+    /// constraint value, active.
     rows: Vec<(Vec3, f64, bool)>,
     /// Per vertex: the move of a solve, and the positions it is tried at.
     dx: Vec<Vec3>,
@@ -90,15 +119,30 @@ fn prefixed(e: SolverError) -> SolverError {
 
 impl GlobalProjection {
     /// The pattern of the edges `edges` (rest lengths `rest`) that have a vertex with
-    /// `inv_mass` > 0, analysed once.
-    pub fn new(edges: &[[usize; 2]], rest: &[f64], inv_mass: &[f64]) -> Result<Self, SolverError> {
+    /// `inv_mass` > 0 and, if `planes` (the cloth has solids to touch), a contact row for
+    /// every such vertex, analysed once. Without `planes` the pattern, and every solve, is
+    /// that of the edges alone.
+    pub fn new(
+        edges: &[[usize; 2]],
+        rest: &[f64],
+        inv_mass: &[f64],
+        planes: bool,
+    ) -> Result<Self, SolverError> {
         let keep: Vec<usize> = (0..edges.len())
             .filter(|&e| inv_mass[edges[e][0]] > 0.0 || inv_mass[edges[e][1]] > 0.0)
             .collect();
         let edges: Vec<[usize; 2]> = keep.iter().map(|&e| edges[e]).collect();
         let rest: Vec<f64> = keep.iter().map(|&e| rest[e]).collect();
-        let (col_ptr, row_idx, entries) = pattern(&edges, inv_mass);
-        let m = edges.len();
+        let free: Vec<usize> = (0..inv_mass.len())
+            .filter(|&v| planes && inv_mass[v] > 0.0)
+            .collect();
+        let mut free_row = vec![usize::MAX; inv_mass.len()];
+        for (r, &v) in free.iter().enumerate() {
+            free_row[v] = r;
+        }
+        let (col_ptr, row_idx, entries) = pattern(&edges, inv_mass, &free_row);
+        let m = edges.len() + free.len();
+        let scale = rest.iter().sum::<f64>() / rest.len().max(1) as f64;
         let values = vec![0.0; row_idx.len()];
         // Lower-triangular CSC pattern: every column starts with its diagonal.
         let llt = SparseLlt::new(m, col_ptr, row_idx).map_err(prefixed)?;
@@ -107,7 +151,11 @@ impl GlobalProjection {
             llt,
             rhs: Mat::zeros(m, 1),
             rows: vec![(Vec3::zeros(), 0.0, false); m],
-            normal: vec![Vec3::zeros(); m],
+            normal: vec![Vec3::zeros(); edges.len()],
+            planes: vec![(Vec3::zeros(), 0.0); free.len()],
+            scale: if scale > 0.0 { scale } else { 1.0 },
+            free,
+            free_row,
             dx: vec![Vec3::zeros(); inv_mass.len()],
             trial: vec![Vec3::zeros(); inv_mass.len()],
             edges,
@@ -125,10 +173,40 @@ impl GlobalProjection {
         }
     }
 
+    /// Sets the contact planes of the step: `(vertex, unit outward normal, offset)`, the
+    /// vertex to stay on the side `normal . x >= offset`. A vertex keeps its first plane (the
+    /// sweeps handle any further one); pinned or unknown vertices are ignored. Replaces the
+    /// planes set before.
+    pub fn set_planes(&mut self, planes: impl IntoIterator<Item = (usize, Vec3, f64)>) {
+        self.planes.fill((Vec3::zeros(), 0.0));
+        for (v, n, offset) in planes {
+            let r = self.free_row.get(v).copied().unwrap_or(usize::MAX);
+            if let Some(p) = self.planes.get_mut(r)
+                && p.0 == Vec3::zeros()
+                && n.iter().all(|c| c.is_finite())
+                && offset.is_finite()
+            {
+                *p = (n, offset);
+            }
+        }
+    }
+
+    /// The derivative of row `row`'s constraint with respect to the position of its vertex
+    /// `v`.
+    fn grad(&self, row: usize, v: usize) -> Vec3 {
+        let u = self.rows[row].0;
+        match self.edges.get(row) {
+            Some(&e) => u * side(e, v),
+            None => u,
+        }
+    }
+
     /// One linearised projection of `x` onto the limits `abs(d) <= max * rest` of the edges
     /// that exceed `(max - slack) * rest` and `n . d >= min * rest` (`n` the direction frozen
-    /// by [`GlobalProjection::begin`]) of those below `(min + slack) * rest` along `n`;
-    /// vertices with `inv_mass` 0 do not move. Returns the number of edges that pulled or
+    /// by [`GlobalProjection::begin`]) of those below `(min + slack) * rest` along `n`, and
+    /// onto the contact planes of [`GlobalProjection::set_planes`] (of the vertices within
+    /// `slack` times the mean rest length of theirs, or that the move would take below it);
+    /// vertices with `inv_mass` 0 do not move. Returns the number of rows that pulled or
     /// pushed; on error `x` is unchanged.
     pub fn solve(
         &mut self,
@@ -151,6 +229,15 @@ impl GlobalProjection {
             };
             r.2 = r.1 > -slack * l;
         }
+        let m = self.edges.len();
+        for (k, &(n, offset)) in self.planes.iter().enumerate() {
+            let c = offset - n.dot(&x[self.free[k]]);
+            self.rows[m + k] = if n == Vec3::zeros() {
+                (Vec3::zeros(), f64::NEG_INFINITY, false)
+            } else {
+                (-n, c, c > -slack * self.scale)
+            };
+        }
         for _ in 0..ACTIVE_SET_ROUNDS {
             self.factor_and_solve(inv_mass)?;
             self.moves(inv_mass);
@@ -162,29 +249,26 @@ impl GlobalProjection {
         Ok(self.line_search(x, [min, max]))
     }
 
-    /// Fills the values of `J W J^T + eps D` (identity rows for inactive edges), factorises
-    /// and leaves the multipliers in `rhs`.
+    /// Fills the values of `J W J^T + eps D` (the regularisation on the edge rows only;
+    /// identity rows for inactive rows), factorises and leaves the multipliers in `rhs`.
     fn factor_and_solve(&mut self, inv_mass: &[f64]) -> Result<(), SolverError> {
-        let m = self.edges.len();
+        let (m, me) = (self.rows.len(), self.edges.len());
         let mut next = 0;
         for col in 0..m {
             let (lo, hi) = (self.llt.col_ptr()[col], self.llt.col_ptr()[col + 1]);
-            let (g, c, active) = self.rows[col];
-            let e = self.edges[col];
-            self.values[lo] = if active {
-                (inv_mass[e[0]] + inv_mass[e[1]]) * (1.0 + REGULARISATION)
-            } else {
-                1.0
+            let (_, c, active) = self.rows[col];
+            self.values[lo] = match self.edges.get(col) {
+                _ if !active => 1.0,
+                Some(e) => (inv_mass[e[0]] + inv_mass[e[1]]) * (1.0 + REGULARISATION),
+                None => inv_mass[self.free[col - me]],
             };
             self.rhs[(col, 0)] = if active { c } else { 0.0 };
             for p in lo + 1..hi {
                 let en = self.entries[next];
                 next += 1;
-                let (gr, _, ar) = self.rows[en.row];
-                self.values[p] = if active && ar {
-                    let (f, v) = (self.edges[en.row], en.vertex);
-                    let sign = side(e, v) * side(f, v);
-                    sign * inv_mass[v] * g.dot(&gr)
+                self.values[p] = if active && self.rows[en.row].2 {
+                    let v = en.vertex;
+                    inv_mass[v] * self.grad(col, v).dot(&self.grad(en.row, v))
                 } else {
                     0.0
                 };
@@ -194,46 +278,66 @@ impl GlobalProjection {
             .factor_solve(&self.values, self.rhs.as_mut())
             .map_err(prefixed)?;
         match (0..m).find(|&k| !self.rhs[(k, 0)].is_finite()) {
-            Some(k) => Err(err(format!("non-finite multiplier of edge {k}"))),
+            Some(k) => Err(err(format!("non-finite multiplier of row {k}"))),
             None => Ok(()),
+        }
+    }
+
+    /// The vertices of row `k` (an edge's two, or a contact row's one twice).
+    fn vertices(&self, k: usize) -> [usize; 2] {
+        match self.edges.get(k) {
+            Some(&e) => e,
+            None => [self.free[k - self.edges.len()]; 2],
         }
     }
 
     /// The move `dx = -W J^T lambda` of the multipliers in `rhs` over all active rows.
     fn moves(&mut self, inv_mass: &[f64]) {
         self.dx.fill(Vec3::zeros());
-        for (k, (e, &(g, _, on))) in self.edges.iter().zip(&self.rows).enumerate() {
-            if on {
-                let (lambda, [i, j]) = (self.rhs[(k, 0)], *e);
-                self.dx[i] += g * (inv_mass[i] * lambda);
-                self.dx[j] -= g * (inv_mass[j] * lambda);
+        for k in 0..self.rows.len() {
+            if !self.rows[k].2 {
+                continue;
+            }
+            let (lambda, [i, j]) = (self.rhs[(k, 0)], self.vertices(k));
+            let gi = self.grad(k, i);
+            self.dx[i] -= gi * (inv_mass[i] * lambda);
+            if j != i {
+                let gj = self.grad(k, j);
+                self.dx[j] -= gj * (inv_mass[j] * lambda);
             }
         }
     }
 
     /// One step of the primal-dual active set method (Hintermüller, Ito & Kunisch 2002) for
     /// the inequality rows: a row leaves the set when its multiplier is negative (it would
-    /// push), an inactive row joins it when the move `dx` violates its linearisation. Returns
-    /// the number of rows that changed.
+    /// push, or for a contact pull), an inactive row joins it when the move `dx` violates its
+    /// linearisation. Returns the number of rows that changed.
     fn update_active_set(&mut self) -> usize {
         let mut changed = 0;
-        for (k, (e, r)) in self.edges.iter().zip(self.rows.iter_mut()).enumerate() {
-            let on = if r.2 {
+        for k in 0..self.rows.len() {
+            let (u, c, active) = self.rows[k];
+            let on = if active {
                 self.rhs[(k, 0)] >= 0.0
             } else {
-                r.1 + r.0.dot(&(self.dx[e[1]] - self.dx[e[0]])) > 0.0
+                let [i, j] = self.vertices(k);
+                let dc = if i == j {
+                    u.dot(&self.dx[i])
+                } else {
+                    u.dot(&(self.dx[j] - self.dx[i]))
+                };
+                c + dc > 0.0
             };
-            changed += usize::from(on != r.2);
-            r.2 = on;
+            changed += usize::from(on != active);
+            self.rows[k].2 = on;
         }
         changed
     }
 
     /// The move `dx` (the sum over all active rows, negative multipliers included after the
     /// last round: where the active rows are redundant the multipliers' redundant parts
-    /// cancel only in the sum), taken whole or halved up to [`LINE_SEARCH`] times until the largest
-    /// violation of `[min, max]` decreases; `x` is left unchanged if none does. Returns the
-    /// number of active rows.
+    /// cancel only in the sum), taken whole or halved up to [`LINE_SEARCH`] times until the
+    /// measure of [`GlobalProjection::violation`] decreases; `x` is left unchanged if none
+    /// does. Returns the number of active rows.
     fn line_search(&mut self, x: &mut [Vec3], lim: [f64; 2]) -> usize {
         let active = self.rows.iter().filter(|r| r.2).count();
         let before = self.violation(x, lim);
@@ -252,16 +356,26 @@ impl GlobalProjection {
     }
 
     /// Sum over the edges of the squared relative violation of `[min, max]` (length / rest)
-    /// at `x`: the line search's measure of progress (measured, the largest violation
-    /// instead took 2 to 3 times as many solves on the fixed sheet at 1/60 and 1/30 s).
+    /// at `x`, plus over the contact planes the squared depth below the plane relative to the
+    /// mean rest length: the line search's measure of progress (measured, the largest
+    /// violation instead took 2 to 3 times as many solves on the fixed sheet at 1/60 and
+    /// 1/30 s).
     fn violation(&self, x: &[Vec3], [min, max]: [f64; 2]) -> f64 {
-        (self.edges.iter().zip(&self.rest))
+        let edges: f64 = (self.edges.iter().zip(&self.rest))
             .map(|(e, &l)| {
                 let r = (x[e[1]] - x[e[0]]).norm() / l;
                 let v = (r - max).max(min - r).max(0.0);
                 v * v
             })
-            .sum()
+            .sum();
+        let planes: f64 = (self.planes.iter().zip(&self.free))
+            .filter(|(p, _)| p.0 != Vec3::zeros())
+            .map(|(&(n, offset), &v)| {
+                let d = ((offset - n.dot(&x[v])) / self.scale).max(0.0);
+                d * d
+            })
+            .sum();
+        edges + planes
     }
 }
 
@@ -270,10 +384,16 @@ fn side(e: [usize; 2], v: usize) -> f64 {
     if e[1] == v { 1.0 } else { -1.0 }
 }
 
-/// The lower-triangular CSC pattern of `J W J^T` over `edges`: the diagonal, then one entry
-/// per pair of edges sharing a vertex with `inv_mass` > 0, rows ascending.
-fn pattern(edges: &[[usize; 2]], inv_mass: &[f64]) -> (Vec<usize>, Vec<usize>, Vec<Entry>) {
+/// The lower-triangular CSC pattern of `J W J^T` over `edges` and the contact rows of the
+/// free vertices (row `edges.len() + free_row[v]` for vertex `v`): the diagonal, then one
+/// entry per pair of rows sharing a vertex with `inv_mass` > 0, rows ascending.
+fn pattern(
+    edges: &[[usize; 2]],
+    inv_mass: &[f64],
+    free_row: &[usize],
+) -> (Vec<usize>, Vec<usize>, Vec<Entry>) {
     let n = inv_mass.len();
+    let me = edges.len();
     let mut at: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (k, e) in edges.iter().enumerate() {
         for &v in e {
@@ -282,7 +402,8 @@ fn pattern(edges: &[[usize; 2]], inv_mass: &[f64]) -> (Vec<usize>, Vec<usize>, V
             }
         }
     }
-    let mut below: Vec<Vec<(usize, usize)>> = vec![Vec::new(); edges.len()];
+    let rows = me + free_row.iter().filter(|&&r| r != usize::MAX).count();
+    let mut below: Vec<Vec<(usize, usize)>> = vec![Vec::new(); rows];
     for (v, list) in at.iter().enumerate() {
         for &a in list {
             for &b in list {
@@ -290,9 +411,12 @@ fn pattern(edges: &[[usize; 2]], inv_mass: &[f64]) -> (Vec<usize>, Vec<usize>, V
                     below[a].push((b, v));
                 }
             }
+            if free_row[v] != usize::MAX {
+                below[a].push((me + free_row[v], v));
+            }
         }
     }
-    let mut col_ptr = Vec::with_capacity(edges.len() + 1);
+    let mut col_ptr = Vec::with_capacity(rows + 1);
     let mut row_idx = Vec::new();
     let mut entries = Vec::new();
     col_ptr.push(0);
@@ -324,7 +448,7 @@ mod tests {
         let rest = vec![1.0; n - 1];
         let mut inv = vec![1.0; n];
         (inv[0], inv[n - 1]) = (0.0, 0.0);
-        let mut g = GlobalProjection::new(&edges, &rest, &inv).expect("pattern");
+        let mut g = GlobalProjection::new(&edges, &rest, &inv, false).expect("pattern");
         let mut x: Vec<Vec3> = (0..n)
             .map(|i| {
                 let s = (i as f64 * std::f64::consts::PI / 20.0).sin();
@@ -347,5 +471,37 @@ mod tests {
         }
         assert!(x[0] == a && x[n - 1] == b);
         assert!(worst(&x) <= 0.005, "{} after {solves} solves", worst(&x));
+    }
+
+    #[test]
+    fn a_compressed_edge_tilted_into_a_plane_is_lengthened_along_the_plane() {
+        // Vertex 0 lies on the floor (plane y >= 0), vertex 1 is pinned 45 degrees above it;
+        // the edge, rest 1, is compressed to 0.71 (limit 0.9). Its compression row alone moves
+        // vertex 0 along the edge, into the floor; with the plane as a row of the same solve
+        // vertex 0 slides along the floor instead, and the limit holds.
+        let edges = [[0, 1]];
+        let inv = [1.0, 0.0];
+        let mut x = vec![Vec3::zeros(), Vec3::new(0.5, 0.5, 0.0)];
+        let mut g = GlobalProjection::new(&edges, &[1.0], &inv, true).expect("pattern");
+        g.begin(&x);
+        for _ in 0..4 {
+            g.set_planes([
+                (0, Vec3::y(), 0.0),
+                (1, Vec3::y(), 0.0),
+                (7, Vec3::y(), 0.0),
+            ]);
+            g.solve(&mut x, &inv, [0.9, 1.1], 0.005).expect("solve");
+        }
+        let n = Vec3::new(1.0, 1.0, 0.0).normalize();
+        assert!(n.dot(&(x[1] - x[0])) >= 0.9 * (1.0 - 0.005), "{x:?}");
+        assert!(
+            x[0].y >= -1e-12 && x[1] == Vec3::new(0.5, 0.5, 0.0),
+            "{x:?}"
+        );
+        // Without the plane the same solves push vertex 0 into the floor.
+        let mut y = vec![Vec3::zeros(), Vec3::new(0.5, 0.5, 0.0)];
+        g.set_planes([]);
+        g.solve(&mut y, &inv, [0.9, 1.1], 0.005).expect("solve");
+        assert!(y[0].y < -0.1, "{y:?}");
     }
 }

@@ -10,6 +10,19 @@
 //! projection onto it does not add kinetic energy. The velocity consequence comes with the
 //! velocity update `v = (x_new - x_old) / h` of the step: the normal approach is stopped, the
 //! slip reduced by friction.
+//!
+//! Each row keeps its accumulated push (its multiplier, in the dual Gauss-Seidel form of the
+//! `pairs` rows) and, while friction acts, gives it back when the vertex is above its plane:
+//! a vertex the row pushed out and something else later lifted is pulled back towards the
+//! plane, by up to what was pushed. That is right while the rows are the only moves, and
+//! wrong once the global projection (and the tree) move vertices outside that bookkeeping:
+//! from then on (the sweeps without friction) a row only pushes out. Measured on the 51 x 51
+//! drape on a sphere at 1/30 s (step ending at t = 2.867 s): a vertex on the floor with
+//! 10.6 cm of push accumulated in the first 50 sweeps was lifted about 0.5 mm by the limit of
+//! the edge above it and put back by its contact row in every sweep from 51 on, the edge
+//! re-stretched to 1.12 to 1.13 each time, until the push was used up at sweep 238, where
+//! the step ended (752 global solves); 105 sweeps and 220 solves with rows that only push
+//! out.
 
 use crate::World;
 use cloth_collide::Contact;
@@ -74,20 +87,36 @@ impl SolidContacts {
         }
     }
 
-    /// Number of vertices the last sweep pushed out of a solid (in contact).
+    /// Number of vertices whose contact row holds a push after the last sweep (in contact;
+    /// in the global phase a row keeps its push, so a vertex lifted off its plane by then
+    /// still counts).
     pub fn active(&self) -> usize {
         self.rows.iter().filter(|r| r.push > 0.0).count()
+    }
+
+    /// The planes of the step: `(vertex, outward unit normal, offset)`, the vertex to stay on
+    /// the side `normal . x >= offset`.
+    pub fn planes(&self) -> impl Iterator<Item = (usize, Vec3, f64)> + '_ {
+        self.rows.iter().map(|r| (r.vertex, r.normal, r.offset))
     }
 
     /// One sweep: each vertex onto the outer side of its plane (over-relaxed by `omega`), then,
     /// if `friction`, its slip since the start of the step, relative to the surface, limited
     /// by friction: undone entirely while it is at most `friction * push`, else shortened by
-    /// that much. Without `friction` the slip corrections made so far stay as they are.
+    /// that much. Without `friction` the slip corrections made so far stay as they are and
+    /// the row only pushes out (it no longer gives back its push; see the module
+    /// documentation).
     pub fn sweep(&mut self, x: &mut [Vec3], x_old: &[Vec3], omega: f64, friction: bool) {
         for r in &mut self.rows {
             let p = &mut x[r.vertex];
             let c = r.offset - r.normal.dot(p);
-            let push = (r.push + omega * c).max(0.0);
+            // Without friction (the global phase) the row only pushes out: it does not pull
+            // a vertex that the global projection lifted off its plane back down onto it.
+            let push = if friction {
+                (r.push + omega * c).max(0.0)
+            } else {
+                r.push + (omega * c).max(0.0)
+            };
             *p += r.normal * (push - r.push);
             r.push = push;
             if !friction {
