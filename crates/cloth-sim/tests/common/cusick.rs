@@ -31,11 +31,26 @@ pub struct Drape {
     pub rest: f64,
     /// Number of vertices.
     pub vertices: usize,
+    /// Folds (nodes): local maxima of the rim's projected radius around the disc.
+    pub folds: usize,
 }
 
 /// Drapes a cotton disc meshed with `rings` rings (a multiple of 5) with `bend_scale` times
-/// the preset's rigidity under `model`, for `seconds` of simulated time.
+/// the preset's rigidity under `model`, for `seconds` of simulated time, from flat.
 pub fn drape(rings: usize, bend_scale: f64, model: BendModel, seconds: f64) -> Drape {
+    drape_seeded(rings, bend_scale, model, seconds, None)
+}
+
+/// As [`drape`], the free annulus starting with `folds` waves of 5 mm amplitude (height
+/// `5 mm cos(n phi) s^2`, s from 0 at the clamp to 1 at the rim) when given: the same
+/// equilibrium branch (fold count) on every mesh, so that meshes can be compared.
+pub fn drape_seeded(
+    rings: usize,
+    bend_scale: f64,
+    model: BendModel,
+    seconds: f64,
+    folds: Option<usize>,
+) -> Drape {
     assert!(
         rings.is_multiple_of(5),
         "the clamp radius must fall on a ring"
@@ -71,6 +86,18 @@ vertices = [{}]
     );
     let scene = Scene::from_toml_str(&text, Path::new(".")).expect("scene");
     let mut sim = build_simulation(&scene).expect("simulation");
+    let rest: Vec<Vec3> = mesh.positions().to_vec();
+    if let Some(n) = folds {
+        let centre = sim.positions().iter().sum::<Vec3>() / rest.len() as f64;
+        for (x, r) in sim.state_mut().x.iter_mut().zip(&rest) {
+            let rad = (r.x * r.x + r.z * r.z).sqrt();
+            if rad > CLAMP_RADIUS * (1.0 + 1e-9) {
+                let s = (rad - CLAMP_RADIUS) / (RADIUS - CLAMP_RADIUS);
+                let phi = r.z.atan2(r.x);
+                x.y = centre.y + 5e-3 * (n as f64 * phi).cos() * s * s;
+            }
+        }
+    }
     let mut peak: f64 = 0.0;
     let mut last = 0.0;
     for _ in 0..frames {
@@ -82,7 +109,30 @@ vertices = [{}]
         coefficient: coefficient(&sim),
         rest: last / peak.max(f64::MIN_POSITIVE),
         vertices: sim.positions().len(),
+        folds: count_folds(sim.positions(), &rest),
     }
+}
+
+/// Local maxima of the projected radius of the rim vertices (rest radius `RADIUS`), taken in
+/// the order of their rest angle, smoothed over 1/36 of a turn.
+fn count_folds(x: &[Vec3], rest: &[Vec3]) -> usize {
+    let centre = x.iter().sum::<Vec3>() / x.len() as f64;
+    let mut rim: Vec<(f64, f64)> = (x.iter().zip(rest))
+        .filter(|(_, r)| (r.x * r.x + r.z * r.z).sqrt() > RADIUS * (1.0 - 1e-6))
+        .map(|(p, r)| {
+            let d = p - centre;
+            (r.z.atan2(r.x), (d.x * d.x + d.z * d.z).sqrt())
+        })
+        .collect();
+    rim.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let n = rim.len();
+    let w = (n / 72).max(1);
+    let smooth: Vec<f64> = (0..n)
+        .map(|i| (0..=2 * w).map(|k| rim[(i + n + k - w) % n].1).sum::<f64>() / (2 * w + 1) as f64)
+        .collect();
+    (0..n)
+        .filter(|&i| smooth[i] > smooth[(i + n - 1) % n] && smooth[i] >= smooth[(i + 1) % n])
+        .count()
 }
 
 fn kinetic(sim: &Simulation) -> f64 {
