@@ -17,7 +17,7 @@ use crate::shape::{
     SHAPE_PAIRS_NARROW, SHAPE_PAIRS_WIDE, Shape, ShapeRest, drop_flap_pairs, flap_matrix,
     midedge_map, shape_energy,
 };
-use crate::split::{EdgeSplit, SplitScratch};
+use crate::split::{EdgeSplit, SplitScratch, hinges_of};
 use crate::triangle::{Shear, Stretch, TRI_PAIRS, TriangleParams, TriangleRest, triangle_fast};
 use crate::{BendModel, ForceError, Material};
 
@@ -609,12 +609,7 @@ impl ClothModel {
             .collect();
         // A hinge with a rigid side puts its whole angle on the other side: phi = theta where
         // the weight columns assume phi = theta/2 + psi, so those columns double.
-        let mut held = vec![false; self.hinges.len()];
-        for (hs, _) in self.shape_hinges.iter().zip(&rigid).filter(|(_, r)| **r) {
-            for &h in hs.iter().filter(|&&h| h != usize::MAX) {
-                held[h] = true;
-            }
-        }
+        let held = hinges_of(self.hinges.len(), &self.shape_hinges, |t| rigid[t]);
         for ((r, w), hs) in (self.shape_rest.iter_mut())
             .zip(&self.shape_weights_free)
             .zip(&self.shape_hinges)
@@ -1108,11 +1103,9 @@ impl ClothModel {
                         }
                     }
                     // The midedge split: this triangle's share of each angle.
-                    if let (Some(sp), Some(p)) = (self.split.as_ref(), psi) {
-                        let o = sp.offsets(t, p);
-                        for i in 0..3 {
-                            dth[i] += o[i];
-                        }
+                    let o = self.split_offsets(t, psi);
+                    for i in 0..3 {
+                        dth[i] += o[i];
                     }
                     *e = shape_fast_gauss_newton(
                         &self.shape_rest[t],

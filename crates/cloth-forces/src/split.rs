@@ -46,6 +46,22 @@ use faer::{Conj, MatMut, Par, Side};
 
 use crate::ShapeRest;
 
+/// Per hinge (`n` of them): whether a triangle `t` with `select(t)` has it on an edge
+/// (`hinges[t]`, `usize::MAX` on boundary edges).
+pub(crate) fn hinges_of(
+    n: usize,
+    hinges: &[[usize; 3]],
+    select: impl Fn(usize) -> bool,
+) -> Vec<bool> {
+    let mut on = vec![false; n];
+    for (_, hs) in hinges.iter().enumerate().filter(|(t, _)| select(*t)) {
+        for &h in hs.iter().filter(|&&h| h != usize::MAX) {
+            on[h] = true;
+        }
+    }
+    on
+}
+
 /// The factorised split system of one model.
 pub(crate) struct EdgeSplit {
     dim: usize,
@@ -120,19 +136,12 @@ impl EdgeSplit {
                 r.gram().map(|row| row.map(|s| d * s))
             })
             .collect();
-        // Hinges with a rigid side.
-        let mut held = vec![false; n];
-        for (h, _) in (hinges.iter().zip(&rigid)).filter(|(_, r)| **r) {
-            for &k in h.iter().filter(|&&k| k != usize::MAX) {
-                held[k] = true;
-            }
-        }
-        // The edges of triangles with a free edge keep the average split, no unknown either
-        // (module docs: with it free, the free-edge strip was too soft).
-        for h in hinges.iter().filter(|h| h.contains(&usize::MAX)) {
-            for &k in h.iter().filter(|&&k| k != usize::MAX) {
-                held[k] = true;
-            }
+        // Hinges with a rigid side, and the edges of triangles with a free edge (these keep the
+        // average split, module docs: with it free, the free-edge strip was too soft).
+        let mut held = hinges_of(n, hinges, |t| rigid[t]);
+        let free_edged = hinges_of(n, hinges, |t| hinges[t].contains(&usize::MAX));
+        for (h, f) in held.iter_mut().zip(free_edged) {
+            *h |= f;
         }
         let sides: Vec<[(usize, f64, bool); 3]> = hinges
             .iter()
