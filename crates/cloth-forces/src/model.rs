@@ -798,8 +798,8 @@ impl ClothModel {
             out,
         );
         if def == Definiteness::Clamped {
-            narrow(&mut out.dfdx);
-            narrow(&mut out.dfdv);
+            narrow(&mut out.dfdx, &r.flap_bary);
+            narrow(&mut out.dfdv, &r.flap_bary);
         }
     }
 
@@ -1266,13 +1266,13 @@ fn make_split(
 
 /// `narrow` for a df/dx or df/dv element matrix (negative semidefinite): applies
 /// [`drop_flap_pairs`] to its negation.
-fn narrow(m: &mut Blocks<6>) {
+fn narrow(m: &mut Blocks<6>, bary: &[[f64; 3]; 3]) {
     for row in m.iter_mut() {
         for b in row.iter_mut() {
             *b = -*b;
         }
     }
-    drop_flap_pairs(m);
+    drop_flap_pairs(m, bary);
     for row in m.iter_mut() {
         for b in row.iter_mut() {
             *b = -*b;
@@ -1334,18 +1334,22 @@ fn shape_fast_gauss_newton(
         out.forces[a] = -(ga[0][a] * sigma[0] + ga[1][a] * sigma[1] + ga[2][a] * sigma[2]);
     }
     // Gauss-Newton d G_a S G_b^T with S = P^T P, in the relative coordinates of
-    // `drop_flap_pairs` (y_a = x_a for triangle slots, r_j = x_{3+j} - x_j for flaps): angle j
-    // moves flap j alone, with gradient u_j, so the triangle gradients become
-    // G'_a = G_a + u_a e_a^T and the r-r blocks d S_ij u_i u_j^T are folded onto the r
-    // diagonal (for B = d S_ij u_i u_j^T the added term is d |S_ij| sqrt(S_ii / S_jj) u_i u_i^T);
-    // the blocks are then mapped back to x: K_x = T^T K_y T.
+    // `drop_flap_pairs` (y_a = x_a for triangle slots, r_j = x_{3+j} - sum_k l_jk x_k for
+    // flaps, l = `flap_bary`): angle j moves flap j alone, with gradient u_j, so the triangle
+    // gradients become G'_a = G_a + sum_j l_ja u_j e_j^T and the r-r blocks d S_ij u_i u_j^T
+    // are folded onto the r diagonal (for B = d S_ij u_i u_j^T the added term is
+    // d |S_ij| sqrt(S_ii / S_jj) u_i u_i^T); the blocks are then mapped back to x:
+    // K_x = T^T K_y T.
+    let l = &rest.flap_bary;
     let s = rest.gram();
     let sm = Matrix3::from_fn(|i, j| d * s[i][j]);
     let u: [Vec3; 3] = std::array::from_fn(|j| ga[j][3 + j]);
     let g: [Matrix3<f64>; 3] = std::array::from_fn(|a| {
-        let mut m = Matrix3::from_columns(&[ga[0][a], ga[1][a], ga[2][a]]);
-        m.set_column(a, &(m.column(a) + u[a]));
-        m
+        Matrix3::from_columns(&[
+            ga[0][a] + u[0] * l[0][a],
+            ga[1][a] + u[1] * l[1][a],
+            ga[2][a] + u[2] * l[2][a],
+        ])
     });
     let gs: [Matrix3<f64>; 3] = std::array::from_fn(|a| g[a] * sm);
     let flap_diag: [Matrix3<f64>; 3] = std::array::from_fn(|i| {
@@ -1360,24 +1364,23 @@ fn shape_fast_gauss_newton(
     // Relative-coordinate triangle-flap blocks tf[a][j] = (G'_a S)_j u_j^T, each once.
     let tf: [[Matrix3<f64>; 3]; 3] =
         std::array::from_fn(|a| std::array::from_fn(|j| gs[a].column(j) * u[j].transpose()));
-    // Back in x: triangle-triangle (a, b): tt - tf[b][a]^T - tf[a][b] (+ flap diagonal on
-    // a = b); triangle-flap (a, 3 + j): tf[a][j] (- flap diagonal on j = a); flap-flap:
-    // the diagonal only.
+    // Back in x (T: r_j = x_{3+j} - sum_k l_jk x_k): triangle-triangle (a, b):
+    // gs_a g_b^T - sum_j (l_ja tf[b][j]^T + l_jb tf[a][j]) + sum_j l_ja l_jb F_j; triangle-flap
+    // (a, 3 + j): tf[a][j] - l_ja F_j; flap-flap: the diagonal F_j only.
     let [tri_x, tri_v] = tri;
     for (e, &(a, b)) in TRI_PAIRS.iter().enumerate() {
-        let mut k = gs[a] * g[b].transpose() - tf[b][a].transpose() - tf[a][b];
-        if a == b {
-            k += flap_diag[a];
+        let mut k = gs[a] * g[b].transpose();
+        for j in 0..3 {
+            k -= tf[b][j].transpose() * l[j][a] + tf[a][j] * l[j][b];
+            k += flap_diag[j] * (l[j][a] * l[j][b]);
         }
         tri_x[e] -= k;
         tri_v[e] -= k * beta;
     }
     let block = |a: usize, b: usize| -> Matrix3<f64> {
         match (a < 3, b < 3) {
-            (true, false) if a == b - 3 => tf[a][a] - flap_diag[a],
-            (true, false) => tf[a][b - 3],
-            (false, true) if b == a - 3 => (tf[b][b] - flap_diag[b]).transpose(),
-            (false, true) => tf[b][a - 3].transpose(),
+            (true, false) => tf[a][b - 3] - flap_diag[b - 3] * l[b - 3][a],
+            (false, true) => (tf[b][a - 3] - flap_diag[a - 3] * l[a - 3][b]).transpose(),
             (false, false) if a == b => flap_diag[a - 3],
             _ => Matrix3::zeros(),
         }
@@ -1535,10 +1538,10 @@ fn shape_rests(
         .collect();
     bend.shape_rest.reserve(nt);
     for (t, st) in bend.shape_stencils.iter().enumerate() {
-        let (p, _) = gather(t);
+        let (p, q) = gather(t);
         let flaps = bnd[t].map(|b| !b);
         let bend_uv = materials[material_of_triangle[t]].bend_uv;
-        let r = ShapeRest::from_map(p, flaps, &kmaps[t], bend_uv).ok_or(
+        let r = ShapeRest::from_map(p, q, flaps, &kmaps[t], bend_uv).ok_or(
             ForceError::DegenerateBendStencil {
                 triangle: t,
                 vertices: *st,
