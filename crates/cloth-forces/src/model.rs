@@ -926,18 +926,28 @@ impl ClothModel {
         let (hv, dv) = rest_v.split_at_mut(nbe * nh);
         let (tf, hf) = out.slot_forces.split_at_mut(3 * nt);
         let (te, he) = out.elem_energy.split_at_mut(nt);
-        if shape && def == Definiteness::Clamped {
-            // The stretch and shear elements, then the bend elements, whose
-            // triangle-triangle blocks add onto their triangle's entries.
-            tx.par_chunks_mut(6)
-                .zip(tv.par_chunks_mut(6))
-                .zip(tf.par_chunks_mut(3))
-                .zip(te.par_iter_mut())
-                .enumerate()
-                .with_min_len(MIN_LEN)
-                .for_each(|(t, (((bx, bv), f), e))| {
+        tx.par_chunks_mut(6)
+            .zip(tv.par_chunks_mut(6))
+            .zip(tf.par_chunks_mut(3))
+            .zip(te.par_iter_mut())
+            .enumerate()
+            .with_min_len(MIN_LEN)
+            .for_each(|(t, (((bx, bv), f), e))| {
+                if def == Definiteness::Projected {
+                    let mut r = ElementResponse::zero();
+                    self.triangle_response(t, x, v, def, &mut r);
+                    for (k, &(a, b)) in TRI_PAIRS.iter().enumerate() {
+                        bx[k] = r.dfdx[a][b];
+                        bv[k] = r.dfdv[a][b];
+                    }
+                    f.copy_from_slice(&r.forces);
+                    *e = r.energy;
+                } else {
                     *e = self.triangle_fast_at(t, x, v, bx, bv, f);
-                });
+                }
+            });
+        if shape && def == Definiteness::Clamped {
+            // The bend elements' triangle-triangle blocks add onto their triangle's entries.
             tx.par_chunks_mut(6)
                 .zip(tv.par_chunks_mut(6))
                 .zip(hx.par_chunks_mut(nbe))
@@ -960,32 +970,10 @@ impl ClothModel {
                         },
                     );
                 });
+        } else if shape {
+            self.shape_pass(x, v, hx, hv, hf, he, nbe, psi);
         } else {
-            tx.par_chunks_mut(6)
-                .zip(tv.par_chunks_mut(6))
-                .zip(tf.par_chunks_mut(3))
-                .zip(te.par_iter_mut())
-                .enumerate()
-                .with_min_len(MIN_LEN)
-                .for_each(|(t, (((bx, bv), f), e))| {
-                    if def == Definiteness::Projected {
-                        let mut r = ElementResponse::zero();
-                        self.triangle_response(t, x, v, def, &mut r);
-                        for (k, &(a, b)) in TRI_PAIRS.iter().enumerate() {
-                            bx[k] = r.dfdx[a][b];
-                            bv[k] = r.dfdv[a][b];
-                        }
-                        f.copy_from_slice(&r.forces);
-                        *e = r.energy;
-                    } else {
-                        *e = self.triangle_fast_at(t, x, v, bx, bv, f);
-                    }
-                });
-            if shape {
-                self.shape_pass(x, v, hx, hv, hf, he, nbe, psi);
-            } else {
-                self.hinge_pass(x, v, hx, hv, hf, he);
-            }
+            self.hinge_pass(x, v, hx, hv, hf, he);
         }
         dx.par_iter_mut().zip(dv.par_iter_mut()).for_each(|(a, b)| {
             *a = Matrix3::zeros();

@@ -15,14 +15,7 @@ const D: f64 = 1e-4;
 /// Hessian (a, b, c). Amplitude 1e-3 rad of slope keeps the deformation linear (relative
 /// nonlinear corrections ~1e-6).
 fn ratio(mesh: &ClothMesh, model: BendModel, abc: [f64; 3]) -> f64 {
-    let m = Material {
-        stretch: [0.0; 2],
-        shear: 0.0,
-        bend: D,
-        bend_model: model,
-        ..Material::default()
-    };
-    let cm = ClothModel::new(mesh, &m, Definiteness::Clamped).unwrap();
+    let cm = bending_only(mesh, model);
     let rest = mesh.vertex_rest().expect("one chart");
     let (mut lo, mut hi) = (rest[0], rest[0]);
     for r in rest {
@@ -42,6 +35,18 @@ fn ratio(mesh: &ClothMesh, model: BendModel, abc: [f64; 3]) -> f64 {
         .collect();
     let plate = D / 2.0 * (a * a + b * b + 2.0 * c * c) * mesh.total_rest_area();
     cm.energy(&x) / plate
+}
+
+/// A model of `mesh` with bending D alone (no stretch, no shear).
+fn bending_only(mesh: &ClothMesh, model: BendModel) -> ClothModel {
+    let m = Material {
+        stretch: [0.0; 2],
+        shear: 0.0,
+        bend: D,
+        bend_model: model,
+        ..Material::default()
+    };
+    ClothModel::new(mesh, &m, Definiteness::Clamped).unwrap()
 }
 
 /// Curvature cases: along u, along v, pure twist, a saddle, a general mix.
@@ -208,14 +213,7 @@ fn a_six_fold_wave_on_a_disc_converges_to_plate_energy() {
     }
     let ratio = |rings: usize, model: BendModel| {
         let mesh = disc(rr, rings).unwrap();
-        let m = Material {
-            stretch: [0.0; 2],
-            shear: 0.0,
-            bend: D,
-            bend_model: model,
-            ..Material::default()
-        };
-        let cm = ClothModel::new(&mesh, &m, Definiteness::Clamped).unwrap();
+        let cm = bending_only(&mesh, model);
         let x: Vec<Vec3> = (mesh.positions().iter())
             .map(|p| {
                 let (r, phi) = ((p.x * p.x + p.z * p.z).sqrt(), p.z.atan2(p.x));
