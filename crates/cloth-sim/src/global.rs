@@ -65,6 +65,21 @@ const LINE_SEARCH: usize = 4;
 /// they saved.
 const ACTIVE_SET_ROUNDS: usize = 2;
 
+/// One contact plane of a step: the vertex must stay on the side `normal . x >= offset`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Plane {
+    /// The vertex.
+    pub vertex: usize,
+    /// Unit outward normal.
+    pub normal: Vec3,
+    /// Offset (m).
+    pub offset: f64,
+    /// For a vertex that static friction holds (see "Static friction" in the module
+    /// documentation): the Coulomb coefficient and the tangential correction (m) friction can
+    /// still make in the step; `None` for a vertex free to slide.
+    pub stick: Option<[f64; 2]>,
+}
+
 /// One off-diagonal entry of a column of the lower triangle: the other edge (row > column)
 /// and the shared vertex.
 #[derive(Clone, Copy, Debug)]
@@ -83,6 +98,12 @@ pub(crate) struct GlobalProjection {
     free_row: Vec<usize>,
     /// Per contact row: the plane `normal . x >= offset` (a zero normal: no plane).
     planes: Vec<(Vec3, f64)>,
+    /// Per contact row: `[mu, budget]` of a vertex held by static friction (see [`Plane`]),
+    /// for the solve under way; `None` when it may slide.
+    stick: Vec<Option<[f64; 2]>>,
+    /// Per vertex: the sum over the active rows of their gradients times their multipliers
+    /// (`J^T lambda`, the reaction the move answers; the move is `-W` times it).
+    react: Vec<Vec3>,
     /// Length scale of the contact rows in the line search's measure (m): the mean rest
     /// length.
     scale: f64,
@@ -153,6 +174,8 @@ impl GlobalProjection {
             rows: vec![(Vec3::zeros(), 0.0, false); m],
             normal: vec![Vec3::zeros(); edges.len()],
             planes: vec![(Vec3::zeros(), 0.0); free.len()],
+            stick: vec![None; free.len()],
+            react: vec![Vec3::zeros(); inv_mass.len()],
             scale: if scale > 0.0 { scale } else { 1.0 },
             free,
             free_row,
@@ -173,21 +196,39 @@ impl GlobalProjection {
         }
     }
 
-    /// Sets the contact planes of the step: `(vertex, unit outward normal, offset)`, the
-    /// vertex to stay on the side `normal . x >= offset`. A vertex keeps its first plane (the
-    /// sweeps handle any further one); pinned or unknown vertices are ignored. Replaces the
-    /// planes set before.
-    pub fn set_planes(&mut self, planes: impl IntoIterator<Item = (usize, Vec3, f64)>) {
+    /// Sets the contact planes of the step and which of their vertices static friction
+    /// holds. A vertex keeps its first plane (the sweeps handle any further one); pinned or
+    /// unknown vertices are ignored. Replaces the planes set before.
+    pub fn set_planes(&mut self, planes: impl IntoIterator<Item = Plane>) {
         self.planes.fill((Vec3::zeros(), 0.0));
-        for (v, n, offset) in planes {
-            let r = self.free_row.get(v).copied().unwrap_or(usize::MAX);
-            if let Some(p) = self.planes.get_mut(r)
-                && p.0 == Vec3::zeros()
+        self.stick.fill(None);
+        for p in planes {
+            let (n, offset) = (p.normal, p.offset);
+            let r = self.free_row.get(p.vertex).copied().unwrap_or(usize::MAX);
+            if let Some(q) = self.planes.get_mut(r)
+                && q.0 == Vec3::zeros()
                 && n.iter().all(|c| c.is_finite())
                 && offset.is_finite()
             {
-                *p = (n, offset);
+                *q = (n, offset);
+                self.stick[r] = p.stick.filter(|s| s.iter().all(|c| c.is_finite()));
             }
+        }
+    }
+
+    /// The normal of vertex `v`'s plane if static friction holds it in the solve under way
+    /// (it then moves along that normal only).
+    fn held(&self, v: usize) -> Option<Vec3> {
+        let r = *self.free_row.get(v)?;
+        self.stick.get(r)?.map(|_| self.planes[r].0)
+    }
+
+    /// `W_v a`: the move of vertex `v` for a reaction `a`, `inv_mass[v] a`, or its normal
+    /// part only for a vertex static friction holds.
+    fn weigh(&self, inv_mass: &[f64], v: usize, a: Vec3) -> Vec3 {
+        match self.held(v) {
+            Some(n) => n * (inv_mass[v] * n.dot(&a)),
+            None => a * inv_mass[v],
         }
     }
 
@@ -241,7 +282,7 @@ impl GlobalProjection {
         for _ in 0..ACTIVE_SET_ROUNDS {
             self.factor_and_solve(inv_mass)?;
             self.moves(inv_mass);
-            if self.update_active_set() == 0 {
+            if self.coulomb(inv_mass) + self.update_active_set() == 0 {
                 break;
             }
         }
@@ -259,7 +300,14 @@ impl GlobalProjection {
             let (_, c, active) = self.rows[col];
             self.values[lo] = match self.edges.get(col) {
                 _ if !active => 1.0,
-                Some(e) => (inv_mass[e[0]] + inv_mass[e[1]]) * (1.0 + REGULARISATION),
+                Some(&[i, j]) if self.held(i).is_none() && self.held(j).is_none() => {
+                    (inv_mass[i] + inv_mass[j]) * (1.0 + REGULARISATION)
+                }
+                Some(&[i, j]) => {
+                    let g = self.rows[col].0;
+                    let reg = (inv_mass[i] + inv_mass[j]) * REGULARISATION;
+                    g.dot(&self.weigh(inv_mass, i, g)) + g.dot(&self.weigh(inv_mass, j, g)) + reg
+                }
                 None => inv_mass[self.free[col - me]],
             };
             self.rhs[(col, 0)] = if active { c } else { 0.0 };
@@ -268,7 +316,11 @@ impl GlobalProjection {
                 next += 1;
                 self.values[p] = if active && self.rows[en.row].2 {
                     let v = en.vertex;
-                    inv_mass[v] * self.grad(col, v).dot(&self.grad(en.row, v))
+                    let b = self.grad(en.row, v);
+                    match self.held(v) {
+                        None => inv_mass[v] * self.grad(col, v).dot(&b),
+                        Some(_) => self.grad(col, v).dot(&self.weigh(inv_mass, v, b)),
+                    }
                 } else {
                     0.0
                 };
@@ -291,9 +343,12 @@ impl GlobalProjection {
         }
     }
 
-    /// The move `dx = -W J^T lambda` of the multipliers in `rhs` over all active rows.
+    /// The move `dx = -W J^T lambda` of the multipliers in `rhs` over all active rows (and
+    /// the reaction `J^T lambda` of the edge rows in `react`).
     fn moves(&mut self, inv_mass: &[f64]) {
         self.dx.fill(Vec3::zeros());
+        self.react.fill(Vec3::zeros());
+        let me = self.edges.len();
         for k in 0..self.rows.len() {
             if !self.rows[k].2 {
                 continue;
@@ -304,8 +359,53 @@ impl GlobalProjection {
             if j != i {
                 let gj = self.grad(k, j);
                 self.dx[j] -= gj * (inv_mass[j] * lambda);
+                self.react[i] += gi * lambda;
+                self.react[j] += gj * lambda;
             }
         }
+        // A vertex static friction holds moves along its plane's normal only.
+        for r in 0..self.free.len() {
+            let v = self.free[r];
+            if self.stick[r].is_some() {
+                let mut f = self.react[v];
+                if self.rows[me + r].2 {
+                    f += self.grad(me + r, v) * self.rhs[(me + r, 0)];
+                }
+                self.dx[v] = -self.weigh(inv_mass, v, f);
+            }
+        }
+    }
+
+    /// Coulomb's law for the vertices static friction holds in the solve under way, judged on
+    /// the multipliers of the round's active set (before it is updated): a vertex whose
+    /// edges pull it along its plane by more than friction can resist (the tangential move
+    /// its hold prevented, `w |P_t J^T lambda|`, above the budget left in the step plus `mu`
+    /// times the normal push of its contact row, `w lambda_c`) slides from the next round
+    /// on (from the final move if this was the last round). A vertex whose contact row
+    /// would pull is judged in the next round, without it. Returns the number let go.
+    fn coulomb(&mut self, inv_mass: &[f64]) -> usize {
+        let me = self.edges.len();
+        let mut released = 0;
+        for (r, &v) in self.free.iter().enumerate() {
+            let Some([mu, budget]) = self.stick[r] else {
+                continue;
+            };
+            let (n, lambda) = (self.planes[r].0, self.rhs[(me + r, 0)]);
+            let push = match self.rows[me + r].2 {
+                // The contact row would pull and leaves the set: these multipliers are not
+                // the ones to judge by.
+                true if lambda < 0.0 => continue,
+                true => inv_mass[v] * lambda,
+                false => 0.0,
+            };
+            let f = self.react[v];
+            let tangential = inv_mass[v] * (f - n * n.dot(&f)).norm();
+            if tangential > budget + mu * push {
+                self.stick[r] = None;
+                released += 1;
+            }
+        }
+        released
     }
 
     /// One step of the primal-dual active set method (Hintermüller, Ito & Kunisch 2002) for
@@ -473,6 +573,16 @@ mod tests {
         assert!(worst(&x) <= 0.005, "{} after {solves} solves", worst(&x));
     }
 
+    /// The plane `y >= 0` for vertex `v`, free to slide.
+    fn floor(v: usize) -> Plane {
+        Plane {
+            vertex: v,
+            normal: Vec3::y(),
+            offset: 0.0,
+            stick: None,
+        }
+    }
+
     #[test]
     fn a_compressed_edge_tilted_into_a_plane_is_lengthened_along_the_plane() {
         // Vertex 0 lies on the floor (plane y >= 0), vertex 1 is pinned 45 degrees above it;
@@ -485,11 +595,7 @@ mod tests {
         let mut g = GlobalProjection::new(&edges, &[1.0], &inv, true).expect("pattern");
         g.begin(&x);
         for _ in 0..4 {
-            g.set_planes([
-                (0, Vec3::y(), 0.0),
-                (1, Vec3::y(), 0.0),
-                (7, Vec3::y(), 0.0),
-            ]);
+            g.set_planes([0, 1, 7].map(floor));
             g.solve(&mut x, &inv, [0.9, 1.1], 0.005).expect("solve");
         }
         let n = Vec3::new(1.0, 1.0, 0.0).normalize();
@@ -503,5 +609,41 @@ mod tests {
         g.set_planes([]);
         g.solve(&mut y, &inv, [0.9, 1.1], 0.005).expect("solve");
         assert!(y[0].y < -0.1, "{y:?}");
+    }
+
+    /// Vertex 0 on the floor (plane `y >= 0`), its edge (rest 1) to vertex 1, pinned at
+    /// (0.3, 1.2, 0), stretched to 1.237 (limit 1.1); `stick` as for [`Plane`]. Returns vertex
+    /// 0 after the solves that bring the edge within its limit to the 0.5% tolerance.
+    fn pulled_off_the_floor(stick: Option<[f64; 2]>) -> Vec3 {
+        let inv = [1.0, 0.0];
+        let pin = Vec3::new(0.3, 1.2, 0.0);
+        let mut x = vec![Vec3::zeros(), pin];
+        let mut g = GlobalProjection::new(&[[0, 1]], &[1.0], &inv, true).expect("pattern");
+        g.begin(&x);
+        for _ in 0..20 {
+            if (x[1] - x[0]).norm() <= 1.1 * 1.005 {
+                break;
+            }
+            g.set_planes([Plane { stick, ..floor(0) }]);
+            g.solve(&mut x, &inv, [0.9, 1.1], 0.005).expect("solve");
+        }
+        assert!((x[1] - x[0]).norm() <= 1.1 * 1.005, "{x:?}");
+        assert!(x[1] == pin && x[0].y >= -1e-12, "{x:?}");
+        x[0]
+    }
+
+    #[test]
+    fn static_friction_holds_a_vertex_along_its_plane_while_it_lasts() {
+        // Held, with friction enough for the pull: the vertex is lifted along the floor's
+        // normal only (the edge shortened by lifting it), it does not slide towards the pin.
+        let held = pulled_off_the_floor(Some([0.3, 1.0]));
+        assert!(held.x == 0.0 && held.z == 0.0 && held.y > 0.0, "{held:?}");
+        // Free to slide, the same solves move it along the edge, towards the pin.
+        let free = pulled_off_the_floor(None);
+        assert!(free.x > 0.0, "{free:?}");
+        // Held with no friction budget left: lifted off the floor, its contact row pushes
+        // nothing, so friction cannot resist the pull along the floor and the vertex slides.
+        let spent = pulled_off_the_floor(Some([0.3, 0.0]));
+        assert!(spent.x > 0.0, "{spent:?}");
     }
 }

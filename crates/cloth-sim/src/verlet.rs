@@ -455,18 +455,14 @@ impl Verlet {
             }
             self.tethers.sweep(x, &self.inv_mass, lim.max, s.relaxation);
             let mut seen = self.pairs.sweep(x, &self.inv_mass, &params).violation;
-            if info.iterations >= first_global {
+            let global = info.iterations >= first_global;
+            self.contacts
+                .sweep(x, &self.x_old, s.relaxation, (true, global));
+            if global {
                 let (solves, left) = self.global_newton(x);
                 info.global_solves += solves;
                 seen = left;
             }
-            // Friction yields to the strain limit once the global projections start: a
-            // sticking vertex the global projection moves along its plane would be put back
-            // by every friction correction, re-stretching its edges (measured on the 51 x 51
-            // drape at 1/30 s: 0.68% left after 500 sweeps with friction in every sweep),
-            // and the contact rows then only push out (see `verlet_contact`).
-            let friction = info.iterations < first_global;
-            self.contacts.sweep(x, &self.x_old, s.relaxation, friction);
             if info.iterations >= s.spring_sweeps && seen <= lim.tolerance {
                 violation = self.pairs.violation(x, lim.min, lim.max);
                 if violation <= lim.tolerance {

@@ -25,6 +25,7 @@
 //! out.
 
 use crate::World;
+use crate::global::Plane;
 use cloth_collide::Contact;
 use cloth_mesh::Vec3;
 
@@ -44,6 +45,8 @@ struct Row {
     push: f64,
     /// Accumulated friction correction (m, tangential).
     slip: Vec3,
+    /// Whether the last sweep undid the whole slip (static friction holds the vertex).
+    stuck: bool,
 }
 
 /// The contacts of the step being taken.
@@ -83,6 +86,7 @@ impl SolidContacts {
                 friction: s.friction,
                 push: 0.0,
                 slip: Vec3::zeros(),
+                stuck: false,
             });
         }
     }
@@ -94,31 +98,42 @@ impl SolidContacts {
         self.rows.iter().filter(|r| r.push > 0.0).count()
     }
 
-    /// The planes of the step: `(vertex, outward unit normal, offset)`, the vertex to stay on
-    /// the side `normal . x >= offset`.
-    pub fn planes(&self) -> impl Iterator<Item = (usize, Vec3, f64)> + '_ {
-        self.rows.iter().map(|r| (r.vertex, r.normal, r.offset))
+    /// The planes of the step, with the friction budget left to the vertices static friction
+    /// holds after the last sweep.
+    pub fn planes(&self) -> impl Iterator<Item = Plane> + '_ {
+        self.rows.iter().map(|r| Plane {
+            vertex: r.vertex,
+            normal: r.normal,
+            offset: r.offset,
+            stick: r
+                .stuck
+                .then(|| [r.friction, (r.friction * r.push - r.slip.norm()).max(0.0)]),
+        })
     }
 
     /// One sweep: each vertex onto the outer side of its plane (over-relaxed by `omega`), then,
     /// if `friction`, its slip since the start of the step, relative to the surface, limited
-    /// by friction: undone entirely while it is at most `friction * push`, else shortened by
-    /// that much. Without `friction` the slip corrections made so far stay as they are and
-    /// the row only pushes out (it no longer gives back its push; see the module
-    /// documentation).
-    pub fn sweep(&mut self, x: &mut [Vec3], x_old: &[Vec3], omega: f64, friction: bool) {
+    /// by friction: undone entirely while it is at most `friction * push` (the vertex then
+    /// sticks), else shortened by that much. With `push_only` (the global phase) a row only
+    /// pushes out: it no longer gives back its push (see the module documentation).
+    pub fn sweep(
+        &mut self,
+        x: &mut [Vec3],
+        x_old: &[Vec3],
+        omega: f64,
+        (friction, push_only): (bool, bool),
+    ) {
         for r in &mut self.rows {
             let p = &mut x[r.vertex];
             let c = r.offset - r.normal.dot(p);
-            // Without friction (the global phase) the row only pushes out: it does not pull
-            // a vertex that the global projection lifted off its plane back down onto it.
-            let push = if friction {
-                (r.push + omega * c).max(0.0)
-            } else {
+            let push = if push_only {
                 r.push + (omega * c).max(0.0)
+            } else {
+                (r.push + omega * c).max(0.0)
             };
             *p += r.normal * (push - r.push);
             r.push = push;
+            r.stuck = false;
             if !friction {
                 continue;
             }
@@ -126,6 +141,7 @@ impl SolidContacts {
             let free = u - r.normal * r.normal.dot(&u) - r.slip;
             let cap = r.friction * r.push;
             let len = free.norm();
+            r.stuck = len <= cap && cap > 0.0;
             let slip = if len <= cap {
                 -free
             } else {
