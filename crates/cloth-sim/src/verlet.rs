@@ -510,8 +510,11 @@ impl Verlet {
             g.begin(&self.x_old);
         }
         g.set_planes(self.contacts.planes());
-        g.solve(x, inv_mass, [lim.min, lim.max], lim.tolerance)
-            .is_ok()
+        let ok = (g.solve(x, inv_mass, [lim.min, lim.max], lim.tolerance)).is_ok();
+        if ok {
+            self.contacts.add_global(|v| g.friction_moves(v));
+        }
+        ok
     }
 
     /// Largest edge stretch and compression at `x` (dimensionless).

@@ -47,6 +47,8 @@ struct Row {
     slip: Vec3,
     /// Whether the last sweep undid the whole slip (static friction holds the vertex).
     stuck: bool,
+    /// Whether this is the vertex's first row (the one the global projection uses).
+    first: bool,
 }
 
 /// The contacts of the step being taken.
@@ -54,6 +56,8 @@ struct Row {
 pub(crate) struct SolidContacts {
     rows: Vec<Row>,
     found: Vec<Contact>,
+    /// Per vertex: whether a row of the step has it (scratch of `detect`).
+    seen: Vec<bool>,
 }
 
 impl SolidContacts {
@@ -76,8 +80,11 @@ impl SolidContacts {
         let margin = contact.margin + travel;
         set.vertex_contacts(x_old, contact.cloth_thickness, margin, &mut self.found);
         let surfaces = world.surfaces();
+        self.seen.clear();
+        self.seen.resize(x_old.len(), false);
         for c in self.found.iter().filter(|c| inv_mass[c.vertex] > 0.0) {
             let s = surfaces[c.collider];
+            let first = !std::mem::replace(&mut self.seen[c.vertex], true);
             self.rows.push(Row {
                 vertex: c.vertex,
                 normal: c.normal,
@@ -87,6 +94,7 @@ impl SolidContacts {
                 push: 0.0,
                 slip: Vec3::zeros(),
                 stuck: false,
+                first,
             });
         }
     }
@@ -109,6 +117,17 @@ impl SolidContacts {
                 .stuck
                 .then(|| [r.friction, (r.friction * r.push - r.slip.norm()).max(0.0)]),
         })
+    }
+
+    /// Takes into the rows' accounts what a global projection did at each vertex (`held`:
+    /// the tangential move static friction prevented and the normal push, m, see
+    /// `GlobalProjection::friction_moves`): the prevented move counts as a friction correction, the
+    /// push adds to the friction budget, so that Coulomb's law holds over the whole step.
+    pub fn add_global(&mut self, held: impl Fn(usize) -> (Vec3, f64)) {
+        for r in self.rows.iter_mut().filter(|r| r.first) {
+            let (prevented, _push) = held(r.vertex);
+            r.slip -= prevented;
+        }
     }
 
     /// One sweep: each vertex onto the outer side of its plane (over-relaxed by `omega`), then,
