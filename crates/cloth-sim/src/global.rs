@@ -41,6 +41,23 @@
 //! the solve the same step (from the same state) holds the limit after 74 sweeps and 96
 //! solves (see `verlet` for the other half of the cause).
 //!
+//! # Static friction
+//!
+//! A vertex that friction holds in the contact sweep ([`Plane::stick`]) moves along its
+//! plane's normal only: its inverse mass `w` becomes `w n n^T` in `J W J^T` and in the move
+//! (the regularisation keeps `eps (w_i + w_j)` on an edge's diagonal, so an edge between two
+//! held vertices lying along their planes stays positive). Without the hold the solve slid
+//! such vertices along their planes with nothing to resist, and where the sweeps alone do
+//! not reach the limit (the 51 x 51 drape at 1/30 s) that frictionless move decided where
+//! the sheet stayed, and it slid off the ball (see `verlet`, "Friction in the global
+//! phase"). Coulomb's law in the active set: after each round, judged on that round's
+//! multipliers, a held vertex is let go when its plane does not press it (its row inactive,
+//! or pulling) or when the tangential move its hold prevented, `w |P_t (J^T lambda)_v|`
+//! (`P_t` the projection onto the plane), exceeds the budget left in the step plus `mu`
+//! times its row's push `w lambda_c`. The tangential move prevented in the move taken is
+//! reported ([`GlobalProjection::friction_moves`]) for the contact rows to count over the
+//! step. Without solids, or with no vertex held, every solve is as before (the same bits).
+//!
 //! The pattern is that of every edge with a free vertex and, when the cloth has solids to
 //! touch, one contact row per free vertex, fixed when the cloth is built: an inactive row (or
 //! a vertex without a plane) is the identity. Without solids the pattern and every solve are

@@ -12,17 +12,27 @@
 //! slip reduced by friction.
 //!
 //! Each row keeps its accumulated push (its multiplier, in the dual Gauss-Seidel form of the
-//! `pairs` rows) and, while friction acts, gives it back when the vertex is above its plane:
-//! a vertex the row pushed out and something else later lifted is pulled back towards the
-//! plane, by up to what was pushed. That is right while the rows are the only moves, and
+//! `pairs` rows) and, before the global phase, gives it back when the vertex is above its
+//! plane: a vertex the row pushed out and something else later lifted is pulled back towards
+//! the plane, by up to what was pushed. That is right while the rows are the only moves, and
 //! wrong once the global projection (and the tree) move vertices outside that bookkeeping:
-//! from then on (the sweeps without friction) a row only pushes out. Measured on the 51 x 51
+//! from then on (the global phase) a row only pushes out. Measured on the 51 x 51
 //! drape on a sphere at 1/30 s (step ending at t = 2.867 s): a vertex on the floor with
 //! 10.6 cm of push accumulated in the first 50 sweeps was lifted about 0.5 mm by the limit of
 //! the edge above it and put back by its contact row in every sweep from 51 on, the edge
 //! re-stretched to 1.12 to 1.13 each time, until the push was used up at sweep 238, where
 //! the step ended (752 global solves); 105 sweeps and 220 solves with rows that only push
 //! out.
+//!
+//! Friction acts in every sweep. Each row also keeps its friction correction (`slip`, the
+//! tangential move undone so far in the step) and whether the last sweep undid the whole
+//! slip (the vertex sticks). The global projection holds a sticking vertex along its plane
+//! (`global`, [`Plane::stick`], with the budget `mu * push - |slip|` left) and reports the
+//! tangential move each hold prevented, which the row adds to its correction
+//! ([`SolidContacts::add_global`]): the sweep's Coulomb test then covers what the global
+//! solves pulled, and lets the vertex slide once the step's pulls exceed `mu * push`. See
+//! "Friction in the global phase" in `verlet` for why (the 51 x 51 drape slid off the ball
+//! at 1/30 s while friction stopped at the global phase).
 
 use crate::World;
 use crate::global::Plane;
