@@ -158,6 +158,8 @@ fn hold_the_limit_in(
     let start = potential(&sim);
     let (mut peak, mut tail, mut worst) = (0.0f64, 0.0, 0.0f64);
     let frames = (seconds * 30.0).round() as usize;
+    // `VERLET_TRACE=1` prints every frame (`--nocapture`).
+    let trace = std::env::var_os("VERLET_TRACE").is_some();
     for frame in 0..frames {
         let st = sim.step_frame().unwrap_or_else(|e| panic!("h = {h}: {e}"));
         worst = worst.max(st.strain_violation);
@@ -181,6 +183,21 @@ fn hold_the_limit_in(
         peak = peak.max(k);
         if frame + 30 >= frames {
             tail += k / 30.0;
+        }
+        if trace {
+            let m = &sim.world().cloth.masses;
+            let c = (sim.positions().iter().zip(m)).fold(Vec3::zeros(), |c, (p, m)| c + p * *m)
+                / m.iter().sum::<f64>();
+            eprintln!(
+                "t {t:.3} s: kinetic {k:.3e} J, centroid ({:.4}, {:.4}, {:.4}) m, violation \
+                 {:.3}%, {} sweeps, {} global solves",
+                c.x,
+                c.y,
+                c.z,
+                100.0 * st.strain_violation,
+                st.strain_iterations,
+                st.strain_global_solves
+            );
         }
     }
     (peak, tail, worst)
@@ -235,7 +252,8 @@ fn the_drape_on_a_sphere_holds_its_strain_limit_from_1_240_to_1_30_s_and_comes_t
 /// [`STEPS`], with the default projection settings, 5 s each, checked as the 21 x 21 tests
 /// are. Minutes of CPU (the global projection at 1/60 and 1/30 s): run by hand with
 /// `cargo test --release -p cloth-sim --test verlet -- --ignored --nocapture` (environment
-/// variable `VERLET_51_STEPS`, e.g. `60,30`, selects steps per second).
+/// variable `VERLET_51_STEPS`, e.g. `60,30`, selects steps per second; `VERLET_TRACE=1`
+/// prints every frame of the fixed sheet and the drape).
 fn at_51_x_51(name: &str) {
     // `VERLET_51_STEPS=60,30` runs only 1/60 and 1/30 s.
     let only = std::env::var("VERLET_51_STEPS").ok();
