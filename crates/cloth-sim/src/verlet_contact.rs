@@ -24,7 +24,7 @@
 //! the step ended (752 global solves); 105 sweeps and 220 solves with rows that only push
 //! out.
 //!
-//! Friction acts in every sweep. Each row also keeps its friction correction (`slip`, the
+//! Friction acts in every sweep up to the 250th of a step (`verlet`). Each row also keeps its friction correction (`slip`, the
 //! tangential move undone so far in the step) and whether the last sweep undid the whole
 //! slip (the vertex sticks). The global projection holds a sticking vertex along its plane
 //! (`global`, [`Plane::stick`], with the budget `mu * push - |slip|` left) and reports the
