@@ -41,6 +41,23 @@
 //! the solve the same step (from the same state) holds the limit after 74 sweeps and 96
 //! solves (see `verlet` for the other half of the cause).
 //!
+//! # Static friction
+//!
+//! A vertex that friction holds in the contact sweep ([`Plane::stick`]) moves along its
+//! plane's normal only: its inverse mass `w` becomes `w n n^T` in `J W J^T` and in the move
+//! (the regularisation keeps `eps (w_i + w_j)` on an edge's diagonal, so an edge between two
+//! held vertices lying along their planes stays positive). Without the hold the solve slid
+//! such vertices along their planes with nothing to resist, and where the sweeps alone do
+//! not reach the limit (the 51 x 51 drape at 1/30 s) that frictionless move decided where
+//! the sheet stayed, and it slid off the ball (see `verlet`, "Friction in the global
+//! phase"). Coulomb's law in the active set: after each round, judged on that round's
+//! multipliers, a held vertex is let go when its plane does not press it (its row inactive,
+//! or pulling) or when the tangential move its hold prevented, `w |P_t (J^T lambda)_v|`
+//! (`P_t` the projection onto the plane), exceeds the budget left in the step plus `mu`
+//! times its row's push `w lambda_c`. The tangential move prevented in the move taken is
+//! reported ([`GlobalProjection::friction_moves`]) for the contact rows to count over the
+//! step. Without solids, or with no vertex held, every solve is as before (the same bits).
+//!
 //! The pattern is that of every edge with a free vertex and, when the cloth has solids to
 //! touch, one contact row per free vertex, fixed when the cloth is built: an inactive row (or
 //! a vertex without a plane) is the identity. Without solids the pattern and every solve are
@@ -65,6 +82,21 @@ const LINE_SEARCH: usize = 4;
 /// they saved.
 const ACTIVE_SET_ROUNDS: usize = 2;
 
+/// One contact plane of a step: the vertex must stay on the side `normal . x >= offset`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Plane {
+    /// The vertex.
+    pub vertex: usize,
+    /// Unit outward normal.
+    pub normal: Vec3,
+    /// Offset (m).
+    pub offset: f64,
+    /// For a vertex that static friction holds (see "Static friction" in the module
+    /// documentation): the Coulomb coefficient and the tangential correction (m) friction can
+    /// still make in the step; `None` for a vertex free to slide.
+    pub stick: Option<[f64; 2]>,
+}
+
 /// One off-diagonal entry of a column of the lower triangle: the other edge (row > column)
 /// and the shared vertex.
 #[derive(Clone, Copy, Debug)]
@@ -83,6 +115,15 @@ pub(crate) struct GlobalProjection {
     free_row: Vec<usize>,
     /// Per contact row: the plane `normal . x >= offset` (a zero normal: no plane).
     planes: Vec<(Vec3, f64)>,
+    /// Per contact row: `[mu, budget]` of a vertex held by static friction (see [`Plane`]),
+    /// for the solve under way; `None` when it may slide.
+    stick: Vec<Option<[f64; 2]>>,
+    /// Per vertex: the sum over the active edge rows of their gradients times their
+    /// multipliers (`J^T lambda` of the edges, the pull the move answers).
+    react: Vec<Vec3>,
+    /// Per contact row, of the last solve's move as taken: the tangential move static
+    /// friction prevented and the push along the normal (m).
+    held: Vec<(Vec3, f64)>,
     /// Length scale of the contact rows in the line search's measure (m): the mean rest
     /// length.
     scale: f64,
@@ -153,6 +194,9 @@ impl GlobalProjection {
             rows: vec![(Vec3::zeros(), 0.0, false); m],
             normal: vec![Vec3::zeros(); edges.len()],
             planes: vec![(Vec3::zeros(), 0.0); free.len()],
+            stick: vec![None; free.len()],
+            react: vec![Vec3::zeros(); inv_mass.len()],
+            held: vec![(Vec3::zeros(), 0.0); free.len()],
             scale: if scale > 0.0 { scale } else { 1.0 },
             free,
             free_row,
@@ -173,21 +217,39 @@ impl GlobalProjection {
         }
     }
 
-    /// Sets the contact planes of the step: `(vertex, unit outward normal, offset)`, the
-    /// vertex to stay on the side `normal . x >= offset`. A vertex keeps its first plane (the
-    /// sweeps handle any further one); pinned or unknown vertices are ignored. Replaces the
-    /// planes set before.
-    pub fn set_planes(&mut self, planes: impl IntoIterator<Item = (usize, Vec3, f64)>) {
+    /// Sets the contact planes of the step and which of their vertices static friction
+    /// holds. A vertex keeps its first plane (the sweeps handle any further one); pinned or
+    /// unknown vertices are ignored. Replaces the planes set before.
+    pub fn set_planes(&mut self, planes: impl IntoIterator<Item = Plane>) {
         self.planes.fill((Vec3::zeros(), 0.0));
-        for (v, n, offset) in planes {
-            let r = self.free_row.get(v).copied().unwrap_or(usize::MAX);
-            if let Some(p) = self.planes.get_mut(r)
-                && p.0 == Vec3::zeros()
+        self.stick.fill(None);
+        for p in planes {
+            let (n, offset) = (p.normal, p.offset);
+            let r = self.free_row.get(p.vertex).copied().unwrap_or(usize::MAX);
+            if let Some(q) = self.planes.get_mut(r)
+                && q.0 == Vec3::zeros()
                 && n.iter().all(|c| c.is_finite())
                 && offset.is_finite()
             {
-                *p = (n, offset);
+                *q = (n, offset);
+                self.stick[r] = p.stick.filter(|s| s.iter().all(|c| c.is_finite()));
             }
+        }
+    }
+
+    /// The normal of vertex `v`'s plane if static friction holds it in the solve under way
+    /// (it then moves along that normal only).
+    fn held(&self, v: usize) -> Option<Vec3> {
+        let r = *self.free_row.get(v)?;
+        self.stick.get(r)?.map(|_| self.planes[r].0)
+    }
+
+    /// `W_v a`: the move of vertex `v` for a reaction `a`, `inv_mass[v] a`, or its normal
+    /// part only for a vertex static friction holds.
+    fn weigh(&self, inv_mass: &[f64], v: usize, a: Vec3) -> Vec3 {
+        match self.held(v) {
+            Some(n) => n * (inv_mass[v] * n.dot(&a)),
+            None => a * inv_mass[v],
         }
     }
 
@@ -215,6 +277,7 @@ impl GlobalProjection {
         [min, max]: [f64; 2],
         slack: f64,
     ) -> Result<usize, SolverError> {
+        self.held.fill((Vec3::zeros(), 0.0));
         let it = self.edges.iter().zip(&self.rest).zip(&self.normal);
         let mid = 0.5 * (min + max);
         for (r, ((e, &l), &n)) in self.rows.iter_mut().zip(it) {
@@ -237,11 +300,15 @@ impl GlobalProjection {
             } else {
                 (-n, c, c > -slack * self.scale)
             };
+            // Friction holds only a vertex on its plane.
+            if !self.rows[m + k].2 {
+                self.stick[k] = None;
+            }
         }
         for _ in 0..ACTIVE_SET_ROUNDS {
             self.factor_and_solve(inv_mass)?;
             self.moves(inv_mass);
-            if self.update_active_set() == 0 {
+            if self.coulomb(inv_mass) + self.update_active_set() == 0 {
                 break;
             }
         }
@@ -259,7 +326,14 @@ impl GlobalProjection {
             let (_, c, active) = self.rows[col];
             self.values[lo] = match self.edges.get(col) {
                 _ if !active => 1.0,
-                Some(e) => (inv_mass[e[0]] + inv_mass[e[1]]) * (1.0 + REGULARISATION),
+                Some(&[i, j]) if self.held(i).is_none() && self.held(j).is_none() => {
+                    (inv_mass[i] + inv_mass[j]) * (1.0 + REGULARISATION)
+                }
+                Some(&[i, j]) => {
+                    let g = self.rows[col].0;
+                    let reg = (inv_mass[i] + inv_mass[j]) * REGULARISATION;
+                    g.dot(&self.weigh(inv_mass, i, g)) + g.dot(&self.weigh(inv_mass, j, g)) + reg
+                }
                 None => inv_mass[self.free[col - me]],
             };
             self.rhs[(col, 0)] = if active { c } else { 0.0 };
@@ -268,7 +342,11 @@ impl GlobalProjection {
                 next += 1;
                 self.values[p] = if active && self.rows[en.row].2 {
                     let v = en.vertex;
-                    inv_mass[v] * self.grad(col, v).dot(&self.grad(en.row, v))
+                    let b = self.grad(en.row, v);
+                    match self.held(v) {
+                        None => inv_mass[v] * self.grad(col, v).dot(&b),
+                        Some(_) => self.grad(col, v).dot(&self.weigh(inv_mass, v, b)),
+                    }
                 } else {
                     0.0
                 };
@@ -291,9 +369,12 @@ impl GlobalProjection {
         }
     }
 
-    /// The move `dx = -W J^T lambda` of the multipliers in `rhs` over all active rows.
+    /// The move `dx = -W J^T lambda` of the multipliers in `rhs` over all active rows (and
+    /// the reaction `J^T lambda` of the edge rows in `react`).
     fn moves(&mut self, inv_mass: &[f64]) {
         self.dx.fill(Vec3::zeros());
+        self.react.fill(Vec3::zeros());
+        let me = self.edges.len();
         for k in 0..self.rows.len() {
             if !self.rows[k].2 {
                 continue;
@@ -304,8 +385,58 @@ impl GlobalProjection {
             if j != i {
                 let gj = self.grad(k, j);
                 self.dx[j] -= gj * (inv_mass[j] * lambda);
+                self.react[i] += gi * lambda;
+                self.react[j] += gj * lambda;
             }
         }
+        // A vertex static friction holds moves along its plane's normal only.
+        for r in 0..self.free.len() {
+            let v = self.free[r];
+            let lambda = self.rhs[(me + r, 0)];
+            let push = if self.rows[me + r].2 {
+                inv_mass[v] * lambda.max(0.0)
+            } else {
+                0.0
+            };
+            self.held[r] = (Vec3::zeros(), push);
+            if self.stick[r].is_some() {
+                let mut f = self.react[v];
+                if self.rows[me + r].2 {
+                    f += self.grad(me + r, v) * lambda;
+                }
+                let allowed = -self.weigh(inv_mass, v, f);
+                self.held[r].0 = -f * inv_mass[v] - allowed;
+                self.dx[v] = allowed;
+            }
+        }
+    }
+
+    /// Coulomb's law for the vertices static friction holds in the solve under way, judged on
+    /// the multipliers of the round's active set (before it is updated): a vertex whose
+    /// edges pull it along its plane by more than friction can resist (the tangential move
+    /// its hold prevented, `w |P_t J^T lambda|`, above the budget left in the step plus `mu`
+    /// times the normal push of its contact row, `w lambda_c`) slides from the next round
+    /// on (from the final move if this was the last round). A vertex whose contact row
+    /// would pull is judged in the next round, without it. Returns the number let go.
+    fn coulomb(&mut self, inv_mass: &[f64]) -> usize {
+        let me = self.edges.len();
+        let mut released = 0;
+        for (r, &v) in self.free.iter().enumerate() {
+            let Some([mu, budget]) = self.stick[r] else {
+                continue;
+            };
+            let (n, lambda) = (self.planes[r].0, self.rhs[(me + r, 0)]);
+            let f = self.react[v];
+            let tangential = inv_mass[v] * (f - n * n.dot(&f)).norm();
+            // Off its plane (its contact row inactive, or pulling), nothing presses the
+            // vertex on: it is let go.
+            let pressed = self.rows[me + r].2 && lambda >= 0.0;
+            if !pressed || tangential > budget + mu * inv_mass[v] * lambda {
+                self.stick[r] = None;
+                released += 1;
+            }
+        }
+        released
     }
 
     /// One step of the primal-dual active set method (Hintermüller, Ito & Kunisch 2002) for
@@ -348,11 +479,21 @@ impl GlobalProjection {
             }
             if self.violation(&self.trial, lim) < before {
                 x.copy_from_slice(&self.trial);
+                self.held.iter_mut().for_each(|h| *h = (h.0 * t, h.1 * t));
                 return active;
             }
             t *= 0.5;
         }
+        self.held.fill((Vec3::zeros(), 0.0));
         0
+    }
+
+    /// Of the last solve's move, for vertex `v`: the tangential move static friction
+    /// prevented (zero if it did not hold `v`) and the push of its contact row along the
+    /// plane's normal (m); zeros if the solve failed or moved nothing.
+    pub fn friction_moves(&self, v: usize) -> (Vec3, f64) {
+        let r = self.free_row.get(v).copied().unwrap_or(usize::MAX);
+        self.held.get(r).copied().unwrap_or((Vec3::zeros(), 0.0))
     }
 
     /// Sum over the edges of the squared relative violation of `[min, max]` (length / rest)
@@ -473,6 +614,16 @@ mod tests {
         assert!(worst(&x) <= 0.005, "{} after {solves} solves", worst(&x));
     }
 
+    /// The plane `y >= 0` for vertex `v`, free to slide.
+    fn floor(v: usize) -> Plane {
+        Plane {
+            vertex: v,
+            normal: Vec3::y(),
+            offset: 0.0,
+            stick: None,
+        }
+    }
+
     #[test]
     fn a_compressed_edge_tilted_into_a_plane_is_lengthened_along_the_plane() {
         // Vertex 0 lies on the floor (plane y >= 0), vertex 1 is pinned 45 degrees above it;
@@ -485,11 +636,7 @@ mod tests {
         let mut g = GlobalProjection::new(&edges, &[1.0], &inv, true).expect("pattern");
         g.begin(&x);
         for _ in 0..4 {
-            g.set_planes([
-                (0, Vec3::y(), 0.0),
-                (1, Vec3::y(), 0.0),
-                (7, Vec3::y(), 0.0),
-            ]);
+            g.set_planes([0, 1, 7].map(floor));
             g.solve(&mut x, &inv, [0.9, 1.1], 0.005).expect("solve");
         }
         let n = Vec3::new(1.0, 1.0, 0.0).normalize();
@@ -503,5 +650,52 @@ mod tests {
         g.set_planes([]);
         g.solve(&mut y, &inv, [0.9, 1.1], 0.005).expect("solve");
         assert!(y[0].y < -0.1, "{y:?}");
+    }
+
+    /// Vertex 0 on the floor (plane `y >= 0`, held by static friction as `stick` says, see
+    /// [`Plane`]), its edge (rest 1, limit 1.1) to vertex 1 at `other` (`inv_other` its
+    /// inverse mass); returns both after the solves that bring the edge within its limit to
+    /// the 0.5% tolerance.
+    fn pulled(other: Vec3, inv_other: f64, stick: Option<[f64; 2]>) -> [Vec3; 2] {
+        let inv = [1.0, inv_other];
+        let mut x = vec![Vec3::zeros(), other];
+        let mut g = GlobalProjection::new(&[[0, 1]], &[1.0], &inv, true).expect("pattern");
+        g.begin(&x);
+        for _ in 0..20 {
+            if (x[1] - x[0]).norm() <= 1.1 * 1.005 {
+                break;
+            }
+            g.set_planes([Plane { stick, ..floor(0) }]);
+            g.solve(&mut x, &inv, [0.9, 1.1], 0.005).expect("solve");
+        }
+        assert!((x[1] - x[0]).norm() <= 1.1 * 1.005, "{x:?}");
+        assert!(x[0].y >= -1e-12, "{x:?}");
+        [x[0], x[1]]
+    }
+
+    #[test]
+    fn static_friction_holds_a_vertex_pressed_on_its_plane_while_it_lasts() {
+        // Vertex 1 (free, no plane) 1.204 from vertex 0, pulling it along the floor and a
+        // little into it. Held with friction enough for the pull, vertex 0 stays where it is
+        // and vertex 1 alone comes back to the limit.
+        let other = Vec3::new(1.2, -0.1, 0.0);
+        let [held, _] = pulled(other, 1.0, Some([0.3, 1.0]));
+        assert!(held == Vec3::zeros(), "{held:?}");
+        // Free to slide, it moves towards vertex 1.
+        let [free, _] = pulled(other, 1.0, None);
+        assert!(free.x > 0.01, "{free:?}");
+        // Held with no budget left in the step and pulled by more than mu times the push of
+        // its plane (the pull is mostly along the floor), it slides.
+        let [spent, _] = pulled(other, 1.0, Some([0.3, 0.0]));
+        assert!(spent.x > 0.01, "{spent:?}");
+    }
+
+    #[test]
+    fn a_vertex_pulled_off_its_plane_is_not_held() {
+        // Vertex 1 pinned above and beside vertex 0: the limit lifts vertex 0 off the floor,
+        // where nothing presses it on and friction cannot hold it, whatever its budget.
+        let [lifted, pin] = pulled(Vec3::new(0.3, 1.2, 0.0), 0.0, Some([0.3, 1.0]));
+        assert!(pin == Vec3::new(0.3, 1.2, 0.0), "{pin:?}");
+        assert!(lifted.y > 0.0 && lifted.x > 0.0, "{lifted:?}");
     }
 }

@@ -12,19 +12,30 @@
 //! slip reduced by friction.
 //!
 //! Each row keeps its accumulated push (its multiplier, in the dual Gauss-Seidel form of the
-//! `pairs` rows) and, while friction acts, gives it back when the vertex is above its plane:
-//! a vertex the row pushed out and something else later lifted is pulled back towards the
-//! plane, by up to what was pushed. That is right while the rows are the only moves, and
+//! `pairs` rows) and, before the global phase, gives it back when the vertex is above its
+//! plane: a vertex the row pushed out and something else later lifted is pulled back towards
+//! the plane, by up to what was pushed. That is right while the rows are the only moves, and
 //! wrong once the global projection (and the tree) move vertices outside that bookkeeping:
-//! from then on (the sweeps without friction) a row only pushes out. Measured on the 51 x 51
+//! from then on (the global phase) a row only pushes out. Measured on the 51 x 51
 //! drape on a sphere at 1/30 s (step ending at t = 2.867 s): a vertex on the floor with
 //! 10.6 cm of push accumulated in the first 50 sweeps was lifted about 0.5 mm by the limit of
 //! the edge above it and put back by its contact row in every sweep from 51 on, the edge
 //! re-stretched to 1.12 to 1.13 each time, until the push was used up at sweep 238, where
 //! the step ended (752 global solves); 105 sweeps and 220 solves with rows that only push
 //! out.
+//!
+//! Friction acts in every sweep up to the 250th of a step (`verlet`). Each row also keeps its friction correction (`slip`, the
+//! tangential move undone so far in the step) and whether the last sweep undid the whole
+//! slip (the vertex sticks). The global projection holds a sticking vertex along its plane
+//! (`global`, [`Plane::stick`], with the budget `mu * push - |slip|` left) and reports the
+//! tangential move each hold prevented, which the row adds to its correction
+//! ([`SolidContacts::add_global`]): the sweep's Coulomb test then covers what the global
+//! solves pulled, and lets the vertex slide once the step's pulls exceed `mu * push`. See
+//! "Friction in the global phase" in `verlet` for why (the 51 x 51 drape slid off the ball
+//! at 1/30 s while friction stopped at the global phase).
 
 use crate::World;
+use crate::global::Plane;
 use cloth_collide::Contact;
 use cloth_mesh::Vec3;
 
@@ -44,6 +55,10 @@ struct Row {
     push: f64,
     /// Accumulated friction correction (m, tangential).
     slip: Vec3,
+    /// Whether the last sweep undid the whole slip (static friction holds the vertex).
+    stuck: bool,
+    /// Whether this is the vertex's first row (the one the global projection uses).
+    first: bool,
 }
 
 /// The contacts of the step being taken.
@@ -51,6 +66,8 @@ struct Row {
 pub(crate) struct SolidContacts {
     rows: Vec<Row>,
     found: Vec<Contact>,
+    /// Per vertex: whether a row of the step has it (scratch of `detect`).
+    seen: Vec<bool>,
 }
 
 impl SolidContacts {
@@ -73,8 +90,11 @@ impl SolidContacts {
         let margin = contact.margin + travel;
         set.vertex_contacts(x_old, contact.cloth_thickness, margin, &mut self.found);
         let surfaces = world.surfaces();
+        self.seen.clear();
+        self.seen.resize(x_old.len(), false);
         for c in self.found.iter().filter(|c| inv_mass[c.vertex] > 0.0) {
             let s = surfaces[c.collider];
+            let first = !std::mem::replace(&mut self.seen[c.vertex], true);
             self.rows.push(Row {
                 vertex: c.vertex,
                 normal: c.normal,
@@ -83,6 +103,8 @@ impl SolidContacts {
                 friction: s.friction,
                 push: 0.0,
                 slip: Vec3::zeros(),
+                stuck: false,
+                first,
             });
         }
     }
@@ -94,31 +116,53 @@ impl SolidContacts {
         self.rows.iter().filter(|r| r.push > 0.0).count()
     }
 
-    /// The planes of the step: `(vertex, outward unit normal, offset)`, the vertex to stay on
-    /// the side `normal . x >= offset`.
-    pub fn planes(&self) -> impl Iterator<Item = (usize, Vec3, f64)> + '_ {
-        self.rows.iter().map(|r| (r.vertex, r.normal, r.offset))
+    /// The planes of the step, with the friction budget left to the vertices static friction
+    /// holds after the last sweep.
+    pub fn planes(&self) -> impl Iterator<Item = Plane> + '_ {
+        self.rows.iter().map(|r| Plane {
+            vertex: r.vertex,
+            normal: r.normal,
+            offset: r.offset,
+            stick: r
+                .stuck
+                .then(|| [r.friction, (r.friction * r.push - r.slip.norm()).max(0.0)]),
+        })
+    }
+
+    /// Takes into the rows' accounts what a global projection did at each vertex (`held`:
+    /// the tangential move static friction prevented and the normal push, m, see
+    /// `GlobalProjection::friction_moves`): the prevented move counts as a friction correction, the
+    /// push adds to the friction budget, so that Coulomb's law holds over the whole step.
+    pub fn add_global(&mut self, held: impl Fn(usize) -> (Vec3, f64)) {
+        for r in self.rows.iter_mut().filter(|r| r.first) {
+            let (prevented, _push) = held(r.vertex);
+            r.slip -= prevented;
+        }
     }
 
     /// One sweep: each vertex onto the outer side of its plane (over-relaxed by `omega`), then,
     /// if `friction`, its slip since the start of the step, relative to the surface, limited
-    /// by friction: undone entirely while it is at most `friction * push`, else shortened by
-    /// that much. Without `friction` the slip corrections made so far stay as they are and
-    /// the row only pushes out (it no longer gives back its push; see the module
-    /// documentation).
-    pub fn sweep(&mut self, x: &mut [Vec3], x_old: &[Vec3], omega: f64, friction: bool) {
+    /// by friction: undone entirely while it is at most `friction * push` (the vertex then
+    /// sticks), else shortened by that much. With `push_only` (the global phase) a row only
+    /// pushes out: it no longer gives back its push (see the module documentation).
+    pub fn sweep(
+        &mut self,
+        x: &mut [Vec3],
+        x_old: &[Vec3],
+        omega: f64,
+        (friction, push_only): (bool, bool),
+    ) {
         for r in &mut self.rows {
             let p = &mut x[r.vertex];
             let c = r.offset - r.normal.dot(p);
-            // Without friction (the global phase) the row only pushes out: it does not pull
-            // a vertex that the global projection lifted off its plane back down onto it.
-            let push = if friction {
-                (r.push + omega * c).max(0.0)
-            } else {
+            let push = if push_only {
                 r.push + (omega * c).max(0.0)
+            } else {
+                (r.push + omega * c).max(0.0)
             };
             *p += r.normal * (push - r.push);
             r.push = push;
+            r.stuck = false;
             if !friction {
                 continue;
             }
@@ -126,6 +170,7 @@ impl SolidContacts {
             let free = u - r.normal * r.normal.dot(&u) - r.slip;
             let cap = r.friction * r.push;
             let len = free.norm();
+            r.stuck = len <= cap && cap > 0.0;
             let slip = if len <= cap {
                 -free
             } else {
