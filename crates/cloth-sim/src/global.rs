@@ -122,8 +122,8 @@ pub(crate) struct GlobalProjection {
     /// multipliers (`J^T lambda` of the edges, the pull the move answers).
     react: Vec<Vec3>,
     /// Per contact row, of the last solve's move as taken: the tangential move static
-    /// friction prevented and the push along the normal (m).
-    held: Vec<(Vec3, f64)>,
+    /// friction prevented (m).
+    held: Vec<Vec3>,
     /// Length scale of the contact rows in the line search's measure (m): the mean rest
     /// length.
     scale: f64,
@@ -196,7 +196,7 @@ impl GlobalProjection {
             planes: vec![(Vec3::zeros(), 0.0); free.len()],
             stick: vec![None; free.len()],
             react: vec![Vec3::zeros(); inv_mass.len()],
-            held: vec![(Vec3::zeros(), 0.0); free.len()],
+            held: vec![Vec3::zeros(); free.len()],
             scale: if scale > 0.0 { scale } else { 1.0 },
             free,
             free_row,
@@ -277,7 +277,7 @@ impl GlobalProjection {
         [min, max]: [f64; 2],
         slack: f64,
     ) -> Result<usize, SolverError> {
-        self.held.fill((Vec3::zeros(), 0.0));
+        self.held.fill(Vec3::zeros());
         let it = self.edges.iter().zip(&self.rest).zip(&self.normal);
         let mid = 0.5 * (min + max);
         for (r, ((e, &l), &n)) in self.rows.iter_mut().zip(it) {
@@ -393,19 +393,14 @@ impl GlobalProjection {
         for r in 0..self.free.len() {
             let v = self.free[r];
             let lambda = self.rhs[(me + r, 0)];
-            let push = if self.rows[me + r].2 {
-                inv_mass[v] * lambda.max(0.0)
-            } else {
-                0.0
-            };
-            self.held[r] = (Vec3::zeros(), push);
+            self.held[r] = Vec3::zeros();
             if self.stick[r].is_some() {
                 let mut f = self.react[v];
                 if self.rows[me + r].2 {
                     f += self.grad(me + r, v) * lambda;
                 }
                 let allowed = -self.weigh(inv_mass, v, f);
-                self.held[r].0 = -f * inv_mass[v] - allowed;
+                self.held[r] = -f * inv_mass[v] - allowed;
                 self.dx[v] = allowed;
             }
         }
@@ -479,21 +474,20 @@ impl GlobalProjection {
             }
             if self.violation(&self.trial, lim) < before {
                 x.copy_from_slice(&self.trial);
-                self.held.iter_mut().for_each(|h| *h = (h.0 * t, h.1 * t));
+                self.held.iter_mut().for_each(|h| *h *= t);
                 return active;
             }
             t *= 0.5;
         }
-        self.held.fill((Vec3::zeros(), 0.0));
+        self.held.fill(Vec3::zeros());
         0
     }
 
     /// Of the last solve's move, for vertex `v`: the tangential move static friction
-    /// prevented (zero if it did not hold `v`) and the push of its contact row along the
-    /// plane's normal (m); zeros if the solve failed or moved nothing.
-    pub fn friction_moves(&self, v: usize) -> (Vec3, f64) {
+    /// prevented (m; zero if it did not hold `v`, the solve failed or moved nothing).
+    pub fn friction_moves(&self, v: usize) -> Vec3 {
         let r = self.free_row.get(v).copied().unwrap_or(usize::MAX);
-        self.held.get(r).copied().unwrap_or((Vec3::zeros(), 0.0))
+        self.held.get(r).copied().unwrap_or(Vec3::zeros())
     }
 
     /// Sum over the edges of the squared relative violation of `[min, max]` (length / rest)
