@@ -24,8 +24,8 @@ pub(crate) struct Zones {
     impacts: Vec<Impact>,
     /// Union-find parent of each vertex (itself when a root).
     parent: Vec<usize>,
-    /// Per root: mass-weighted displacement sum, mass, pinned displacement sum, pinned count.
-    sums: Vec<(Vec3, f64, Vec3, usize)>,
+    /// Per root: the sums that make the zone's translation.
+    sums: Vec<ZoneSums>,
     /// Vertices in some zone (sorted, unique once a pass is done).
     members: Vec<usize>,
 }
@@ -35,11 +35,18 @@ impl Zones {
     /// colliding pairs (`x1` is changed in place). Returns how many vertices are in zones, or
     /// the rejection when the iteration budget is used up. Nothing is done when cloth-cloth
     /// contact or its check is off.
+    ///
+    /// `y` is the position alteration included in `x1` (empty when there is none). A zone's
+    /// translation is the mean of its members' displacements, and that mean splits into the
+    /// mean of the integrated motion and the mean of y: each member's y is replaced by its
+    /// zone's mean y, so `x1 - y` stays the integrated motion (what the stretch check and the
+    /// velocity update see) and a correction y made at any h never looks like motion.
     pub fn resolve(
         &mut self,
         world: &World,
         x0: &[Vec3],
         x1: &mut [Vec3],
+        y: &mut [Vec3],
     ) -> Result<usize, Reject> {
         let settings = &world.contact;
         if world.self_collision.is_none() || !settings.self_ccd {
@@ -63,7 +70,7 @@ impl Zones {
                 return Ok(self.members.len());
             }
             self.merge();
-            self.translate(world, x0, x1);
+            self.translate(world, x0, x1, y);
         }
         self.detect(x0, x1, gap);
         if self.impacts.is_empty() {
@@ -107,22 +114,27 @@ impl Zones {
 
     /// Moves every zone member by its zone's displacement: the pinned members' mean when the
     /// zone holds pinned vertices (they keep their own motion), else the mass-weighted mean.
-    fn translate(&mut self, world: &World, x0: &[Vec3], x1: &mut [Vec3]) {
+    /// The members' alterations y (if any) become their zone's mean alteration, by the same
+    /// weights.
+    fn translate(&mut self, world: &World, x0: &[Vec3], x1: &mut [Vec3], y: &mut [Vec3]) {
         let (masses, pinned) = (&world.cloth.masses, world.pinned());
+        let zero = ZoneSums::default();
         self.sums.clear();
-        self.sums
-            .resize(x0.len(), (Vec3::zeros(), 0.0, Vec3::zeros(), 0));
+        self.sums.resize(x0.len(), zero);
         for k in 0..self.members.len() {
             let i = self.members[k];
             let r = self.find(i);
             let d = x1[i] - x0[i];
+            let yi = y.get(i).copied().unwrap_or_else(Vec3::zeros);
             let s = &mut self.sums[r];
             if pinned[i] {
-                s.2 += d;
-                s.3 += 1;
+                s.pinned_d += d;
+                s.pinned_y += yi;
+                s.pinned += 1;
             } else {
-                s.0 += d * masses[i];
-                s.1 += masses[i];
+                s.d += d * masses[i];
+                s.y += yi * masses[i];
+                s.mass += masses[i];
             }
         }
         for k in 0..self.members.len() {
@@ -131,9 +143,34 @@ impl Zones {
                 continue;
             }
             let r = self.find(i);
-            let (dm, m, dp, np) = self.sums[r];
-            let d = if np > 0 { dp / np as f64 } else { dm / m };
+            let s = self.sums[r];
+            let (d, my) = if s.pinned > 0 {
+                let n = s.pinned as f64;
+                (s.pinned_d / n, s.pinned_y / n)
+            } else {
+                (s.d / s.mass, s.y / s.mass)
+            };
             x1[i] = x0[i] + d;
+            if let Some(yi) = y.get_mut(i) {
+                *yi = my;
+            }
         }
     }
+}
+
+/// Per zone root: the sums that make its translation.
+#[derive(Clone, Copy, Default)]
+struct ZoneSums {
+    /// Mass-weighted displacement of the free members (kg m).
+    d: Vec3,
+    /// Mass-weighted alteration y of the free members (kg m).
+    y: Vec3,
+    /// Mass of the free members (kg).
+    mass: f64,
+    /// Displacement sum of the pinned members (m).
+    pinned_d: Vec3,
+    /// Alteration sum of the pinned members (m).
+    pinned_y: Vec3,
+    /// Number of pinned members.
+    pinned: usize,
 }
