@@ -161,7 +161,9 @@ impl Check {
     ) -> Option<Reject> {
         self.x1_free.clone_from(&self.x1);
         self.y_free.clone_from(&self.y);
-        let zoned = self.zones.resolve(world, &state.x, &mut self.x1, &mut self.y);
+        let zoned = self
+            .zones
+            .resolve(world, &state.x, &mut self.x1, &mut self.y);
         timings.cloth_cloth += sw.lap();
         self.zone_vertices = match zoned {
             Ok(count) => count,

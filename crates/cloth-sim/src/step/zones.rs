@@ -70,7 +70,7 @@ impl Zones {
                 return Ok(self.members.len());
             }
             self.merge();
-            self.translate(world, x0, x1, y);
+            self.translate(&world.cloth.masses, world.pinned(), x0, x1, y);
         }
         self.detect(x0, x1, gap);
         if self.impacts.is_empty() {
@@ -116,8 +116,14 @@ impl Zones {
     /// zone holds pinned vertices (they keep their own motion), else the mass-weighted mean.
     /// The members' alterations y (if any) become their zone's mean alteration, by the same
     /// weights.
-    fn translate(&mut self, world: &World, x0: &[Vec3], x1: &mut [Vec3], y: &mut [Vec3]) {
-        let (masses, pinned) = (&world.cloth.masses, world.pinned());
+    fn translate(
+        &mut self,
+        masses: &[f64],
+        pinned: &[bool],
+        x0: &[Vec3],
+        x1: &mut [Vec3],
+        y: &mut [Vec3],
+    ) {
         let zero = ZoneSums::default();
         self.sums.clear();
         self.sums.resize(x0.len(), zero);
@@ -173,4 +179,63 @@ struct ZoneSums {
     pinned_y: Vec3,
     /// Number of pinned members.
     pinned: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cloth_collide::ImpactKind;
+
+    /// One zone of four vertices, one of them pushed 1 mm by the alteration y, the others
+    /// moving by h v: the zone moves rigidly, and `x1 - y` is the mean integrated motion for
+    /// every member, so the alteration never shows as motion.
+    #[test]
+    fn a_zone_carries_the_alteration_as_its_mean_and_moves_rigidly() {
+        let n = 6;
+        let x0: Vec<Vec3> = (0..n)
+            .map(|i| Vec3::new(0.01 * i as f64, 0.003 * (i * i) as f64, -0.002 * i as f64))
+            .collect();
+        let h = 1e-5;
+        let v: Vec<Vec3> = (0..n)
+            .map(|i| Vec3::new(0.3 - 0.1 * i as f64, 0.2, 0.05 * i as f64))
+            .collect();
+        let mut y = vec![Vec3::zeros(); n];
+        y[0] = Vec3::new(0.0, 1e-3, 0.0);
+        let mut x1: Vec<Vec3> = (0..n).map(|i| x0[i] + v[i] * h + y[i]).collect();
+        let before = x1.clone();
+        let masses = [1.0, 2.0, 1.0, 1.0, 3.0, 1.0];
+        let pinned = [false; 6];
+        let mut zones = Zones {
+            parent: (0..n).collect(),
+            impacts: vec![Impact {
+                kind: ImpactKind::VertexTriangle,
+                vertices: [0, 1, 2, 3],
+                t: 0.5,
+            }],
+            ..Zones::default()
+        };
+        zones.merge();
+        zones.translate(&masses, &pinned, &x0, &mut x1, &mut y);
+        let mass: f64 = masses[..4].iter().sum();
+        let mean_v = (0..4).map(|i| v[i] * masses[i]).sum::<Vec3>() / mass;
+        let mean_y = Vec3::new(0.0, 1e-3 * masses[0] / mass, 0.0);
+        for i in 0..4 {
+            let moved = x1[i] - x0[i];
+            assert!(
+                (moved - (x1[0] - x0[0])).norm() < 1e-15,
+                "vertex {i}: not rigid"
+            );
+            assert!((y[i] - mean_y).norm() < 1e-15, "vertex {i}: y {:?}", y[i]);
+            let integrated = x1[i] - y[i] - x0[i];
+            assert!(
+                (integrated - mean_v * h).norm() < 1e-15,
+                "vertex {i}: the alteration shows as motion ({:e} m)",
+                (integrated - mean_v * h).norm()
+            );
+        }
+        for i in 4..n {
+            assert_eq!(x1[i], before[i], "vertex {i} is in no zone");
+            assert_eq!(y[i], Vec3::zeros());
+        }
+    }
 }
