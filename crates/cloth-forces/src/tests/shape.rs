@@ -142,6 +142,25 @@ proptest! {
     }
 }
 
+/// Flaps of triangle `p`: each vertex mirrored across its opposite edge, plus `jitter[i]`;
+/// returns the flaps and the stencil's six rest points.
+fn mirrored_flaps(
+    p: [Vector2<f64>; 3],
+    jitter: [Vector2<f64>; 3],
+) -> ([Option<Vector2<f64>>; 3], [Vector2<f64>; 6]) {
+    let mut q = [None; 3];
+    let mut uv = [Vector2::zeros(); 6];
+    uv[..3].copy_from_slice(&p);
+    for i in 0..3 {
+        let (a, b) = (p[(i + 1) % 3], p[(i + 2) % 3]);
+        let t = (b - a).normalize();
+        let r = p[i] - a;
+        uv[3 + i] = a + t * (2.0 * r.dot(&t)) - r + jitter[i];
+        q[i] = Some(uv[3 + i]);
+    }
+    (q, uv)
+}
+
 /// At the rest angles with zero velocity the exact element matrix is Gauss-Newton (PSD).
 #[test]
 fn shape_exact_equals_gauss_newton_at_rest() {
@@ -150,16 +169,7 @@ fn shape_exact_equals_gauss_newton_at_rest() {
         Vector2::new(0.1, 0.0),
         Vector2::new(0.04, 0.09),
     ];
-    let mut q = [None; 3];
-    let mut uv = [Vector2::zeros(); 6];
-    uv[..3].copy_from_slice(&p);
-    for i in 0..3 {
-        let (a, b) = (p[(i + 1) % 3], p[(i + 2) % 3]);
-        let t = (b - a).normalize();
-        let r = p[i] - a;
-        uv[3 + i] = a + t * (2.0 * r.dot(&t)) - r + Vector2::new(0.01, -0.005);
-        q[i] = Some(uv[3 + i]);
-    }
+    let (q, uv) = mirrored_flaps(p, [Vector2::new(0.01, -0.005); 3]);
     assert!(flap_matrix(p, q).is_some());
     let mut rest = ShapeRest::from_map(p, q, [true; 3], &midedge_map(p), [1.0, 1.0]).unwrap();
     // Fold the flaps out of plane and take that as the rest shape.
