@@ -14,7 +14,7 @@ use crate::condition::{
     Blocks, Definiteness, ElementResponse, ElementSlots, Kernel, Vec3, respond,
 };
 use crate::shape::{
-    SHAPE_PAIRS_NARROW, SHAPE_PAIRS_WIDE, Shape, ShapeRest, drop_flap_pairs, flap_matrix,
+    SHAPE_PAIRS_FLAP, SHAPE_PAIRS_WIDE, Shape, ShapeRest, drop_flap_pairs, flap_matrix,
     midedge_map, shape_energy,
 };
 use crate::split::{EdgeSplit, SplitScratch, hinges_of};
@@ -27,7 +27,7 @@ const MIN_LEN: usize = 128;
 const ENERGY_CHUNK: usize = 1024;
 
 /// The bend elements of a structure: hinges (4 vertices, 10 entries) or shape-operator
-/// triangles (6 vertices, 18 entries without or 21 with the flap-flap pairs).
+/// triangles (6 vertices; 12 entries, the pairs with a flap but no flap-flap pair, or all 21).
 enum BendLayout<'a> {
     Hinge(&'a [[usize; 4]]),
     Shape {
@@ -43,7 +43,7 @@ struct Structure {
     num_triangles: usize,
     /// Number of bend elements (hinges or shape triangles).
     num_bend: usize,
-    /// Entries per bend element (10 hinge, 18 or 21 shape).
+    /// Entries per bend element (10 hinge, 12 or 21 shape).
     bend_entries: usize,
     /// Vertices (force slots) per bend element (4 hinge, 6 shape).
     bend_slots: usize,
@@ -66,7 +66,7 @@ impl Structure {
                 if wide {
                     &SHAPE_PAIRS_WIDE
                 } else {
-                    &SHAPE_PAIRS_NARROW
+                    &SHAPE_PAIRS_FLAP
                 },
             ),
         };
@@ -174,9 +174,11 @@ pub struct ClothModel {
 /// diagonal entry (i, i) per vertex (zero from the internal model; used by
 /// [`crate::External`]). Bend elements: [`BendModel::Hinge`]: 10 per hinge (local pairs of
 /// `[v0, v1, v2, v3]`); [`BendModel::ShapeOperator`]: per triangle, the local pairs (a <= b) of
-/// its stencil `[p0, p1, p2, q0, q1, q2]` (see [`ClothModel::shape_stencils`]), 18 under
-/// [`Definiteness::Clamped`] (without the flap-flap pairs (3,4), (3,5), (4,5), so every
-/// off-diagonal entry is in `ClothMesh::vertex_pairs`) and 21 under `Exact` and `Projected`
+/// its stencil `[p0, p1, p2, q0, q1, q2]` (see [`ClothModel::shape_stencils`]), 12 under
+/// [`Definiteness::Clamped`] (the pairs with a flap, without the flap-flap pairs (3,4),
+/// (3,5), (4,5), so every off-diagonal entry is in `ClothMesh::vertex_pairs`; the element's
+/// triangle-triangle blocks are added to its triangle's 6 entries) and 21 under `Exact` and
+/// `Projected`
 /// (the flap-flap pairs couple vertices outside the mesh pattern: build the matrix pattern
 /// from [`ClothModel::vertex_pairs`]). Callers can precompute where each entry goes once.
 #[derive(Clone, Debug, Default)]
@@ -449,7 +451,7 @@ impl ClothModel {
     }
 
     /// Changes the definiteness treatment. Entries are unaffected except under
-    /// [`BendModel::ShapeOperator`] when switching between `Clamped` (18 entries per bend
+    /// [`BendModel::ShapeOperator`] when switching between `Clamped` (12 entries per bend
     /// element) and `Exact`/`Projected` (21, see [`Evaluation`]).
     pub fn set_definiteness(&mut self, d: Definiteness) {
         let wide = |d: Definiteness| d != Definiteness::Clamped;
@@ -796,8 +798,8 @@ impl ClothModel {
             out,
         );
         if def == Definiteness::Clamped {
-            narrow(&mut out.dfdx);
-            narrow(&mut out.dfdv);
+            narrow(&mut out.dfdx, &r.flap_bary);
+            narrow(&mut out.dfdv, &r.flap_bary);
         }
     }
 
@@ -912,6 +914,12 @@ impl ClothModel {
         let nh = s.num_bend;
         let nbe = s.bend_entries;
         let def = self.definiteness;
+        let shape = self.bend_model() == BendModel::ShapeOperator;
+        if shape {
+            self.shape_prepass(x, out);
+        }
+        let angles = &out.hinge_angles;
+        let psi = self.split.as_ref().map(|_| &out.split_psi[..]);
         let (tx, rest_x) = out.dfdx.split_at_mut(6 * nt);
         let (hx, dx) = rest_x.split_at_mut(nbe * nh);
         let (tv, rest_v) = out.dfdv.split_at_mut(6 * nt);
@@ -935,59 +943,37 @@ impl ClothModel {
                     f.copy_from_slice(&r.forces);
                     *e = r.energy;
                 } else {
-                    let (xs, vs) = (self.tri_gather(t, x), self.tri_gather(t, v));
-                    let m = &self.materials[self.tri_material[t]];
-                    let tp = TriangleParams {
-                        stretch: m.stretch,
-                        stretch_damping: [
-                            m.stretch_damping * m.stretch[0],
-                            m.stretch_damping * m.stretch[1],
-                        ],
-                        targets: m.stretch_targets,
-                        shear: m.shear,
-                        shear_damping: m.shear_damping * m.shear,
-                    };
-                    *e = triangle_fast(
-                        &self.tri_rest[t],
-                        &xs,
-                        &vs,
-                        &tp,
-                        def == Definiteness::Clamped,
-                        ElementSlots {
-                            dfdx: bx,
-                            dfdv: bv,
-                            forces: f,
-                        },
-                    );
+                    *e = self.triangle_fast_at(t, x, v, bx, bv, f);
                 }
             });
-        match self.bend_model() {
-            BendModel::Hinge => self.hinge_pass(x, v, hx, hv, hf, he),
-            BendModel::ShapeOperator => {
-                let angles = &mut out.hinge_angles;
-                if def == Definiteness::Clamped || self.split.is_some() {
-                    angles.resize(self.hinges.len(), (0.0, [Vec3::zeros(); 4]));
-                    angles
-                        .par_iter_mut()
-                        .enumerate()
-                        .with_min_len(MIN_LEN)
-                        .for_each(|(h, o)| {
-                            let b = Bend::new(&self.hinge_rest[h], self.hinge_gather(h, x));
-                            *o = (b.value()[0], b.gradient()[0]);
-                        });
-                }
-                let psi = self.split.as_ref().map(|sp| {
-                    out.split_dtheta.clear();
-                    out.split_dtheta.extend(angles.iter().map(|a| a.0));
-                    sp.solve(
-                        &out.split_dtheta,
-                        &mut out.split_psi,
-                        &mut out.split_scratch,
+        if shape && def == Definiteness::Clamped {
+            // The bend elements' triangle-triangle blocks add onto their triangle's entries.
+            tx.par_chunks_mut(6)
+                .zip(tv.par_chunks_mut(6))
+                .zip(hx.par_chunks_mut(nbe))
+                .zip(hv.par_chunks_mut(nbe))
+                .zip(hf.par_chunks_mut(6))
+                .zip(he.par_iter_mut())
+                .enumerate()
+                .with_min_len(MIN_LEN / 2)
+                .for_each(|(t, (((((bx, bv), sx), sv), sf), se))| {
+                    *se = self.shape_clamped_at(
+                        t,
+                        v,
+                        angles,
+                        psi,
+                        [bx, bv],
+                        ElementSlots {
+                            dfdx: sx,
+                            dfdv: sv,
+                            forces: sf,
+                        },
                     );
-                    &out.split_psi[..]
                 });
-                self.shape_pass(x, v, hx, hv, hf, he, nbe, angles, psi)
-            }
+        } else if shape {
+            self.shape_pass(x, v, hx, hv, hf, he, nbe, psi);
+        } else {
+            self.hinge_pass(x, v, hx, hv, hf, he);
         }
         dx.par_iter_mut().zip(dv.par_iter_mut()).for_each(|(a, b)| {
             *a = Matrix3::zeros();
@@ -1054,8 +1040,125 @@ impl ClothModel {
             });
     }
 
-    /// Shape-operator bend elements: the fast path under `Clamped` (Gauss-Newton written
-    /// straight into the 18 narrowed entries), the generic routine otherwise.
+    /// Shape-operator pre-pass: the wrapped angle deviation and its gradient per hinge (into
+    /// `out.hinge_angles`) and the midedge split for those angles (into `out.split_psi`).
+    fn shape_prepass(&self, x: &[Vec3], out: &mut Evaluation) {
+        let angles = &mut out.hinge_angles;
+        angles.resize(self.hinges.len(), (0.0, [Vec3::zeros(); 4]));
+        angles
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(MIN_LEN)
+            .for_each(|(h, o)| {
+                let b = Bend::new(&self.hinge_rest[h], self.hinge_gather(h, x));
+                *o = (b.value()[0], b.gradient()[0]);
+            });
+        if let Some(sp) = &self.split {
+            out.split_dtheta.clear();
+            out.split_dtheta.extend(angles.iter().map(|a| a.0));
+            sp.solve(
+                &out.split_dtheta,
+                &mut out.split_psi,
+                &mut out.split_scratch,
+            );
+        }
+    }
+
+    /// The stretch and shear element of triangle `t` (fast path, `Clamped` or `Exact`) into
+    /// its 6 entry blocks and 3 force slots; returns its energy.
+    fn triangle_fast_at(
+        &self,
+        t: usize,
+        x: &[Vec3],
+        v: &[Vec3],
+        bx: &mut [Matrix3<f64>],
+        bv: &mut [Matrix3<f64>],
+        f: &mut [Vec3],
+    ) -> f64 {
+        let (xs, vs) = (self.tri_gather(t, x), self.tri_gather(t, v));
+        let m = &self.materials[self.tri_material[t]];
+        let tp = TriangleParams {
+            stretch: m.stretch,
+            stretch_damping: [
+                m.stretch_damping * m.stretch[0],
+                m.stretch_damping * m.stretch[1],
+            ],
+            targets: m.stretch_targets,
+            shear: m.shear,
+            shear_damping: m.shear_damping * m.shear,
+        };
+        triangle_fast(
+            &self.tri_rest[t],
+            &xs,
+            &vs,
+            &tp,
+            self.definiteness == Definiteness::Clamped,
+            ElementSlots {
+                dfdx: bx,
+                dfdv: bv,
+                forces: f,
+            },
+        )
+    }
+
+    /// The shape-operator element of triangle `t` under `Clamped` (Gauss-Newton at a fixed
+    /// split, [`shape_fast_gauss_newton`]) from the pre-pass's `angles` and split `psi`: its
+    /// triangle-triangle blocks are added to `tri` (the triangle's own 6 entries, `[dfdx,
+    /// dfdv]`), the rest written to `out` (12 entries, [`SHAPE_PAIRS_FLAP`], 6 force slots).
+    /// Returns its energy.
+    fn shape_clamped_at(
+        &self,
+        t: usize,
+        v: &[Vec3],
+        angles: &[(f64, [Vec3; 4])],
+        psi: Option<&[f64]>,
+        tri: [&mut [Matrix3<f64>]; 2],
+        out: ElementSlots<'_>,
+    ) -> f64 {
+        let m = &self.materials[self.tri_material[t]];
+        let (d, beta) = (self.shape_rigidity(t), m.bend_damping);
+        // Angles and gradients from the hinge pre-pass, scattered onto the stencil (a hinge
+        // seen from its second triangle lists the edge and the wings the other way round;
+        // theta is symmetric).
+        let st = &self.shape_stencils[t];
+        let mut dth = [0.0; 3];
+        let mut ga = [[Vec3::zeros(); 6]; 3];
+        for i in 0..3 {
+            let h = self.shape_hinges[t][i];
+            if h == usize::MAX {
+                continue;
+            }
+            let (th, g) = &angles[h];
+            dth[i] = *th;
+            let order = if self.hinges[h][2] == st[i] {
+                [0, 1, 2, 3]
+            } else {
+                [1, 0, 3, 2]
+            };
+            for a in 0..4 {
+                ga[i][crate::shape::hinge_slot(i, a)] += g[order[a]];
+            }
+        }
+        // The midedge split: this triangle's share of each angle.
+        let o = self.split_offsets(t, psi);
+        for i in 0..3 {
+            dth[i] += o[i];
+        }
+        shape_fast_gauss_newton(
+            &self.shape_rest[t],
+            st,
+            dth,
+            &ga,
+            &self.shape_gather(t, v),
+            d,
+            beta,
+            tri,
+            out,
+        )
+    }
+
+    /// The shape-operator elements under `Exact` or `Projected` (21 entries each, the generic
+    /// routine at the split `psi`).
     #[allow(clippy::too_many_arguments)]
     fn shape_pass(
         &self,
@@ -1066,7 +1169,6 @@ impl ClothModel {
         hf: &mut [Vec3],
         he: &mut [f64],
         nbe: usize,
-        angles: &[(f64, [Vec3; 4])],
         psi: Option<&[f64]>,
     ) {
         let def = self.definiteness;
@@ -1077,52 +1179,6 @@ impl ClothModel {
             .enumerate()
             .with_min_len(MIN_LEN / 2)
             .for_each(|(t, (((bx, bv), f), e))| {
-                if def == Definiteness::Clamped {
-                    let m = &self.materials[self.tri_material[t]];
-                    let (d, beta) = (self.shape_rigidity(t), m.bend_damping);
-                    // Angles and gradients from the hinge pre-pass, scattered onto the
-                    // stencil (a hinge seen from its second triangle lists the edge and the
-                    // wings the other way round; theta is symmetric).
-                    let st = &self.shape_stencils[t];
-                    let mut dth = [0.0; 3];
-                    let mut ga = [[Vec3::zeros(); 6]; 3];
-                    for i in 0..3 {
-                        let h = self.shape_hinges[t][i];
-                        if h == usize::MAX {
-                            continue;
-                        }
-                        let (th, g) = &angles[h];
-                        dth[i] = *th;
-                        let order = if self.hinges[h][2] == st[i] {
-                            [0, 1, 2, 3]
-                        } else {
-                            [1, 0, 3, 2]
-                        };
-                        for a in 0..4 {
-                            ga[i][crate::shape::hinge_slot(i, a)] += g[order[a]];
-                        }
-                    }
-                    // The midedge split: this triangle's share of each angle.
-                    let o = self.split_offsets(t, psi);
-                    for i in 0..3 {
-                        dth[i] += o[i];
-                    }
-                    *e = shape_fast_gauss_newton(
-                        &self.shape_rest[t],
-                        st,
-                        dth,
-                        &ga,
-                        &self.shape_gather(t, v),
-                        d,
-                        beta,
-                        ElementSlots {
-                            dfdx: bx,
-                            dfdv: bv,
-                            forces: f,
-                        },
-                    );
-                    return;
-                }
                 let mut r = ElementResponse::zero();
                 let offsets = self.split_offsets(t, psi);
                 self.shape_response(t, x, v, def, offsets, &mut r);
@@ -1198,13 +1254,13 @@ fn make_split(
 
 /// `narrow` for a df/dx or df/dv element matrix (negative semidefinite): applies
 /// [`drop_flap_pairs`] to its negation.
-fn narrow(m: &mut Blocks<6>) {
+fn narrow(m: &mut Blocks<6>, bary: &[[f64; 3]; 3]) {
     for row in m.iter_mut() {
         for b in row.iter_mut() {
             *b = -*b;
         }
     }
-    drop_flap_pairs(m);
+    drop_flap_pairs(m, bary);
     for row in m.iter_mut() {
         for b in row.iter_mut() {
             *b = -*b;
@@ -1228,7 +1284,9 @@ fn pair_block(m: &Blocks<6>, stencil: &[usize; 6], a: usize, b: usize) -> Matrix
 /// `-sum_i sigma_i dtheta_i` with `sigma = P^T (d C + beta d Cdot)`, Gauss-Newton
 /// `df/dx = -d G_a S G_b^T` (`S = P^T P`, `G_a` the 3x3 matrix of the angle gradients at
 /// stencil slot a), `df/dv = beta df/dx`, flap-flap blocks folded by [`drop_flap_pairs`];
-/// the same result as the generic routine (tested). Returns the energy.
+/// the same result as the generic routine (tested). The triangle-triangle blocks (pairs of
+/// [`TRI_PAIRS`]) are added to `tri` (`[dfdx, dfdv]`, the triangle's own entries), the
+/// [`SHAPE_PAIRS_FLAP`] blocks written to `out`. Returns the energy.
 #[allow(clippy::too_many_arguments)]
 fn shape_fast_gauss_newton(
     rest: &ShapeRest,
@@ -1238,6 +1296,7 @@ fn shape_fast_gauss_newton(
     v: &[Vec3; 6],
     d: f64,
     beta: f64,
+    tri: [&mut [Matrix3<f64>]; 2],
     out: ElementSlots<'_>,
 ) -> f64 {
     if d == 0.0 {
@@ -1263,18 +1322,22 @@ fn shape_fast_gauss_newton(
         out.forces[a] = -(ga[0][a] * sigma[0] + ga[1][a] * sigma[1] + ga[2][a] * sigma[2]);
     }
     // Gauss-Newton d G_a S G_b^T with S = P^T P, in the relative coordinates of
-    // `drop_flap_pairs` (y_a = x_a for triangle slots, r_j = x_{3+j} - x_j for flaps): angle j
-    // moves flap j alone, with gradient u_j, so the triangle gradients become
-    // G'_a = G_a + u_a e_a^T and the r-r blocks d S_ij u_i u_j^T are folded onto the r
-    // diagonal (for B = d S_ij u_i u_j^T the added term is d |S_ij| sqrt(S_ii / S_jj) u_i u_i^T);
-    // the blocks are then mapped back to x: K_x = T^T K_y T.
+    // `drop_flap_pairs` (y_a = x_a for triangle slots, r_j = x_{3+j} - sum_k l_jk x_k for
+    // flaps, l = `flap_bary`): angle j moves flap j alone, with gradient u_j, so the triangle
+    // gradients become G'_a = G_a + sum_j l_ja u_j e_j^T and the r-r blocks d S_ij u_i u_j^T
+    // are folded onto the r diagonal (for B = d S_ij u_i u_j^T the added term is
+    // d |S_ij| sqrt(S_ii / S_jj) u_i u_i^T); the blocks are then mapped back to x:
+    // K_x = T^T K_y T.
+    let l = &rest.flap_bary;
     let s = rest.gram();
     let sm = Matrix3::from_fn(|i, j| d * s[i][j]);
     let u: [Vec3; 3] = std::array::from_fn(|j| ga[j][3 + j]);
     let g: [Matrix3<f64>; 3] = std::array::from_fn(|a| {
-        let mut m = Matrix3::from_columns(&[ga[0][a], ga[1][a], ga[2][a]]);
-        m.set_column(a, &(m.column(a) + u[a]));
-        m
+        Matrix3::from_columns(&[
+            ga[0][a] + u[0] * l[0][a],
+            ga[1][a] + u[1] * l[1][a],
+            ga[2][a] + u[2] * l[2][a],
+        ])
     });
     let gs: [Matrix3<f64>; 3] = std::array::from_fn(|a| g[a] * sm);
     let flap_diag: [Matrix3<f64>; 3] = std::array::from_fn(|i| {
@@ -1286,27 +1349,32 @@ fn shape_fast_gauss_newton(
         }
         u[i] * u[i].transpose() * (d * w)
     });
-    // Relative-coordinate blocks: triangle-triangle, triangle-flap.
-    let tt = |a: usize, b: usize| gs[a] * g[b].transpose();
-    let tf = |a: usize, j: usize| gs[a].column(j) * u[j].transpose();
+    // Relative-coordinate triangle-flap blocks tf[a][j] = (G'_a S)_j u_j^T, each once.
+    let tf: [[Matrix3<f64>; 3]; 3] =
+        std::array::from_fn(|a| std::array::from_fn(|j| gs[a].column(j) * u[j].transpose()));
+    // Back in x (T: r_j = x_{3+j} - sum_k l_jk x_k): triangle-triangle (a, b):
+    // gs_a g_b^T - sum_j (l_ja tf[b][j]^T + l_jb tf[a][j]) + sum_j l_ja l_jb F_j; triangle-flap
+    // (a, 3 + j): tf[a][j] - l_ja F_j; flap-flap: the diagonal F_j only.
+    let [tri_x, tri_v] = tri;
+    for (e, &(a, b)) in TRI_PAIRS.iter().enumerate() {
+        let mut k = gs[a] * g[b].transpose();
+        for j in 0..3 {
+            k -= tf[b][j].transpose() * l[j][a] + tf[a][j] * l[j][b];
+            k += flap_diag[j] * (l[j][a] * l[j][b]);
+        }
+        tri_x[e] -= k;
+        tri_v[e] -= k * beta;
+    }
     let block = |a: usize, b: usize| -> Matrix3<f64> {
         match (a < 3, b < 3) {
-            (true, true) => {
-                let mut k = tt(a, b) - tf(b, a).transpose() - tf(a, b);
-                if a == b {
-                    k += flap_diag[a];
-                }
-                k
-            }
-            (true, false) if a == b - 3 => tf(a, b - 3) - flap_diag[a],
-            (true, false) => tf(a, b - 3),
-            (false, true) if b == a - 3 => tf(b, a - 3).transpose() - flap_diag[b],
-            (false, true) => tf(b, a - 3).transpose(),
+            (true, false) => tf[a][b - 3] - flap_diag[b - 3] * l[b - 3][a],
+            (false, true) => (tf[b][a - 3] - flap_diag[a - 3] * l[a - 3][b]).transpose(),
             (false, false) if a == b => flap_diag[a - 3],
-            (false, false) => Matrix3::zeros(),
+            _ => Matrix3::zeros(),
         }
     };
-    for (e, &(a, b)) in SHAPE_PAIRS_NARROW.iter().enumerate() {
+    for (e, &(a, b)) in SHAPE_PAIRS_FLAP.iter().enumerate() {
+        // A boundary edge's flap slot repeats the triangle vertex across it.
         let blk = if a != b && stencil[a] == stencil[b] {
             block(a, b) + block(b, a)
         } else {
@@ -1458,10 +1526,10 @@ fn shape_rests(
         .collect();
     bend.shape_rest.reserve(nt);
     for (t, st) in bend.shape_stencils.iter().enumerate() {
-        let (p, _) = gather(t);
+        let (p, q) = gather(t);
         let flaps = bnd[t].map(|b| !b);
         let bend_uv = materials[material_of_triangle[t]].bend_uv;
-        let r = ShapeRest::from_map(p, flaps, &kmaps[t], bend_uv).ok_or(
+        let r = ShapeRest::from_map(p, q, flaps, &kmaps[t], bend_uv).ok_or(
             ForceError::DegenerateBendStencil {
                 triangle: t,
                 vertices: *st,

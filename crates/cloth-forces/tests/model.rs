@@ -198,10 +198,11 @@ fn entries_are_fixed_and_storage_is_reused() {
     );
     assert_eq!(e1, ev.entries());
     assert_eq!(p1, ev.dfdx().as_ptr(), "buffers reallocated");
-    // Default (shape operator, Clamped): 6 stretch/shear + 18 bend entries per triangle.
+    // Default (shape operator, Clamped): 6 stretch/shear entries per triangle, which also hold
+    // the bend element's triangle-triangle blocks, + 12 bend entries per triangle.
     assert_eq!(model.bend_model(), BendModel::ShapeOperator);
-    assert_eq!(ev.entries().len(), 24 * model.num_triangles() + n);
-    assert_eq!(model.diagonal_entries_start(), 24 * model.num_triangles());
+    assert_eq!(ev.entries().len(), 18 * model.num_triangles() + n);
+    assert_eq!(model.diagonal_entries_start(), 18 * model.num_triangles());
     // Every off-diagonal entry is a vertex pair of the mesh's sparsity pattern.
     let pairs = mesh.vertex_pairs();
     for &(i, j) in ev.entries() {

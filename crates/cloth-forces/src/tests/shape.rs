@@ -38,7 +38,7 @@ fn element(s: &Sample) -> Option<(ShapeRest, [Vec3; 6])> {
     }
     let j = flap_matrix(p, q)?;
     let m = midedge_map(p) + Matrix3::from_fn(|r, c| s.vel[3 * r + c]) * (0.3 / sc);
-    let mut rest = ShapeRest::from_map(p, flaps, &m, [1.0 + s.f[5], 1.0 - s.f[4]])?;
+    let mut rest = ShapeRest::from_map(p, q, flaps, &m, [1.0 + s.f[5], 1.0 - s.f[4]])?;
     for i in 0..3 {
         rest.rest_angles[i] = 0.4 * s.f[i];
     }
@@ -120,7 +120,7 @@ proptest! {
         let mut gn = [[Matrix3::zeros(); 6]; 6];
         k.add_clamped(&[1e-3; 3], &[0.0; 3], &mut gn);
         let mut folded = gn;
-        drop_flap_pairs(&mut folded);
+        drop_flap_pairs(&mut folded, &rest.flap_bary);
         let (g, f) = (blocks_to_dense(&gn), blocks_to_dense(&folded));
         let scale = g.amax().max(1e-300);
         prop_assert!(min_eig(&f) >= -1e-10 * scale, "folded min eig {}", min_eig(&f));
@@ -142,6 +142,25 @@ proptest! {
     }
 }
 
+/// Flaps of triangle `p`: each vertex mirrored across its opposite edge, plus `jitter[i]`;
+/// returns the flaps and the stencil's six rest points.
+fn mirrored_flaps(
+    p: [Vector2<f64>; 3],
+    jitter: [Vector2<f64>; 3],
+) -> ([Option<Vector2<f64>>; 3], [Vector2<f64>; 6]) {
+    let mut q = [None; 3];
+    let mut uv = [Vector2::zeros(); 6];
+    uv[..3].copy_from_slice(&p);
+    for i in 0..3 {
+        let (a, b) = (p[(i + 1) % 3], p[(i + 2) % 3]);
+        let t = (b - a).normalize();
+        let r = p[i] - a;
+        uv[3 + i] = a + t * (2.0 * r.dot(&t)) - r + jitter[i];
+        q[i] = Some(uv[3 + i]);
+    }
+    (q, uv)
+}
+
 /// At the rest angles with zero velocity the exact element matrix is Gauss-Newton (PSD).
 #[test]
 fn shape_exact_equals_gauss_newton_at_rest() {
@@ -150,18 +169,9 @@ fn shape_exact_equals_gauss_newton_at_rest() {
         Vector2::new(0.1, 0.0),
         Vector2::new(0.04, 0.09),
     ];
-    let mut q = [None; 3];
-    let mut uv = [Vector2::zeros(); 6];
-    uv[..3].copy_from_slice(&p);
-    for i in 0..3 {
-        let (a, b) = (p[(i + 1) % 3], p[(i + 2) % 3]);
-        let t = (b - a).normalize();
-        let r = p[i] - a;
-        uv[3 + i] = a + t * (2.0 * r.dot(&t)) - r + Vector2::new(0.01, -0.005);
-        q[i] = Some(uv[3 + i]);
-    }
+    let (q, uv) = mirrored_flaps(p, [Vector2::new(0.01, -0.005); 3]);
     assert!(flap_matrix(p, q).is_some());
-    let mut rest = ShapeRest::from_map(p, [true; 3], &midedge_map(p), [1.0, 1.0]).unwrap();
+    let mut rest = ShapeRest::from_map(p, q, [true; 3], &midedge_map(p), [1.0, 1.0]).unwrap();
     // Fold the flaps out of plane and take that as the rest shape.
     let x: [Vec3; 6] = std::array::from_fn(|a| {
         let z = if a >= 3 { 0.02 * (a as f64 - 3.5) } else { 0.0 };
@@ -180,4 +190,50 @@ fn shape_exact_equals_gauss_newton_at_rest() {
     let gn = blocks_to_dense(&gn);
     assert!((&exact - &gn).amax() <= 1e-12 * gn.amax());
     assert!(min_eig(&exact) >= -1e-10 * exact.amax());
+}
+
+/// Folded (`Clamped`) on a flat element with irregular flaps: blind to every infinitesimal
+/// rigid motion, rotations included (the flaps are folded relative to the triangle's plane,
+/// see `drop_flap_pairs`; folded relative to the opposite vertex, the matrix resisted
+/// out-of-plane rotations and over-stiffened smooth bending modes without bound under
+/// refinement, `tests/implicit_matrix.rs`).
+#[test]
+fn folded_matrix_is_blind_to_rigid_rotations_of_a_flat_element() {
+    let p = [
+        Vector2::new(0.0, 0.0),
+        Vector2::new(0.1, 0.0),
+        Vector2::new(0.04, 0.09),
+    ];
+    let (q, uv) = mirrored_flaps(
+        p,
+        [
+            Vector2::new(0.013, -0.006),
+            Vector2::new(-0.02, 0.011),
+            Vector2::new(0.004, 0.017),
+        ],
+    );
+    let rest = ShapeRest::from_map(p, q, [true; 3], &midedge_map(p), [1.3, 0.8]).unwrap();
+    let x: [Vec3; 6] = std::array::from_fn(|a| Vec3::new(uv[a].x, 0.0, uv[a].y));
+    let k = Shape::new(&rest, &x);
+    let mut m = [[Matrix3::zeros(); 6]; 6];
+    k.add_clamped(&[1e-3, 2e-3, 0.5e-3], &[0.0; 3], &mut m);
+    drop_flap_pairs(&mut m, &rest.flap_bary);
+    let folded = blocks_to_dense(&m);
+    let scale = folded.amax();
+    assert!(scale > 0.0);
+    let centre = x.iter().sum::<Vec3>() / 6.0;
+    for axis in [Vec3::x(), Vec3::y(), Vec3::z()] {
+        let w = nalgebra::DVector::from_iterator(
+            18,
+            x.iter().flat_map(|p| {
+                let v = axis.cross(&(p - centre));
+                [v.x, v.y, v.z]
+            }),
+        );
+        let r = (&folded * &w).amax();
+        assert!(
+            r <= 1e-10 * scale,
+            "rotation about {axis:?} meets {r:e} (scale {scale:e})"
+        );
+    }
 }

@@ -24,12 +24,14 @@ pub(crate) struct Check {
     /// Whether `stretch0` belongs to the current start state.
     valid: bool,
     /// Whether the attempt being judged has a non-zero alteration y (then `stretch1` is not
-    /// the candidate's own stretch until [`Check::restretch`]).
+    /// the candidate's own stretch until the accepted step re-measures it in stage 6).
     pub altered: bool,
     /// Candidate end positions, `x0 + h (v0 + dv) + y` (m), after impact zones.
     pub x1: Vec<Vec3>,
     /// The candidate before impact zones (m).
     x1_free: Vec<Vec3>,
+    /// The alteration y before impact zones (empty when there is none).
+    y_free: Vec<Vec3>,
     /// Impact zones (the cloth-cloth safety net).
     zones: Zones,
     /// Vertices moved by impact zones in the last judged attempt.
@@ -158,7 +160,10 @@ impl Check {
         sw: &mut Stopwatch,
     ) -> Option<Reject> {
         self.x1_free.clone_from(&self.x1);
-        let zoned = self.zones.resolve(world, &state.x, &mut self.x1);
+        self.y_free.clone_from(&self.y);
+        let zoned = self
+            .zones
+            .resolve(world, &state.x, &mut self.x1, &mut self.y);
         timings.cloth_cloth += sw.lap();
         self.zone_vertices = match zoned {
             Ok(count) => count,
@@ -167,10 +172,12 @@ impl Check {
         if self.zone_vertices == 0 {
             return None;
         }
-        world
-            .cloth
-            .model
-            .triangle_stretch(&self.x1, &mut self.stretch1);
+        // Judged like the free candidate, without the alteration y (the zones carried it
+        // along): y moves a vertex by a fixed distance at any h, and a zone made at a tiny
+        // step must not look like a stretch change that no smaller step could cure.
+        let y = std::mem::take(&mut self.y);
+        self.stretch_without(&world.cloth.model, &y);
+        self.y = y;
         if world.colliders.is_some() {
             detection.penetrations(world, &self.x1);
             timings.cloth_solid += sw.lap();
@@ -182,12 +189,19 @@ impl Check {
     }
 
     /// Velocity corrections (m/s) of the impact zones for an accepted step of size `h`: the
-    /// change of each vertex's end position divided by h.
+    /// change of each vertex's integrated end position (without the alteration y, which moves
+    /// positions only) divided by h.
     pub fn zone_velocity_changes(&self, h: f64) -> impl Iterator<Item = Vec3> + '_ {
+        let zero = Vec3::zeros();
         self.x1
             .iter()
             .zip(&self.x1_free)
-            .map(move |(x, free)| (x - free) / h)
+            .enumerate()
+            .map(move |(i, (x, free))| {
+                let y = self.y.get(i).unwrap_or(&zero);
+                let y_free = self.y_free.get(i).unwrap_or(&zero);
+                ((x - y) - (free - y_free)) / h
+            })
     }
 
     /// The most stretched triangle of the start state and its stretch `max(|w_u|, |w_v|) - 1`.

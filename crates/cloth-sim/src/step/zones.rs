@@ -24,8 +24,8 @@ pub(crate) struct Zones {
     impacts: Vec<Impact>,
     /// Union-find parent of each vertex (itself when a root).
     parent: Vec<usize>,
-    /// Per root: mass-weighted displacement sum, mass, pinned displacement sum, pinned count.
-    sums: Vec<(Vec3, f64, Vec3, usize)>,
+    /// Per root: the sums that make the zone's translation.
+    sums: Vec<ZoneSums>,
     /// Vertices in some zone (sorted, unique once a pass is done).
     members: Vec<usize>,
 }
@@ -35,11 +35,18 @@ impl Zones {
     /// colliding pairs (`x1` is changed in place). Returns how many vertices are in zones, or
     /// the rejection when the iteration budget is used up. Nothing is done when cloth-cloth
     /// contact or its check is off.
+    ///
+    /// `y` is the position alteration included in `x1` (empty when there is none). A zone's
+    /// translation is the mean of its members' displacements, and that mean splits into the
+    /// mean of the integrated motion and the mean of y: each member's y is replaced by its
+    /// zone's mean y, so `x1 - y` stays the integrated motion (what the stretch check and the
+    /// velocity update see) and a correction y made at any h never looks like motion.
     pub fn resolve(
         &mut self,
         world: &World,
         x0: &[Vec3],
         x1: &mut [Vec3],
+        y: &mut [Vec3],
     ) -> Result<usize, Reject> {
         let settings = &world.contact;
         if world.self_collision.is_none() || !settings.self_ccd {
@@ -63,7 +70,7 @@ impl Zones {
                 return Ok(self.members.len());
             }
             self.merge();
-            self.translate(world, x0, x1);
+            self.translate(&world.cloth.masses, world.pinned(), x0, x1, y);
         }
         self.detect(x0, x1, gap);
         if self.impacts.is_empty() {
@@ -107,22 +114,33 @@ impl Zones {
 
     /// Moves every zone member by its zone's displacement: the pinned members' mean when the
     /// zone holds pinned vertices (they keep their own motion), else the mass-weighted mean.
-    fn translate(&mut self, world: &World, x0: &[Vec3], x1: &mut [Vec3]) {
-        let (masses, pinned) = (&world.cloth.masses, world.pinned());
+    /// The members' alterations y (if any) become their zone's mean alteration, by the same
+    /// weights.
+    fn translate(
+        &mut self,
+        masses: &[f64],
+        pinned: &[bool],
+        x0: &[Vec3],
+        x1: &mut [Vec3],
+        y: &mut [Vec3],
+    ) {
+        let zero = ZoneSums::default();
         self.sums.clear();
-        self.sums
-            .resize(x0.len(), (Vec3::zeros(), 0.0, Vec3::zeros(), 0));
+        self.sums.resize(x0.len(), zero);
         for k in 0..self.members.len() {
             let i = self.members[k];
             let r = self.find(i);
             let d = x1[i] - x0[i];
+            let yi = y.get(i).copied().unwrap_or_else(Vec3::zeros);
             let s = &mut self.sums[r];
             if pinned[i] {
-                s.2 += d;
-                s.3 += 1;
+                s.pinned_d += d;
+                s.pinned_y += yi;
+                s.pinned += 1;
             } else {
-                s.0 += d * masses[i];
-                s.1 += masses[i];
+                s.d += d * masses[i];
+                s.y += yi * masses[i];
+                s.mass += masses[i];
             }
         }
         for k in 0..self.members.len() {
@@ -131,9 +149,93 @@ impl Zones {
                 continue;
             }
             let r = self.find(i);
-            let (dm, m, dp, np) = self.sums[r];
-            let d = if np > 0 { dp / np as f64 } else { dm / m };
+            let s = self.sums[r];
+            let (d, my) = if s.pinned > 0 {
+                let n = s.pinned as f64;
+                (s.pinned_d / n, s.pinned_y / n)
+            } else {
+                (s.d / s.mass, s.y / s.mass)
+            };
             x1[i] = x0[i] + d;
+            if let Some(yi) = y.get_mut(i) {
+                *yi = my;
+            }
+        }
+    }
+}
+
+/// Per zone root: the sums that make its translation.
+#[derive(Clone, Copy, Default)]
+struct ZoneSums {
+    /// Mass-weighted displacement of the free members (kg m).
+    d: Vec3,
+    /// Mass-weighted alteration y of the free members (kg m).
+    y: Vec3,
+    /// Mass of the free members (kg).
+    mass: f64,
+    /// Displacement sum of the pinned members (m).
+    pinned_d: Vec3,
+    /// Alteration sum of the pinned members (m).
+    pinned_y: Vec3,
+    /// Number of pinned members.
+    pinned: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cloth_collide::ImpactKind;
+
+    /// One zone of four vertices, one of them pushed 1 mm by the alteration y, the others
+    /// moving by h v: the zone moves rigidly, and `x1 - y` is the mean integrated motion for
+    /// every member, so the alteration never shows as motion.
+    #[test]
+    fn a_zone_carries_the_alteration_as_its_mean_and_moves_rigidly() {
+        let n = 6;
+        let x0: Vec<Vec3> = (0..n)
+            .map(|i| Vec3::new(0.01 * i as f64, 0.003 * (i * i) as f64, -0.002 * i as f64))
+            .collect();
+        let h = 1e-5;
+        let v: Vec<Vec3> = (0..n)
+            .map(|i| Vec3::new(0.3 - 0.1 * i as f64, 0.2, 0.05 * i as f64))
+            .collect();
+        let mut y = vec![Vec3::zeros(); n];
+        y[0] = Vec3::new(0.0, 1e-3, 0.0);
+        let mut x1: Vec<Vec3> = (0..n).map(|i| x0[i] + v[i] * h + y[i]).collect();
+        let before = x1.clone();
+        let masses = [1.0, 2.0, 1.0, 1.0, 3.0, 1.0];
+        let pinned = [false; 6];
+        let mut zones = Zones {
+            parent: (0..n).collect(),
+            impacts: vec![Impact {
+                kind: ImpactKind::VertexTriangle,
+                vertices: [0, 1, 2, 3],
+                t: 0.5,
+            }],
+            ..Zones::default()
+        };
+        zones.merge();
+        zones.translate(&masses, &pinned, &x0, &mut x1, &mut y);
+        let mass: f64 = masses[..4].iter().sum();
+        let mean_v = (0..4).map(|i| v[i] * masses[i]).sum::<Vec3>() / mass;
+        let mean_y = Vec3::new(0.0, 1e-3 * masses[0] / mass, 0.0);
+        for i in 0..4 {
+            let moved = x1[i] - x0[i];
+            assert!(
+                (moved - (x1[0] - x0[0])).norm() < 1e-15,
+                "vertex {i}: not rigid"
+            );
+            assert!((y[i] - mean_y).norm() < 1e-15, "vertex {i}: y {:?}", y[i]);
+            let integrated = x1[i] - y[i] - x0[i];
+            assert!(
+                (integrated - mean_v * h).norm() < 1e-15,
+                "vertex {i}: the alteration shows as motion ({:e} m)",
+                (integrated - mean_v * h).norm()
+            );
+        }
+        for i in 4..n {
+            assert_eq!(x1[i], before[i], "vertex {i} is in no zone");
+            assert_eq!(y[i], Vec3::zeros());
         }
     }
 }

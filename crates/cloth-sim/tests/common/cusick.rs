@@ -38,19 +38,28 @@ pub struct Drape {
 /// Drapes a cotton disc meshed with `rings` rings (a multiple of 5) with `bend_scale` times
 /// the preset's rigidity under `model`, for `seconds` of simulated time, from flat.
 pub fn drape(rings: usize, bend_scale: f64, model: BendModel, seconds: f64) -> Drape {
-    drape_seeded(rings, bend_scale, model, seconds, None)
+    drape_seeded(rings, bend_scale, model, seconds, None, "", "")
 }
 
 /// As [`drape`], the free annulus starting with `folds` waves of 5 mm amplitude (height
 /// `5 mm cos(n phi) s^2`, s from 0 at the clamp to 1 at the rim) when given: the same
-/// equilibrium branch (fold count) on every mesh, so that meshes can be compared.
+/// equilibrium branch (fold count) on every mesh, so that meshes can be compared. `solver`:
+/// extra keys of the scene's `[solver]` table (TOML lines, e.g. `preconditioner = "direct"`);
+/// `material`: extra keys of the cloth's material table (e.g. `stretch_damping = 0.0`).
 pub fn drape_seeded(
     rings: usize,
     bend_scale: f64,
     model: BendModel,
     seconds: f64,
     folds: Option<usize>,
+    solver: &str,
+    material: &str,
 ) -> Drape {
+    let material = if material.is_empty() {
+        String::new()
+    } else {
+        format!(", {material}")
+    };
     assert!(
         rings.is_multiple_of(5),
         "the clamp radius must fall on a ring"
@@ -76,8 +85,11 @@ frames = {frames}
 [cloth]
 mesh = {{ kind = "disc", radius = {RADIUS}, resolution = {rings} }}
 position = [0.0, 0.5, 0.0]
-material = {{ preset = "cotton", bend = {bend:e}, bend_model = "{model_name}" }}
+material = {{ preset = "cotton", bend = {bend:e}, bend_model = "{model_name}"{material} }}
 drag = {drag}
+
+[solver]
+{solver}
 
 [[pin]]
 vertices = [{}]
@@ -100,10 +112,18 @@ vertices = [{}]
     }
     let mut peak: f64 = 0.0;
     let mut last = 0.0;
-    for _ in 0..frames {
+    let trace = std::env::var_os("CUSICK_TRACE").is_some();
+    for frame in 1..=frames {
         sim.step_frame().expect("step");
         last = kinetic(&sim);
         peak = peak.max(last);
+        if trace && frame % 30 == 0 {
+            eprintln!(
+                "rings {rings} t = {} s: coefficient {:.4}, kinetic energy {last:.3e} J",
+                frame / 30,
+                coefficient(&sim)
+            );
+        }
     }
     Drape {
         coefficient: coefficient(&sim),
