@@ -440,7 +440,24 @@ pub fn run_in_child(spec: &CaseSpec) -> Result<CaseResult, String> {
         .rev()
         .find(|l| l.starts_with('{'))
         .ok_or_else(|| "child printed no result".to_string())?;
-    serde_json::from_str(line).map_err(|e| format!("cannot read the child's result: {e}"))
+    parse_child_result(line)
+}
+
+/// Reads the child's result line. A run that stopped early can carry non-finite figures,
+/// which JSON writes as `null` and which then do not read back as numbers; the error the
+/// child reported is then what the message says, not the unreadable figure.
+fn parse_child_result(line: &str) -> Result<CaseResult, String> {
+    serde_json::from_str(line).map_err(|e| {
+        let reported = serde_json::from_str::<serde_json::Value>(line)
+            .ok()
+            .and_then(|v| v.get("error")?.as_str().map(str::to_owned));
+        match reported {
+            Some(error) => {
+                format!("the case stopped: {error} (its figures could not be read: {e})")
+            }
+            None => format!("cannot read the child's result: {e}"),
+        }
+    })
 }
 
 /// Runs a case `repeat` times and keeps the run with the (lower) median time per frame,
@@ -834,6 +851,33 @@ mod tests {
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
+    }
+
+    /// A run that stopped before its first accepted step has no smallest step (infinite,
+    /// written as `null`): the parent must say why the case stopped, not only that a number
+    /// is missing.
+    #[test]
+    fn a_stopped_case_reports_its_error_even_with_unreadable_figures() {
+        let mut spec = CaseSpec::new("s", "t", scene_path("fixed_sheet.toml"), 1);
+        spec.grid = Some(5);
+        spec.frames = Some(1);
+        let r = crate::case::measure(&spec).unwrap();
+        let line = serde_json::to_string(&r).unwrap();
+        assert!(
+            parse_child_result(&line).is_ok(),
+            "a finished run reads back"
+        );
+        let mut v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        v["h_min"] = serde_json::Value::Null;
+        v["error"] = "frame 0: step size fell below h_min = 1e-5 s".into();
+        let message = parse_child_result(&v.to_string()).unwrap_err();
+        assert!(
+            message.contains("step size fell below h_min = 1e-5 s"),
+            "{message}"
+        );
+        v["error"] = serde_json::Value::Null;
+        let message = parse_child_result(&v.to_string()).unwrap_err();
+        assert!(message.starts_with("cannot read"), "{message}");
     }
 
     #[test]
