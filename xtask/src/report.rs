@@ -860,7 +860,7 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
     if !selfcontact.is_empty() {
         let _ = writeln!(
             w,
-            "\n## Self-contact (thrown sheet: off, penalty springs only, on)\n"
+            "\n## Self-contact (thrown sheet: off, penalty springs only, on; twisting tube: off, on)\n"
         );
         w.push_str(&markdown_table(
             &CASE_HEADERS,

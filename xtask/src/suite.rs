@@ -416,6 +416,19 @@ pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
         c.frames = frames(o, 15, None);
         cases.push(c);
     }
+    // The twisting tube (issue 15): two turns of wringing, self-contact off and on.
+    let tube = scene_path("twisting_tube.toml");
+    for (name, on) in [("off", false), ("on", true)] {
+        let mut c = CaseSpec::new(
+            &format!("selfcontact_tube_{name}"),
+            "selfcontact",
+            tube.clone(),
+            t,
+        );
+        c.self_collision = Some(on);
+        c.frames = frames(o, 5, None);
+        cases.push(c);
+    }
     cases.retain(|c| o.selects(&c.name));
     (cases, notes)
 }

@@ -1,7 +1,7 @@
 //! Cloth-cloth contact checked from outside the simulator: an independent triangle-triangle
 //! intersection test (signed volumes, a uniform grid as broad phase; nothing shared with
 //! cloth-collide) counts crossing pairs of non-adjacent triangles at the end of every frame of
-//! the fold and the thrown sheet at their default steps; and friction between two layers on
+//! the fold, the thrown sheet and the twisting tube at their default steps; and friction between two layers on
 //! an incline holds below the Coulomb threshold and slides at g (sin a - mu cos a) above it.
 
 mod common;
@@ -86,6 +86,63 @@ fn without_self_contact_the_thrown_sheet_crosses_itself() {
     let text =
         scene_text("thrown_sheet.toml").replace("self_collision = true", "self_collision = false");
     let counts = crossings_per_frame(&text, 75);
+    assert!(
+        counts.iter().any(|&c| c > 0),
+        "crossings per frame: {counts:?}"
+    );
+}
+
+/// Runs `twisting_tube.toml` (self-collision as given) and returns the crossing count of every
+/// frame and the unwrapped angle (degrees) the top ring turned against the bottom ring.
+fn twisted_tube(self_collision: bool) -> (Vec<usize>, f64) {
+    let text = scene_text("twisting_tube.toml");
+    assert!(
+        !text.contains("h_max"),
+        "the tube runs at the default h_max"
+    );
+    let text = text.replace(
+        "self_collision = true",
+        &format!("self_collision = {self_collision}"),
+    );
+    let scene = Scene::from_toml_str(&text, &scenes_dir()).expect("scene");
+    let mut sim = build_simulation(&scene).expect("simulation");
+    let tris = sim.system().mesh.triangles().to_vec();
+    // Vertex 0 starts on the bottom ring at azimuth 0, vertex 1600 above it on the top ring.
+    let (bottom, top) = (0, 1600);
+    assert!((sim.positions()[top] - Vec3::new(0.05, 0.15, 0.0)).norm() < 1e-6);
+    let azimuth = |p: Vec3| p.z.atan2(p.x).to_degrees();
+    let rel = |x: &[Vec3]| azimuth(x[top]) - azimuth(x[bottom]);
+    let (mut last, mut turned) = (rel(sim.positions()), 0.0);
+    let mut counts = Vec::new();
+    for _ in 0..scene.run.frames {
+        sim.step_frame().expect("frame");
+        let x = sim.positions();
+        counts.push(count_crossings(&tris, x));
+        let now = rel(x);
+        // Less than 180 degrees a frame (12 at 30 fps): unwrap.
+        turned += (now - last + 540.0).rem_euclid(360.0) - 180.0;
+        last = now;
+    }
+    (counts, turned)
+}
+
+#[test]
+fn the_twisting_tube_turns_two_turns_without_crossing_itself() {
+    let (counts, turned) = twisted_tube(true);
+    assert!(
+        (turned.abs() - 720.0).abs() < 1.0,
+        "the ends turned {turned} degrees against each other"
+    );
+    assert!(
+        counts.iter().all(|&c| c == 0),
+        "crossings per frame: {counts:?}"
+    );
+}
+
+#[test]
+fn without_self_contact_the_twisting_tube_crosses_itself() {
+    // The wringing does exercise the contact: with it off the counter finds crossings.
+    let (counts, _) = twisted_tube(false);
     assert!(
         counts.iter().any(|&c| c > 0),
         "crossings per frame: {counts:?}"
