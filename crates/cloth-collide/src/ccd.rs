@@ -313,6 +313,11 @@ impl SelfCcd {
             if a == c || a == d || b == c || b == d {
                 continue;
             }
+            // Swept boxes more than `gap` apart: the edges never come within `gap`.
+            let fb = Aabb::from_points([&x0[c], &x1[c], &x0[d], &x1[d]]).inflated(gap);
+            if !fb.overlaps(&q) {
+                continue;
+            }
             if let Some(t) = edge_edge_impact(m(a), m(b), m(c), m(d), gap) {
                 found.push(Impact {
                     kind: ImpactKind::EdgeEdge,

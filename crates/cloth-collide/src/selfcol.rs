@@ -234,7 +234,12 @@ impl SelfCollision {
                     others.dedup();
                     for &f in &others {
                         let [c, d] = self.topo.edges[f];
+                        // Shared vertex, or boxes apart (then the edges are farther than h
+                        // apart, which `edge_edge` would find at a higher price).
                         if a == c || a == d || b == c || b == d {
+                            continue;
+                        }
+                        if !Aabb::from_points([&x[c], &x[d]]).overlaps(&q) {
                             continue;
                         }
                         if let Some(p) = edge_edge([a, b, c, d], x, h) {
@@ -716,4 +721,50 @@ fn count_pairs(
             count
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Edge-edge proximities of a crumpled grid against testing every pair of edges that share
+    /// no vertex: the broad phase (triangle hierarchy, then edge boxes) drops none.
+    #[test]
+    fn edge_edge_proximities_are_those_of_every_edge_pair() {
+        let mesh =
+            cloth_mesh::grid(9, 9, 0.08, 0.08, cloth_mesh::GridPattern::Alternating).expect("grid");
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut rand = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let x: Vec<Vec3> = (mesh.positions().iter())
+            .map(|p| p + Vec3::new(rand(), rand(), rand()) * 0.02)
+            .collect();
+        let h = 0.005;
+        let mut sc = SelfCollision::new(&mesh, h, 1.0, 0.0).expect("self collision");
+        sc.detect(&x);
+        let mut got: Vec<[usize; 4]> = (sc.proximities().iter())
+            .filter(|p| p.kind == ProximityKind::EdgeEdge)
+            .map(|p| p.vertices)
+            .collect();
+        got.sort_unstable();
+        let (edges, _) = mesh_edges(mesh.triangles());
+        let mut want = Vec::new();
+        for (i, &[a, b]) in edges.iter().enumerate() {
+            for &[c, d] in &edges[i + 1..] {
+                if a == c || a == d || b == c || b == d {
+                    continue;
+                }
+                if let Some(p) = edge_edge([a, b, c, d], &x, h) {
+                    want.push(p.vertices);
+                }
+            }
+        }
+        want.sort_unstable();
+        assert!(want.len() > 20, "{} pairs", want.len());
+        assert_eq!(got, want);
+    }
 }

@@ -1,9 +1,11 @@
-//! Cloth-cloth proximity, penalty forces and their Jacobians, intersection counts.
+//! Cloth-cloth proximity, penalty forces and their Jacobians, intersection counts, and the
+//! continuous check's broad phase against testing every feature pair.
 
 mod common;
 
 use cloth_collide::{
-    ProximityKind, SelfCollision, Vec3, count_intersections, count_self_intersections,
+    ImpactKind, ProximityKind, SelfCcd, SelfCollision, Vec3, count_intersections,
+    count_self_intersections, edge_edge_impact, vertex_triangle_impact,
 };
 use cloth_mesh::{GridPattern, grid};
 use common::Lcg;
@@ -292,4 +294,111 @@ fn bad_parameters_and_lengths() {
     assert!(e.to_string().contains("triangle 0"), "{e}");
     let mut sc = SelfCollision::from_triangles(3, &tris, H, 1.0, 0.0).unwrap();
     assert!(sc.try_detect(&[Vec3::zeros(); 2]).is_err());
+}
+
+/// A 9 x 9 grid (8 cm) crumpled by random displacements of about a cell, and a random motion
+/// of about a cell: many feature pairs near each other and crossing paths.
+fn crumpled_motion(seed: u64) -> (Vec<[usize; 3]>, Vec<Vec3>, Vec<Vec3>) {
+    let mesh = grid(9, 9, 0.08, 0.08, GridPattern::Alternating).unwrap();
+    let mut rng = Lcg(seed);
+    let x0: Vec<Vec3> = (mesh.positions().iter())
+        .map(|p| p + rng.vec(-0.01, 0.01))
+        .collect();
+    let x1: Vec<Vec3> = x0.iter().map(|p| p + rng.vec(-0.01, 0.01)).collect();
+    (mesh.triangles().to_vec(), x0, x1)
+}
+
+/// The mesh's edges as sorted vertex pairs, each once, in ascending order (built here, not
+/// taken from the library).
+fn edges_of(tris: &[[usize; 3]]) -> Vec<[usize; 2]> {
+    let mut e: Vec<[usize; 2]> = tris
+        .iter()
+        .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
+        .map(|[a, b]| [a.min(b), a.max(b)])
+        .collect();
+    e.sort_unstable();
+    e.dedup();
+    e
+}
+
+/// Every impact of the step, as (kind, features as sorted vertex lists, time), by testing
+/// every vertex against every triangle and every edge against every edge that share no vertex
+/// (no broad phase).
+fn brute_force_impacts(
+    tris: &[[usize; 3]],
+    x0: &[Vec3],
+    x1: &[Vec3],
+    gap: f64,
+) -> Vec<(bool, [usize; 4], f64)> {
+    let m = |i: usize| [x0[i], x1[i]];
+    let mut out = Vec::new();
+    for v in 0..x0.len() {
+        for t in tris.iter().filter(|t| !t.contains(&v)) {
+            if let Some(s) = vertex_triangle_impact(m(v), m(t[0]), m(t[1]), m(t[2]), gap) {
+                let mut tri = *t;
+                tri.sort_unstable();
+                out.push((true, [v, tri[0], tri[1], tri[2]], s));
+            }
+        }
+    }
+    let edges = edges_of(tris);
+    for (i, &[a, b]) in edges.iter().enumerate() {
+        for &[c, d] in &edges[i + 1..] {
+            if a == c || a == d || b == c || b == d {
+                continue;
+            }
+            if let Some(s) = edge_edge_impact(m(a), m(b), m(c), m(d), gap) {
+                out.push((false, [a, b, c, d], s));
+            }
+        }
+    }
+    out.sort_by(|p, q| p.0.cmp(&q.0).then(p.1.cmp(&q.1)));
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+    /// The continuous check's broad phase (a hierarchy over swept triangle boxes, then swept
+    /// edge boxes) drops no impact that testing every feature pair finds, and adds none.
+    #[test]
+    fn ccd_finds_exactly_the_impacts_of_every_feature_pair(seed in any::<u64>()) {
+        let (tris, x0, x1) = crumpled_motion(seed);
+        let gap = 0.0005;
+        let mut ccd = SelfCcd::new(x0.len(), &tris).unwrap();
+        let mut found = Vec::new();
+        ccd.impacts(&x0, &x1, gap, &mut found).unwrap();
+        let mut got: Vec<(bool, [usize; 4], f64)> = found
+            .iter()
+            .map(|i| {
+                let vt = i.kind == ImpactKind::VertexTriangle;
+                let mut v = i.vertices;
+                if vt {
+                    v[1..].sort_unstable();
+                } else {
+                    let (e, f) = ([v[0].min(v[1]), v[0].max(v[1])], [v[2].min(v[3]), v[2].max(v[3])]);
+                    let (e, f) = if e < f { (e, f) } else { (f, e) };
+                    v = [e[0], e[1], f[0], f[1]];
+                }
+                (vt, v, i.t)
+            })
+            .collect();
+        got.sort_by(|p, q| p.0.cmp(&q.0).then(p.1.cmp(&q.1)));
+        let want = brute_force_impacts(&tris, &x0, &x1, gap);
+        prop_assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            prop_assert_eq!((g.0, g.1), (w.0, w.1));
+            prop_assert!((g.2 - w.2).abs() <= 1e-12, "times {} and {}", g.2, w.2);
+        }
+    }
+}
+
+#[test]
+fn the_crumpled_motion_has_impacts_of_both_kinds() {
+    // The property above is not vacuous: the random crumpled steps do produce impacts.
+    let (tris, x0, x1) = crumpled_motion(7);
+    let want = brute_force_impacts(&tris, &x0, &x1, 0.0005);
+    assert!(
+        want.iter().any(|w| w.0) && want.iter().any(|w| !w.0),
+        "{want:?}"
+    );
 }
