@@ -186,6 +186,8 @@ pub struct SelfCcd {
     topo: Topology,
     bvh: Bvh,
     boxes: Vec<Aabb>,
+    /// Swept box of every edge over the last checked step, inflated by its gap.
+    edge_boxes: Vec<Aabb>,
 }
 
 impl SelfCcd {
@@ -195,6 +197,7 @@ impl SelfCcd {
             topo: Topology::new(n_vertices, triangles)?,
             bvh: Bvh::default(),
             boxes: vec![Aabb::empty(); triangles.len()],
+            edge_boxes: Vec::new(),
         })
     }
 
@@ -231,6 +234,13 @@ impl SelfCcd {
             *b = Aabb::from_points(t.iter().flat_map(|&i| [&x0[i], &x1[i]])).inflated(gap);
         }
         self.bvh.fit(&self.boxes);
+        self.edge_boxes.clear();
+        self.edge_boxes.extend(
+            self.topo
+                .edges
+                .iter()
+                .map(|&[a, b]| Aabb::from_points([&x0[a], &x1[a], &x0[b], &x1[b]]).inflated(gap)),
+        );
         let vt: Vec<Vec<Impact>> = (0..self.topo.n_vertices)
             .into_par_iter()
             .chunks(CHUNK)
@@ -314,8 +324,7 @@ impl SelfCcd {
                 continue;
             }
             // Swept boxes more than `gap` apart: the edges never come within `gap`.
-            let fb = Aabb::from_points([&x0[c], &x1[c], &x0[d], &x1[d]]).inflated(gap);
-            if !fb.overlaps(&q) {
+            if !self.edge_boxes[f].overlaps(&q) {
                 continue;
             }
             if let Some(t) = edge_edge_impact(m(a), m(b), m(c), m(d), gap) {

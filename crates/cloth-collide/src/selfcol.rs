@@ -75,6 +75,8 @@ pub struct SelfCollision {
     slip_speed: f64,
     bvh: Bvh,
     boxes: Vec<Aabb>,
+    /// Box of every edge at the last detection (the edge-edge candidates' cheap test).
+    edge_boxes: Vec<Aabb>,
     proximities: Vec<Proximity>,
 }
 
@@ -130,6 +132,7 @@ impl SelfCollision {
             slip_speed: 1e-3,
             bvh: Bvh::default(),
             boxes: vec![Aabb::empty(); triangles.len()],
+            edge_boxes: Vec::new(),
             proximities: Vec::new(),
         })
     }
@@ -178,6 +181,13 @@ impl SelfCollision {
             *b = Aabb::from_points(t.iter().map(|&i| &x[i]));
         }
         self.bvh.fit(&self.boxes);
+        self.edge_boxes.clear();
+        (self.edge_boxes).extend(
+            self.topo
+                .edges
+                .iter()
+                .map(|&[a, b]| Aabb::from_points([&x[a], &x[b]])),
+        );
         let h = self.thickness;
         let vt: Vec<Vec<Proximity>> = (0..self.topo.n_vertices)
             .into_par_iter()
@@ -221,7 +231,7 @@ impl SelfCollision {
                 for e in es {
                     let [a, b] = self.topo.edges[e];
                     others.clear();
-                    let q = Aabb::from_points([&x[a], &x[b]]).inflated(h);
+                    let q = self.edge_boxes[e].inflated(h);
                     self.bvh.query(&q, &mut stack, |t| {
                         others.extend(
                             self.topo.tri_edges[t]
@@ -239,7 +249,7 @@ impl SelfCollision {
                         if a == c || a == d || b == c || b == d {
                             continue;
                         }
-                        if !Aabb::from_points([&x[c], &x[d]]).overlaps(&q) {
+                        if !self.edge_boxes[f].overlaps(&q) {
                             continue;
                         }
                         if let Some(p) = edge_edge([a, b, c, d], x, h) {

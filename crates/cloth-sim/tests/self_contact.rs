@@ -1,8 +1,9 @@
 //! Cloth-cloth contact checked from outside the simulator: an independent triangle-triangle
 //! intersection test (signed volumes, a uniform grid as broad phase; nothing shared with
 //! cloth-collide) counts crossing pairs of non-adjacent triangles at the end of every frame of
-//! the fold, the thrown sheet and the twisting tube at their default steps; and friction between two layers on
-//! an incline holds below the Coulomb threshold and slides at g (sin a - mu cos a) above it.
+//! the fold, the thrown sheet and the twisting tube at their default steps; and friction
+//! between two layers on an incline holds below the Coulomb threshold and slides at
+//! g (sin a - mu cos a) above it.
 
 mod common;
 
@@ -41,14 +42,26 @@ fn the_independent_counter_sees_crossings() {
 
 /// Runs `frames` frames of a scene and returns the crossing count of every frame.
 fn crossings_per_frame(text: &str, frames: usize) -> Vec<usize> {
+    crossings_watching(text, Some(frames), |_| {})
+}
+
+/// As [`crossings_per_frame`] (`None`: the scene's frame count), showing `watch` the start
+/// positions and those at the end of every frame.
+fn crossings_watching(
+    text: &str,
+    frames: Option<usize>,
+    mut watch: impl FnMut(&[Vec3]),
+) -> Vec<usize> {
     let scene = Scene::from_toml_str(text, &scenes_dir()).expect("scene");
     let mut sim = build_simulation(&scene).expect("simulation");
     let tris = sim.system().mesh.triangles().to_vec();
     assert_eq!(count_crossings(&tris, sim.positions()), 0, "initial state");
+    watch(sim.positions());
     let mut out = Vec::new();
-    for _ in 0..frames {
+    for _ in 0..frames.unwrap_or(scene.run.frames) {
         sim.step_frame().expect("frame");
         out.push(count_crossings(&tris, sim.positions()));
+        watch(sim.positions());
     }
     out
 }
@@ -104,25 +117,19 @@ fn twisted_tube(self_collision: bool) -> (Vec<usize>, f64) {
         "self_collision = true",
         &format!("self_collision = {self_collision}"),
     );
-    let scene = Scene::from_toml_str(&text, &scenes_dir()).expect("scene");
-    let mut sim = build_simulation(&scene).expect("simulation");
-    let tris = sim.system().mesh.triangles().to_vec();
     // Vertex 0 starts on the bottom ring at azimuth 0, vertex 1600 above it on the top ring.
     let (bottom, top) = (0, 1600);
-    assert!((sim.positions()[top] - Vec3::new(0.05, 0.15, 0.0)).norm() < 1e-6);
     let azimuth = |p: Vec3| p.z.atan2(p.x).to_degrees();
-    let rel = |x: &[Vec3]| azimuth(x[top]) - azimuth(x[bottom]);
-    let (mut last, mut turned) = (rel(sim.positions()), 0.0);
-    let mut counts = Vec::new();
-    for _ in 0..scene.run.frames {
-        sim.step_frame().expect("frame");
-        let x = sim.positions();
-        counts.push(count_crossings(&tris, x));
-        let now = rel(x);
-        // Less than 180 degrees a frame (12 at 30 fps): unwrap.
-        turned += (now - last + 540.0).rem_euclid(360.0) - 180.0;
-        last = now;
-    }
+    let (mut last, mut turned) = (None::<f64>, 0.0);
+    let counts = crossings_watching(&text, None, |x| {
+        let now = azimuth(x[top]) - azimuth(x[bottom]);
+        match last {
+            None => assert!((x[top] - Vec3::new(0.05, 0.15, 0.0)).norm() < 1e-6),
+            // Less than 180 degrees a frame (12 at 30 fps): unwrap.
+            Some(l) => turned += (now - l + 540.0).rem_euclid(360.0) - 180.0,
+        }
+        last = Some(now);
+    });
     (counts, turned)
 }
 
