@@ -213,7 +213,10 @@ impl Collider {
     }
 
     /// Local vertex positions of a mesh sequence at time t and their local velocities (m/s);
-    /// `None` for other motions.
+    /// `None` for other motions. The velocity is that of the frame interval ending at or
+    /// after t (at an exact frame time, the interval ending there: contacts place the solid
+    /// at a step's end, and a step ending on the last frame moved with the last interval);
+    /// before the first frame and after the last the mesh holds still.
     pub(crate) fn sequence_state(&self, t: f64) -> Option<(Vec<Vec3>, Vec<Vec3>)> {
         let (frames, fps, start) = self.motion.sequence()?;
         if frames.is_empty() {
@@ -221,12 +224,12 @@ impl Collider {
         }
         let t = if t.is_finite() { t - start } else { 0.0 };
         let last = frames.len() - 1;
-        let f = (t * fps).clamp(0.0, last as f64);
-        let k = (f.floor() as usize).min(last);
-        if k == last || t * fps < 0.0 {
-            let k = if t * fps < 0.0 { 0 } else { last };
+        let f = t * fps;
+        if last == 0 || f < 0.0 || f > last as f64 {
+            let k = if f < 0.0 { 0 } else { last };
             return Some((frames[k].clone(), vec![Vec3::zeros(); frames[k].len()]));
         }
+        let k = (f.ceil() as usize).saturating_sub(1).min(last - 1);
         let s = f - k as f64;
         let (a, b) = (&frames[k], &frames[k + 1]);
         let pos = a.iter().zip(b).map(|(p, q)| p + (q - p) * s).collect();

@@ -338,6 +338,14 @@ fn mesh_sequence_moves_and_reports_frame_velocity() {
         &Vec3::new(0.0, 1.0, 0.0),
         1e-12,
     );
+    // At a frame time the velocity is that of the interval ending there, the motion of a step
+    // that ends on it: at the last frame (0.2 s) the mesh is still moving, not held.
+    for t in [0.1, 0.2] {
+        set.update(t);
+        let top = set.query(0, &Vec3::new(0.0, 1.0, 0.0)).unwrap();
+        assert!((top.distance - (1.0 - 0.5 - t)).abs() < 1e-12, "{t}");
+        assert_vec(&top.surface_velocity, &Vec3::new(0.0, 1.0, 0.0), 1e-12);
+    }
     // Held after the last frame: at rest, at offset 0.2.
     set.update(5.0);
     let top = set.query(0, &Vec3::new(0.0, 1.0, 0.0)).unwrap();
