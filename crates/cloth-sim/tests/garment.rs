@@ -400,15 +400,19 @@ impl Body {
         }
     }
 
-    /// Whether `p` is inside the body at time `t` (ray parity; `posed` is scratch).
-    fn inside(&self, p: &Vec3, t: f64, posed: &mut Vec<Vec3>) -> bool {
-        match self {
-            Body::Still(v, tris) => common::inside(p, v, tris),
+    /// The vertices of `points` inside the body at time `t` (ray parity, the body posed once;
+    /// `posed` is scratch).
+    fn inside(&self, points: &[Vec3], t: f64, posed: &mut Vec<Vec3>) -> Vec<usize> {
+        let solid = match self {
+            Body::Still(v, tris) => common::Solid::new(v, tris),
             Body::Skinned(b) => {
                 b.pose(t, posed);
-                common::inside(p, posed, b.triangles())
+                common::Solid::new(posed, b.triangles())
             }
-        }
+        };
+        (0..points.len())
+            .filter(|&v| solid.contains(&points[v]))
+            .collect()
     }
 }
 
@@ -448,9 +452,7 @@ fn garment_scene_sews_and_settles(name: &str, openings: usize) -> f64 {
         let x = sim.positions();
         let crossings = common::count_crossings_welded(&tris, x, &stitches);
         assert_eq!(crossings, 0, "{name} frame {f}: crossing triangle pairs");
-        let inside: Vec<usize> = (0..x.len())
-            .filter(|&v| body.inside(&x[v], t, &mut posed))
-            .collect();
+        let inside = body.inside(x, t, &mut posed);
         assert!(
             inside.is_empty(),
             "{name} frame {f}: vertices in the body {inside:?}"
@@ -520,4 +522,40 @@ fn the_trousers_on_the_walking_mannequin_stay_sewn_outside_and_uncrossed() {
 #[ignore = "minutes of CPU: the garment rows on the moving mannequin, run with --ignored"]
 fn the_skirt_on_the_dancing_mannequin_stays_sewn_outside_and_uncrossed() {
     garment_scene_sews_and_settles("dancer_skirt.toml", 2);
+}
+
+/// The binned parity test the garment checks use answers as the brute-force one, on points
+/// spread over the mannequin's box (inside and outside, near its surface and far from it).
+#[test]
+fn binned_point_in_body_test_agrees_with_brute_force() {
+    let body = cloth_mesh::read_obj_data(&assets().join("mannequin/mannequin.obj")).expect("body");
+    let (v, tris) = (&body.positions, &body.triangles);
+    let lo = v.iter().fold(Vec3::repeat(f64::INFINITY), |m, p| m.inf(p));
+    let hi = v
+        .iter()
+        .fold(Vec3::repeat(f64::NEG_INFINITY), |m, p| m.sup(p));
+    let solid = common::Solid::new(v, tris);
+    // A deterministic low-discrepancy sequence over the box, 5% larger on each side.
+    let frac = |x: f64| x - x.floor();
+    let (mut inside, mut outside) = (0, 0);
+    for i in 0..3000 {
+        let k = i as f64;
+        let r = Vec3::new(
+            frac(k * 0.754_877_666),
+            frac(k * 0.569_840_291),
+            frac(k * 0.362_033_4),
+        );
+        let p = lo + (hi - lo).component_mul(&(r * 1.1 - Vec3::repeat(0.05)));
+        let brute = common::inside(&p, v, tris);
+        assert_eq!(solid.contains(&p), brute, "point {p:?}");
+        if brute {
+            inside += 1;
+        } else {
+            outside += 1;
+        }
+    }
+    assert!(
+        inside > 100 && outside > 100,
+        "{inside} inside, {outside} outside"
+    );
 }

@@ -109,35 +109,104 @@ pub fn count_crossings_welded(tris: &[[usize; 3]], x: &[Vec3], welded: &[[usize;
         .count()
 }
 
-/// Whether `p` is inside the closed triangle mesh (`vertices`, `triangles`): parity of the
-/// crossings of a ray in a fixed direction that no axis-aligned or symmetric feature lines up
-/// with.
+/// Ray-parity point-in-mesh test against a closed triangle mesh: `p` is inside when a ray
+/// from it along a fixed direction crosses the mesh an odd number of times. Brute force over
+/// every triangle; [`Solid`] answers the same question for many points.
 pub fn inside(p: &Vec3, vertices: &[Vec3], triangles: &[[usize; 3]]) -> bool {
-    let d = Vec3::new(0.3141, 0.8660, 0.2718).normalize();
-    let mut crossings = 0;
-    for t in triangles {
-        let (a, b, c) = (vertices[t[0]], vertices[t[1]], vertices[t[2]]);
-        let (e1, e2) = (b - a, c - a);
-        let h = d.cross(&e2);
-        let det = e1.dot(&h);
-        if det.abs() < 1e-14 {
-            continue;
+    let crossings = triangles
+        .iter()
+        .filter(|t| ray_crosses(p, [vertices[t[0]], vertices[t[1]], vertices[t[2]]]))
+        .count();
+    crossings % 2 == 1
+}
+
+/// The fixed ray direction of the parity tests (not along any axis, so it does not graze the
+/// edges of axis-aligned meshes).
+fn ray_direction() -> Vec3 {
+    Vec3::new(0.3141, 0.8660, 0.2718).normalize()
+}
+
+/// Whether the ray from `p` along [`ray_direction`] crosses triangle `[a, b, c]`
+/// (Moller-Trumbore).
+fn ray_crosses(p: &Vec3, [a, b, c]: [Vec3; 3]) -> bool {
+    let d = ray_direction();
+    let (e1, e2) = (b - a, c - a);
+    let h = d.cross(&e2);
+    let det = e1.dot(&h);
+    if det.abs() < 1e-14 {
+        return false;
+    }
+    let s = p - a;
+    let u = s.dot(&h) / det;
+    if !(0.0..=1.0).contains(&u) {
+        return false;
+    }
+    let q = s.cross(&e1);
+    let v = d.dot(&q) / det;
+    if v < 0.0 || u + v > 1.0 {
+        return false;
+    }
+    e2.dot(&q) / det > 0.0
+}
+
+/// The parity test of [`inside`] for many points against one posed mesh: the triangles are
+/// binned by their shadow on the plane across the ray (a uniform 2-D grid), so a point tests
+/// only the triangles whose shadow cell holds its own, with the same answer.
+pub struct Solid<'a> {
+    vertices: &'a [Vec3],
+    triangles: &'a [[usize; 3]],
+    /// Two unit vectors spanning the plane across the ray.
+    axes: [Vec3; 2],
+    cell: f64,
+    bins: HashMap<[i64; 2], Vec<usize>>,
+}
+
+impl<'a> Solid<'a> {
+    pub fn new(vertices: &'a [Vec3], triangles: &'a [[usize; 3]]) -> Self {
+        let d = ray_direction();
+        let a0 = d.cross(&Vec3::x()).normalize();
+        let axes = [a0, d.cross(&a0)];
+        let cell = triangles
+            .iter()
+            .flat_map(|t| (0..3).map(move |k| (vertices[t[k]] - vertices[t[(k + 1) % 3]]).norm()))
+            .fold(0.0, f64::max)
+            .max(1e-6);
+        let mut bins: HashMap<[i64; 2], Vec<usize>> = HashMap::new();
+        for (i, t) in triangles.iter().enumerate() {
+            let key = |k: usize| t.map(|v| (axes[k].dot(&vertices[v]) / cell).floor() as i64);
+            let (ku, kv) = (key(0), key(1));
+            let (u0, u1) = (*ku.iter().min().unwrap(), *ku.iter().max().unwrap());
+            let (v0, v1) = (*kv.iter().min().unwrap(), *kv.iter().max().unwrap());
+            for cu in u0..=u1 {
+                for cv in v0..=v1 {
+                    bins.entry([cu, cv]).or_default().push(i);
+                }
+            }
         }
-        let s = p - a;
-        let u = s.dot(&h) / det;
-        if !(0.0..=1.0).contains(&u) {
-            continue;
-        }
-        let q = s.cross(&e1);
-        let v = d.dot(&q) / det;
-        if v < 0.0 || u + v > 1.0 {
-            continue;
-        }
-        if e2.dot(&q) / det > 0.0 {
-            crossings += 1;
+        Self {
+            vertices,
+            triangles,
+            axes,
+            cell,
+            bins,
         }
     }
-    crossings % 2 == 1
+
+    /// Whether `p` is inside the mesh (the answer of [`inside`]).
+    pub fn contains(&self, p: &Vec3) -> bool {
+        let key = [0, 1].map(|k| (self.axes[k].dot(p) / self.cell).floor() as i64);
+        let Some(candidates) = self.bins.get(&key) else {
+            return false;
+        };
+        let crossings = candidates
+            .iter()
+            .filter(|&&i| {
+                let t = self.triangles[i];
+                ray_crosses(p, t.map(|v| self.vertices[v]))
+            })
+            .count();
+        crossings % 2 == 1
+    }
 }
 
 pub mod cusick;
