@@ -22,7 +22,13 @@ fn asset(name: &str) -> PathBuf {
 }
 
 /// The example garments and the openings each must have once sewn.
-const EXAMPLES: [(&str, usize); 3] = [("skirt.json", 2), ("tshirt.json", 4), ("trousers.json", 3)];
+const EXAMPLES: [(&str, usize); 5] = [
+    ("skirt.json", 2),
+    ("long_skirt.json", 2),
+    ("tshirt.json", 4),
+    ("blouse.json", 4),
+    ("trousers.json", 3),
+];
 
 // ---------------------------------------------------------------------------------------
 // Independent evaluation of the file: its own curve formulas (Bernstein polynomials, the SVG
