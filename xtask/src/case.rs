@@ -61,6 +61,11 @@ pub struct CaseSpec {
     /// Override of the continuous collision check of cloth-cloth contact (`cloth.self_ccd`).
     #[serde(default)]
     pub self_ccd: Option<bool>,
+    /// Smallest edge length (m) of sewing-pattern meshes (`cloth.mesh.edge_length` of
+    /// `kind = "garmentcode"` is raised to it; `None`: the scene's): `--quick` coarsens the
+    /// garment rows, which run at the paper's vertex counts otherwise.
+    #[serde(default)]
+    pub min_edge_length: Option<f64>,
     /// Rayon worker threads.
     pub threads: usize,
     /// Where to write the cloth's last frame (JSON, [`crate::preview::FinalFrame`]), if
@@ -85,6 +90,7 @@ impl CaseSpec {
             integrator: None,
             self_collision: None,
             self_ccd: None,
+            min_edge_length: None,
             threads,
             final_frame: None,
         }
@@ -247,6 +253,11 @@ pub fn prepare_scene(spec: &CaseSpec) -> Result<Scene, String> {
         }
         if let Some(on) = spec.self_ccd {
             cloth.self_ccd = on;
+        }
+        if let (Some(e), MeshSpec::Garmentcode { edge_length, .. }) =
+            (spec.min_edge_length, &mut cloth.mesh)
+        {
+            *edge_length = edge_length.max(e);
         }
     }
     let fps = scene.run.fps;

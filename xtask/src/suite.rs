@@ -307,8 +307,12 @@ pub fn scaling_grids(o: &BenchOptions) -> &'static [usize] {
     }
 }
 
+/// Smallest edge length (m) of the garments under `--quick`: the rows at the paper's vertex
+/// counts (edges of 1.25 to 2 cm) take minutes each.
+const QUICK_MIN_EDGE_LENGTH: f64 = 0.03;
+
 /// The garment cases: name and scene file.
-const GARMENT_SCENES: [(&str, &str); 7] = [
+const GARMENT_SCENES: [(&str, &str); 10] = [
     ("shirt", "shirt_mannequin.toml"),
     ("trousers", "trousers_mannequin.toml"),
     ("skirt", "skirt_mannequin.toml"),
@@ -316,6 +320,9 @@ const GARMENT_SCENES: [(&str, &str); 7] = [
     ("shirt_twist", "shirt_twist.toml"),
     ("trousers_walk", "trousers_walk.toml"),
     ("dancer_skirt", "dancer_skirt.toml"),
+    ("dancer_skirt_blouse", "dancer_skirt_blouse.toml"),
+    ("dancer_long_skirt", "dancer_long_skirt.toml"),
+    ("dancer_long_skirt_blouse", "dancer_long_skirt_blouse.toml"),
 ];
 
 fn scene_path(name: &str) -> PathBuf {
@@ -361,6 +368,7 @@ pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
         if path.exists() {
             let mut c = CaseSpec::new(name, "garment", path, t);
             c.frames = frames(o, 5, None);
+            c.min_edge_length = o.quick.then_some(QUICK_MIN_EDGE_LENGTH);
             cases.push(c);
         } else {
             notes.push(format!(
@@ -861,6 +869,7 @@ pub fn problems(s: &SuiteResults) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cloth::sim::MeshSpec;
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
@@ -930,6 +939,30 @@ mod tests {
     }
 
     #[test]
+    fn quick_garments_are_coarsened_and_full_ones_keep_the_scene_edge_length() {
+        let edge_lengths = |o: &BenchOptions| -> Vec<f64> {
+            let (cases, _) = plan(o);
+            let c = cases.iter().find(|c| c.name == "dancer_long_skirt_blouse");
+            let scene = crate::case::prepare_scene(c.expect("the case")).expect("the scene");
+            (scene.cloths.iter())
+                .map(|c| match c.mesh {
+                    MeshSpec::Garmentcode { edge_length, .. } => edge_length,
+                    _ => panic!("a sewing pattern"),
+                })
+                .collect()
+        };
+        let full = parse_options(&[]).unwrap();
+        let fine = edge_lengths(&full);
+        assert!(fine.iter().all(|&e| e < QUICK_MIN_EDGE_LENGTH), "{fine:?}");
+        let quick = parse_options(&args("--quick")).unwrap();
+        let coarse = edge_lengths(&quick);
+        assert!(
+            coarse.iter().all(|&e| e == QUICK_MIN_EDGE_LENGTH),
+            "{coarse:?}"
+        );
+    }
+
+    #[test]
     fn plan_covers_the_issue_and_filters_by_substring() {
         let full = parse_options(&[]).unwrap();
         let (cases, _) = plan(&full);
@@ -948,6 +981,10 @@ mod tests {
             "skirt",
             "shirt_twist",
             "trousers_walk",
+            "dancer_skirt",
+            "dancer_skirt_blouse",
+            "dancer_long_skirt",
+            "dancer_long_skirt_blouse",
         ] {
             assert!(names.contains(&n), "{n} missing from {names:?}");
         }
