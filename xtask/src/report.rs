@@ -569,13 +569,13 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
              Sewing patterns from `assets/patterns/` sewn onto the project's mannequin and draped \
              (time per frame from frame 1: a scene's preroll, in which the garment is sewn, is not \
              counted). `shirt_twist` plays the mannequin's twist clip (the paper's Figure 3), \
-             `trousers_walk` its walk (Figure 4), `dancer_skirt` and `dancer_skirt_blouse` its \
-             dance (Figure 5), `dancer_long_skirt` and `dancer_long_skirt_blouse` the same dance \
-             (Figure 6; the blouse is sleeveless); `outfit` is the trousers with the shirt sewn \
-             over them; the others stand in A-pose. The rows of Figures 3, 5 and 6 have the \
-             paper's vertex counts within 4% (`--quick` coarsens them to 3 cm edges); the \
-             trousers and the standing garments are coarser: compare time per vertex and the \
-             split of the time there, not the totals.\n"
+             `trousers_walk` its walk (Figure 4), `dancer_skirt` its dance (Figure 5) and \
+             `dancer_long_skirt` the same dance in a mid-calf skirt (Figure 6), both without the \
+             blouse; `outfit` is the trousers with the shirt sewn over them; the others stand \
+             in A-pose. The rows of Figures 3, 5 and 6 have the paper's vertex counts within 4% \
+             (`--quick` coarsens them to 3 cm edges); the trousers and the standing garments \
+             are coarser: compare time per vertex and the split of the time there, not the \
+             totals.\n"
         );
         let mut rows: Vec<Vec<String>> = garments.into_iter().map(case_row).collect();
         rows.extend(PAPER_GARMENT_ROWS.iter().map(paper_row));
