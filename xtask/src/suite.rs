@@ -308,7 +308,7 @@ pub fn scaling_grids(o: &BenchOptions) -> &'static [usize] {
 }
 
 /// Smallest edge length (m) of the garments under `--quick`: the rows at the paper's vertex
-/// counts (edges of 1.25 to 2 cm) take minutes each.
+/// counts (edges of 1.3 to 2.05 cm) take minutes each.
 const QUICK_MIN_EDGE_LENGTH: f64 = 0.03;
 
 /// The garment cases: name and scene file.

@@ -8,6 +8,15 @@ use std::collections::HashMap;
 
 use cloth_sim::Vec3;
 
+/// The longest edge of the mesh (at least 1 um): the cell size of the uniform grids below, so a
+/// triangle spans at most two cells per axis.
+fn longest_edge(x: &[Vec3], tris: &[[usize; 3]]) -> f64 {
+    tris.iter()
+        .flat_map(|t| (0..3).map(move |k| (x[t[k]] - x[t[(k + 1) % 3]]).norm()))
+        .fold(0.0, f64::max)
+        .max(1e-6)
+}
+
 /// Per vertex, the smallest vertex joined to it through `pairs` (transitively).
 fn weld(n: usize, pairs: &[[usize; 2]]) -> Vec<usize> {
     let mut class: Vec<usize> = (0..n).collect();
@@ -67,11 +76,7 @@ pub fn count_crossings(tris: &[[usize; 3]], x: &[Vec3]) -> usize {
 /// stitches: the two sides of a seam are one point once sewn) count as one vertex.
 pub fn count_crossings_welded(tris: &[[usize; 3]], x: &[Vec3], welded: &[[usize; 2]]) -> usize {
     let class = weld(x.len(), welded);
-    let cell = tris
-        .iter()
-        .flat_map(|t| (0..3).map(move |k| (x[t[k]] - x[t[(k + 1) % 3]]).norm()))
-        .fold(0.0, f64::max)
-        .max(1e-6);
+    let cell = longest_edge(x, tris);
     let key = |p: &Vec3| [0, 1, 2].map(|k| (p[k] / cell).floor() as i64);
     let mut grid: HashMap<[i64; 3], Vec<usize>> = HashMap::new();
     let mut ranges = Vec::with_capacity(tris.len());
@@ -166,11 +171,7 @@ impl<'a> Solid<'a> {
         let d = ray_direction();
         let a0 = d.cross(&Vec3::x()).normalize();
         let axes = [a0, d.cross(&a0)];
-        let cell = triangles
-            .iter()
-            .flat_map(|t| (0..3).map(move |k| (vertices[t[k]] - vertices[t[(k + 1) % 3]]).norm()))
-            .fold(0.0, f64::max)
-            .max(1e-6);
+        let cell = longest_edge(vertices, triangles);
         let mut bins: HashMap<[i64; 2], Vec<usize>> = HashMap::new();
         for (i, t) in triangles.iter().enumerate() {
             let key = |k: usize| t.map(|v| (axes[k].dot(&vertices[v]) / cell).floor() as i64);
