@@ -4,8 +4,8 @@
 mod common;
 
 use cloth_collide::{
-    ImpactKind, ProximityKind, SelfCcd, SelfCollision, Vec3, count_intersections,
-    count_self_intersections, edge_edge_impact, vertex_triangle_impact,
+    INNER_GAP, INNER_STIFFENING, ImpactKind, ProximityKind, SelfCcd, SelfCollision, Vec3,
+    count_intersections, count_self_intersections, edge_edge_impact, vertex_triangle_impact,
 };
 use cloth_mesh::{GridPattern, grid};
 use common::Lcg;
@@ -51,8 +51,10 @@ fn parallel_triangles_close_together_are_in_proximity() {
     }
     let total: Vec3 = f.iter().sum();
     assert!(total.norm() < 1e-14);
-    // Each upper vertex gets k (H - d) exactly.
-    assert!((f[3].y - 100.0 * (H - 0.002)).abs() < 1e-12);
+    // Each upper vertex gets k (H - d), plus (m - 1) k (g_in - d) inside the inner gap g_in.
+    let inner = (INNER_GAP * H - 0.002).max(0.0);
+    let push = 100.0 * (H - 0.002) + (INNER_STIFFENING - 1.0) * 100.0 * inner;
+    assert!((f[3].y - push).abs() < 1e-12);
     // Moved apart beyond the thickness: no force, no proximity.
     let far: Vec<Vec3> = x
         .iter()
@@ -282,6 +284,46 @@ fn crumpled_sheet_deterministic_across_threads() {
     let one = run_in_pool(1, run);
     assert!(one.0.len() > 100);
     assert_eq!(one, run_in_pool(2, run));
+}
+
+/// The upward push (N) on vertex 3, 2 cm above the middle of a large triangle `gap` (m) below.
+fn push_at(gap: f64, stiffness: f64) -> f64 {
+    let x = [
+        v(0.0, 0.0, 0.0),
+        v(0.0, 0.0, 1.0),
+        v(1.0, 0.0, 0.0),
+        v(0.2, gap, 0.2),
+        v(0.2, gap, 0.6),
+        v(0.6, gap, 0.2),
+    ];
+    let tris = [[0, 1, 2], [3, 4, 5]];
+    let mut sc = SelfCollision::from_triangles(6, &tris, H, stiffness, 0.0).unwrap();
+    sc.detect(&x);
+    let mut f = vec![Vec3::zeros(); 6];
+    sc.penalty(&x, &[Vec3::zeros(); 6], &mut f, &mut Vec::new());
+    f[3].y
+}
+
+#[test]
+fn pressed_layers_hold_half_the_thickness_under_a_load_that_closes_a_linear_spring() {
+    // A load of k H per vertex would press the paper's linear spring to zero gap; the
+    // stiffened spring balances it above half the thickness, found by bisecting the push.
+    let k = 500.0;
+    let load = k * H;
+    let (mut lo, mut hi) = (1e-6, H);
+    assert!(push_at(lo, k) > load && push_at(0.999 * H, k) < load);
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if push_at(mid, k) > load {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    assert!(lo > 0.5 * H, "the layers balance {lo} m apart");
+    // The push grows with the pressing: no gap holds a larger load farther apart.
+    let pushes: Vec<f64> = (1..50).map(|i| push_at(H * i as f64 / 50.0, k)).collect();
+    assert!(pushes.windows(2).all(|w| w[1] < w[0]), "{pushes:?}");
 }
 
 #[test]

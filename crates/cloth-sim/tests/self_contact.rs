@@ -1,7 +1,9 @@
 //! Cloth-cloth contact checked from outside the simulator: an independent triangle-triangle
 //! intersection test (signed volumes, a uniform grid as broad phase; nothing shared with
 //! cloth-collide) counts crossing pairs of non-adjacent triangles at the end of every frame of
-//! the fold, the thrown sheet and the twisting tube at their default steps; and friction
+//! the fold, the thrown sheet and the twisting tube at their default steps, and an independent
+//! point-triangle distance finds how close a vertex comes to another layer (issue 15: never
+//! under half the thickness); and friction
 //! between two layers on an incline holds below the Coulomb threshold and slides at
 //! g (sin a - mu cos a) above it.
 
@@ -9,7 +11,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{count_crossings, count_crossings_welded};
+use common::{count_crossings, count_crossings_welded, nearest_other_layer};
 
 use cloth_sim::{Scene, Vec3, build_simulation};
 
@@ -40,28 +42,103 @@ fn the_independent_counter_sees_crossings() {
     assert_eq!(count_crossings_welded(&tris, &y, &[[1, 8]]), 1);
 }
 
-/// Runs `frames` frames of a scene and returns the crossing count of every frame.
-fn crossings_per_frame(text: &str, frames: usize) -> Vec<usize> {
-    crossings_watching(text, Some(frames), |_| {})
+#[test]
+fn the_independent_layer_distance_sees_near_layers_only() {
+    // Two parallel triangles 3 mm apart, and a third sharing a corner with the first.
+    let x = [
+        Vec3::new(0.0, 0.0, 0.0),
+        Vec3::new(0.1, 0.0, 0.0),
+        Vec3::new(0.0, 0.0, 0.1),
+        Vec3::new(0.02, 0.003, 0.02),
+        Vec3::new(0.12, 0.003, 0.02),
+        Vec3::new(0.02, 0.003, 0.12),
+        Vec3::new(0.0, 0.001, -0.1),
+    ];
+    let layers = [[0, 1, 2], [3, 4, 5]];
+    let d = nearest_other_layer(&layers, &x, &x, 0.012, 0.01);
+    assert!((d - 0.003).abs() < 1e-12, "{d}");
+    // Nothing within reach: reach comes back.
+    assert_eq!(nearest_other_layer(&layers, &x, &x, 0.012, 0.002), 0.002);
+    // A neighbour at rest (corners within `apart`) is not another layer, however close.
+    let mut rest = x;
+    rest[3] = x[0];
+    assert!(nearest_other_layer(&layers, &x, &rest, 0.012, 0.01) > 0.003);
+    // Off the triangle's side the nearest point is on an edge: 3 mm out, 4 mm up.
+    let y = [
+        x[0],
+        x[1],
+        x[2],
+        Vec3::new(-0.003, 0.004, 0.05),
+        Vec3::new(-0.103, 0.004, 0.05),
+        Vec3::new(-0.103, 0.004, 0.15),
+    ];
+    let d = nearest_other_layer(&layers, &y, &y, 0.012, 0.01);
+    assert!((d - 0.005).abs() < 1e-12, "{d}");
 }
 
-/// As [`crossings_per_frame`] (`None`: the scene's frame count), showing `watch` the start
-/// positions and those at the end of every frame.
+/// Runs `frames` frames of a scene and returns the crossing count of every frame.
+fn crossings_per_frame(text: &str, frames: usize) -> Vec<usize> {
+    crossings_watching(text, Some(frames), |_, _| {})
+}
+
+/// A vertex's triangles and the ring around it lie within this distance at rest in the
+/// meshes below (2 cm grids, the tube's 8 mm cells); a triangle farther away is another layer.
+const APART: f64 = 0.012;
+
+/// Watches the smallest distance (m, up to `thickness`) from a vertex to another layer at the
+/// end of every frame, the start positions taken as the rest.
+struct LayerGap {
+    thickness: f64,
+    rest: Option<Vec<Vec3>>,
+    gap: f64,
+}
+
+impl LayerGap {
+    fn new(thickness: f64) -> Self {
+        Self {
+            thickness,
+            rest: None,
+            gap: thickness,
+        }
+    }
+
+    fn watch(&mut self, tris: &[[usize; 3]], x: &[Vec3]) {
+        match &self.rest {
+            None => self.rest = Some(x.to_vec()),
+            Some(r) => {
+                let d = nearest_other_layer(tris, x, r, APART, self.thickness);
+                self.gap = self.gap.min(d);
+            }
+        }
+    }
+}
+
+/// Runs a scene (its own frame count) and returns the crossing count of every frame and the
+/// smallest distance (m) from a vertex to another layer at the end of any frame (up to
+/// `thickness`).
+fn crossings_and_layer_gap(text: &str, thickness: f64) -> (Vec<usize>, f64) {
+    let mut layers = LayerGap::new(thickness);
+    let counts = crossings_watching(text, None, |t, x| layers.watch(t, x));
+    (counts, layers.gap)
+}
+
+/// As [`crossings_per_frame`] (`None`: the scene's frame count), showing `watch` the triangles
+/// with the start positions and those at the end of every frame.
 fn crossings_watching(
     text: &str,
     frames: Option<usize>,
-    mut watch: impl FnMut(&[Vec3]),
+    mut watch: impl FnMut(&[[usize; 3]], &[Vec3]),
 ) -> Vec<usize> {
     let scene = Scene::from_toml_str(text, &scenes_dir()).expect("scene");
     let mut sim = build_simulation(&scene).expect("simulation");
     let tris = sim.system().mesh.triangles().to_vec();
     assert_eq!(count_crossings(&tris, sim.positions()), 0, "initial state");
-    watch(sim.positions());
+    watch(&tris, sim.positions());
     let mut out = Vec::new();
     for _ in 0..frames.unwrap_or(scene.run.frames) {
         sim.step_frame().expect("frame");
         out.push(count_crossings(&tris, sim.positions()));
-        watch(sim.positions());
+        watch(&tris, sim.positions());
     }
     out
 }
@@ -77,20 +154,22 @@ fn fold_on_plane_at_the_default_step_never_crosses_itself() {
         !text.contains("h_max"),
         "the fold runs at the default h_max"
     );
-    let counts = crossings_per_frame(&text, 60);
+    let (counts, gap) = crossings_and_layer_gap(&text, 0.006);
     assert!(
         counts.iter().all(|&c| c == 0),
         "crossings per frame: {counts:?}"
     );
+    assert!(gap >= 0.003, "a vertex came {gap} m from another layer");
 }
 
 #[test]
 fn thrown_sheet_never_crosses_itself() {
-    let counts = crossings_per_frame(&scene_text("thrown_sheet.toml"), 75);
+    let (counts, gap) = crossings_and_layer_gap(&scene_text("thrown_sheet.toml"), 0.005);
     assert!(
         counts.iter().all(|&c| c == 0),
         "crossings per frame: {counts:?}"
     );
+    assert!(gap >= 0.0025, "a vertex came {gap} m from another layer");
 }
 
 #[test]
@@ -106,8 +185,9 @@ fn without_self_contact_the_thrown_sheet_crosses_itself() {
 }
 
 /// Runs `twisting_tube.toml` (self-collision as given) and returns the crossing count of every
-/// frame and the unwrapped angle (degrees) the top ring turned against the bottom ring.
-fn twisted_tube(self_collision: bool) -> (Vec<usize>, f64) {
+/// frame, the unwrapped angle (degrees) the top ring turned against the bottom ring and the
+/// smallest distance (m) from a vertex to another layer at the end of any frame.
+fn twisted_tube(self_collision: bool) -> (Vec<usize>, f64, f64) {
     let text = scene_text("twisting_tube.toml");
     assert!(
         !text.contains("h_max"),
@@ -121,7 +201,9 @@ fn twisted_tube(self_collision: bool) -> (Vec<usize>, f64) {
     let (bottom, top) = (0, 1600);
     let azimuth = |p: Vec3| p.z.atan2(p.x).to_degrees();
     let (mut last, mut turned) = (None::<f64>, 0.0);
-    let counts = crossings_watching(&text, None, |x| {
+    let mut layers = LayerGap::new(0.004);
+    let counts = crossings_watching(&text, None, |t, x| {
+        layers.watch(t, x);
         let now = azimuth(x[top]) - azimuth(x[bottom]);
         match last {
             None => assert!((x[top] - Vec3::new(0.05, 0.15, 0.0)).norm() < 1e-6),
@@ -130,12 +212,12 @@ fn twisted_tube(self_collision: bool) -> (Vec<usize>, f64) {
         }
         last = Some(now);
     });
-    (counts, turned)
+    (counts, turned, layers.gap)
 }
 
 #[test]
 fn the_twisting_tube_turns_two_turns_without_crossing_itself() {
-    let (counts, turned) = twisted_tube(true);
+    let (counts, turned, gap) = twisted_tube(true);
     assert!(
         (turned.abs() - 720.0).abs() < 1.0,
         "the ends turned {turned} degrees against each other"
@@ -144,12 +226,14 @@ fn the_twisting_tube_turns_two_turns_without_crossing_itself() {
         counts.iter().all(|&c| c == 0),
         "crossings per frame: {counts:?}"
     );
+    // Half the scene's 4 mm thickness.
+    assert!(gap >= 0.002, "a vertex came {gap} m from another layer");
 }
 
 #[test]
 fn without_self_contact_the_twisting_tube_crosses_itself() {
     // The wringing does exercise the contact: with it off the counter finds crossings.
-    let (counts, _) = twisted_tube(false);
+    let (counts, _, _) = twisted_tube(false);
     assert!(
         counts.iter().any(|&c| c > 0),
         "crossings per frame: {counts:?}"

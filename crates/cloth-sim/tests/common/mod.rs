@@ -210,4 +210,77 @@ impl<'a> Solid<'a> {
     }
 }
 
+/// Distance (m) from `p` to the segment (a, b).
+fn point_segment(p: &Vec3, a: &Vec3, b: &Vec3) -> f64 {
+    let ab = b - a;
+    let len2 = ab.norm_squared();
+    let s = if len2 > 0.0 {
+        ((p - a).dot(&ab) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    (p - (a + ab * s)).norm()
+}
+
+/// Distance (m) from `p` to the triangle (a, b, c): to its plane when the foot of the
+/// perpendicular lies inside (same side of all three edges), else to the nearest edge.
+fn point_triangle(p: &Vec3, [a, b, c]: [&Vec3; 3]) -> f64 {
+    let n = (b - a).cross(&(c - a));
+    let n2 = n.norm_squared();
+    if n2 > 0.0 {
+        let side = |u: &Vec3, w: &Vec3| (w - u).cross(&(p - u)).dot(&n);
+        let (s0, s1, s2) = (side(a, b), side(b, c), side(c, a));
+        if (s0 >= 0.0 && s1 >= 0.0 && s2 >= 0.0) || (s0 <= 0.0 && s1 <= 0.0 && s2 <= 0.0) {
+            return (p - a).dot(&n).abs() / n2.sqrt();
+        }
+    }
+    point_segment(p, a, b)
+        .min(point_segment(p, b, c))
+        .min(point_segment(p, c, a))
+}
+
+/// The smallest distance (m) between a vertex and a triangle of another layer: a triangle
+/// whose corners were all farther than `apart` from the vertex in `rest` (so not the vertex's
+/// own neighbourhood, which lies closer than the thickness by construction). Pairs farther
+/// than `reach` are not looked at (`reach` is returned when none is nearer). A uniform grid
+/// of cell `reach` plus the longest edge is the broad phase; nothing is shared with the
+/// simulator.
+pub fn nearest_other_layer(
+    tris: &[[usize; 3]],
+    x: &[Vec3],
+    rest: &[Vec3],
+    apart: f64,
+    reach: f64,
+) -> f64 {
+    let cell = longest_edge(x, tris) + reach;
+    let key = |p: &Vec3| [0, 1, 2].map(|k| (p[k] / cell).floor() as i64);
+    let mut grid: HashMap<[i64; 3], Vec<usize>> = HashMap::new();
+    for (i, t) in tris.iter().enumerate() {
+        // A triangle is filed under the cell of its first corner; a vertex looks at its own
+        // cell and the 26 around it, which covers every triangle within `reach`.
+        grid.entry(key(&x[t[0]])).or_default().push(i);
+    }
+    let mut best = reach;
+    for (v, p) in x.iter().enumerate() {
+        let k = key(p);
+        for dx in -1..=1 {
+            for dy in -1..=1 {
+                for dz in -1..=1 {
+                    let Some(list) = grid.get(&[k[0] + dx, k[1] + dy, k[2] + dz]) else {
+                        continue;
+                    };
+                    for &t in list {
+                        let tri = tris[t];
+                        if tri.iter().any(|&c| (rest[c] - rest[v]).norm() <= apart) {
+                            continue;
+                        }
+                        best = best.min(point_triangle(p, tri.map(|c| &x[c])));
+                    }
+                }
+            }
+        }
+    }
+    best
+}
+
 pub mod cusick;
