@@ -64,6 +64,10 @@ impl Default for ContactSettings {
 enum Mode {
     Static,
     Sliding,
+    /// Let go after the last accepted step because the solid pulled on the vertex while the
+    /// cloth around it was overstretched: engaged again (if at all) as a sliding contact
+    /// without friction (see [`ContactMemory::constrain`]).
+    Released,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -142,7 +146,8 @@ impl ContactMemory {
 
     /// Number of vertices currently in contact.
     pub fn num_contacts(&self) -> usize {
-        self.state.iter().filter(|s| s.is_some()).count()
+        let in_contact = |s: &&Option<State>| s.is_some_and(|s| s.mode != Mode::Released);
+        self.state.iter().filter(in_contact).count()
     }
 
     /// Turns the step's vertex contacts (sorted by vertex, colliders placed at t + h) into
@@ -180,13 +185,28 @@ impl ContactMemory {
             let rel_n = rel.dot(&n);
             // A new contact needs the vertex inside the thickness layer (beyond rounding of a
             // previous push-out), or approaching so that it would enter it within the step.
-            let engaged = self.state[i].is_some()
+            // A vertex let go after the last step while the cloth around it was overstretched
+            // ([`Mode::Released`]) comes back as a sliding contact without friction, so the
+            // cloth can pull it off: engaged as a new static contact, it was held and carried
+            // along by the solid for as long as it stayed inside the layer (a trouser hem on a
+            // walking foot's toe stretched to 2.3 times its length and stopped the run).
+            let released = self.state[i].is_some_and(|s| s.mode == Mode::Released);
+            let engaged = (self.state[i].is_some() && !released)
                 || self.forced[i].is_some()
                 || c.distance < thick * (1.0 - 1e-3)
                 || (rel_n < 0.0 && c.distance + h * rel_n < thick);
             if !engaged {
                 self.state[i] = None;
                 continue;
+            }
+            if released {
+                self.state[i] = Some(State {
+                    mode: Mode::Sliding,
+                    normal_force: 0.0,
+                    stops: false,
+                    hold: Vec3::zeros(),
+                    friction: 0.0,
+                });
             }
             self.engage(c, surface, settings, v, masses, h, out);
             self.active.push(*c);
@@ -247,7 +267,8 @@ impl ContactMemory {
                 out.kind[i] = Constraint::Fixed;
                 out.z[i] = c.surface_velocity - v[i];
             }
-            Mode::Sliding => {
+            // A released vertex was made a sliding contact before it got here.
+            Mode::Sliding | Mode::Released => {
                 out.kind[i] = Constraint::Plane { p: n };
                 out.z[i] = n * (-rel_n);
                 out.forces[i] += kinetic_friction(
@@ -309,7 +330,8 @@ impl ContactMemory {
     pub fn force_engagement(&mut self, deep: &[(usize, f64)], pinned: &[bool]) -> usize {
         let mut marked = 0;
         for &(i, d1) in deep {
-            if self.state[i].is_none() && !pinned[i] && self.forced[i].is_none() {
+            let free = self.state[i].is_none_or(|s| s.mode == Mode::Released);
+            if free && !pinned[i] && self.forced[i].is_none() {
                 self.forced[i] = Some(d1);
                 marked += 1;
             }
@@ -318,8 +340,16 @@ impl ContactMemory {
     }
 
     /// Updates contact states after an accepted step from the constraint forces `f` (N):
-    /// release on attraction, static/sliding transitions by Coulomb's law (Knowl 8).
-    pub fn after_step(&mut self, world: &crate::World, f: &[Vec3], v: &[Vec3], h: f64) {
+    /// release on attraction (as [`Mode::Released`] where `torn` marks the vertex: a triangle
+    /// around it is overstretched), static/sliding transitions by Coulomb's law (Knowl 8).
+    pub fn after_step(
+        &mut self,
+        world: &crate::World,
+        f: &[Vec3],
+        v: &[Vec3],
+        h: f64,
+        torn: &[bool],
+    ) {
         let (masses, pinned) = (&world.cloth.masses, world.pinned());
         let (surfaces, stick_speed) = (world.surfaces(), world.contact.stick_speed);
         self.forced.fill(None);
@@ -336,7 +366,11 @@ impl ContactMemory {
             let fn_ = f[i].dot(&n);
             if fn_ < 0.0 {
                 // Attractive: the solid would have to pull the cloth; let go (Knowl 8).
-                self.state[i] = None;
+                if torn[i] {
+                    st.mode = Mode::Released;
+                } else {
+                    self.state[i] = None;
+                }
                 continue;
             }
             st.normal_force = fn_;
@@ -360,6 +394,7 @@ impl ContactMemory {
                         st.mode = Mode::Static;
                     }
                 }
+                Mode::Released => {}
             }
         }
     }

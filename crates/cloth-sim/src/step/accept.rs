@@ -36,6 +36,8 @@ pub(crate) struct Check {
     zones: Zones,
     /// Vertices moved by impact zones in the last judged attempt.
     pub zone_vertices: usize,
+    /// Scratch of [`Check::overstretched_vertices`].
+    torn: Vec<bool>,
 }
 
 /// A vertex deeper inside a solid than the thickness, as a rejection.
@@ -202,6 +204,25 @@ impl Check {
                 let y_free = self.y_free.get(i).unwrap_or(&zero);
                 ((x - y) - (free - y_free)) / h
             })
+    }
+
+    /// Per vertex, whether a triangle around it is stretched beyond `1 + limit` along u or v
+    /// in the start state (into a scratch buffer owned by the check).
+    pub fn overstretched_vertices(
+        &mut self,
+        model: &cloth_forces::ClothModel,
+        limit: f64,
+    ) -> &[bool] {
+        self.torn.clear();
+        self.torn.resize(model.num_vertices(), false);
+        for (tri, w) in model.triangles().iter().zip(&self.stretch0) {
+            if w[0].max(w[1]) > 1.0 + limit {
+                for &i in tri {
+                    self.torn[i] = true;
+                }
+            }
+        }
+        &self.torn
     }
 
     /// The most stretched triangle of the start state and its stretch `max(|w_u|, |w_v|) - 1`.
