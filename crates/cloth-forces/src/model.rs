@@ -1566,4 +1566,3 @@ fn check(x: &[Vec3], n: usize, what: &'static str) -> Result<(), ForceError> {
     }
     Ok(())
 }
-

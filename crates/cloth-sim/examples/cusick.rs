@@ -6,8 +6,10 @@
 //! `drape_seeded`; `rings=`: the disc resolutions, multiples of 5, default 10,20,40; `scale=`:
 //! one bending scale instead of 1 and 4; `solver=KEY=VALUE;KEY=VALUE`: extra `[solver]` keys,
 //! e.g. `solver=preconditioner="direct";cg_tolerance=1e-6`; `material=KEY=VALUE,...`: extra
-//! material keys, e.g. `material=stretch_damping=0.0,shear_damping=0.0`; environment variable
-//! `CUSICK_TRACE`: print the coefficient every simulated second)
+//! material keys, e.g. `material=stretch_damping=0.0,shear_damping=0.0`; `relax`: after the
+//! run, Newton to the static equilibrium nearby and print its coefficient, fold count and
+//! residual too; environment variable `CUSICK_TRACE`: print the coefficient every simulated
+//! second)
 
 #[allow(dead_code)] // the example uses only part of the shared helper
 #[path = "../tests/common/cusick.rs"]
@@ -41,10 +43,24 @@ fn main() {
     let material: String = std::env::args()
         .find_map(|a| a.strip_prefix("material=").map(str::to_string))
         .unwrap_or_default();
-    println!(
-        "| model | bend x cotton | rings | vertices | drape coefficient | folds | KE end / peak | wall s |"
-    );
-    println!("|---|---|---|---|---|---|---|---|");
+    let relax = std::env::args().any(|a| a == "relax");
+    let options = cusick::Options {
+        folds,
+        solver: &solver,
+        material: &material,
+        relax,
+    };
+    if relax {
+        println!(
+            "| model | bend x cotton | rings | vertices | drape coefficient | folds | KE end / peak | at equilibrium | folds | residual / weight | Newton iterations | moved (mm) | wall s |"
+        );
+        println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    } else {
+        println!(
+            "| model | bend x cotton | rings | vertices | drape coefficient | folds | KE end / peak | wall s |"
+        );
+        println!("|---|---|---|---|---|---|---|---|");
+    }
     let models: Vec<BendModel> = if std::env::args().any(|a| a == "shape") {
         vec![BendModel::ShapeOperator]
     } else {
@@ -54,10 +70,19 @@ fn main() {
         for &scale in &scales {
             for &rings in &rings_list {
                 let t = std::time::Instant::now();
-                let d =
-                    cusick::drape_seeded(rings, scale, model, seconds, folds, &solver, &material);
+                let d = cusick::drape_seeded(rings, scale, model, seconds, &options);
+                let settled = d.relaxed.map_or(String::new(), |r| {
+                    format!(
+                        " {:.3} | {} | {:.1e} | {} | {:.2} |",
+                        r.coefficient,
+                        r.folds,
+                        r.residual,
+                        r.iterations,
+                        r.moved * 1e3
+                    )
+                });
                 println!(
-                    "| {model:?} | {scale} | {rings} | {} | {:.3} | {} | {:.1e} | {:.1} |",
+                    "| {model:?} | {scale} | {rings} | {} | {:.3} | {} | {:.1e} |{settled} {:.1} |",
                     d.vertices,
                     d.coefficient,
                     d.folds,

@@ -33,28 +33,62 @@ pub struct Drape {
     pub vertices: usize,
     /// Folds (nodes): local maxima of the rim's projected radius around the disc.
     pub folds: usize,
+    /// The static equilibrium reached from the end state by [`relax`], when asked for.
+    pub relaxed: Option<Settled>,
+}
+
+/// The static equilibrium that [`relax`] found from the end of a drape run.
+#[derive(Clone, Copy, Debug)]
+pub struct Settled {
+    /// Drape coefficient at equilibrium.
+    pub coefficient: f64,
+    /// Folds at equilibrium.
+    pub folds: usize,
+    /// Largest residual force on a free vertex over the largest vertex weight.
+    pub residual: f64,
+    /// Newton iterations.
+    pub iterations: usize,
+    /// Largest vertex displacement from the end of the run (m).
+    pub moved: f64,
+}
+
+/// Options of [`drape_seeded`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options<'a> {
+    /// Start the free annulus from this many waves of 5 mm amplitude (height
+    /// `5 mm cos(n phi) s^2`, s from 0 at the clamp to 1 at the rim): the same equilibrium
+    /// branch (fold count) on every mesh, so that meshes can be compared.
+    pub folds: Option<usize>,
+    /// Extra keys of the scene's `[solver]` table (TOML lines, e.g. `preconditioner = "direct"`).
+    pub solver: &'a str,
+    /// Extra keys of the cloth's material table (e.g. `stretch_damping = 0.0`).
+    pub material: &'a str,
+    /// After the run, find the static equilibrium nearby ([`relax`], to 1e-6 of the largest
+    /// vertex weight, at most 500 solves) and report it in [`Drape::relaxed`].
+    pub relax: bool,
 }
 
 /// Drapes a cotton disc meshed with `rings` rings (a multiple of 5) with `bend_scale` times
 /// the preset's rigidity under `model`, for `seconds` of simulated time, from flat.
 pub fn drape(rings: usize, bend_scale: f64, model: BendModel, seconds: f64) -> Drape {
-    drape_seeded(rings, bend_scale, model, seconds, None, "", "")
+    drape_seeded(rings, bend_scale, model, seconds, &Options::default())
 }
 
-/// As [`drape`], the free annulus starting with `folds` waves of 5 mm amplitude (height
-/// `5 mm cos(n phi) s^2`, s from 0 at the clamp to 1 at the rim) when given: the same
-/// equilibrium branch (fold count) on every mesh, so that meshes can be compared. `solver`:
-/// extra keys of the scene's `[solver]` table (TOML lines, e.g. `preconditioner = "direct"`);
-/// `material`: extra keys of the cloth's material table (e.g. `stretch_damping = 0.0`).
+/// As [`drape`], with [`Options`]: a seeded start, extra solver and material keys, and the
+/// static equilibrium reached from the end of the run.
 pub fn drape_seeded(
     rings: usize,
     bend_scale: f64,
     model: BendModel,
     seconds: f64,
-    folds: Option<usize>,
-    solver: &str,
-    material: &str,
+    options: &Options,
 ) -> Drape {
+    let Options {
+        folds,
+        solver,
+        material,
+        relax: settle,
+    } = *options;
     let material = if material.is_empty() {
         String::new()
     } else {
@@ -119,17 +153,31 @@ vertices = [{}]
         peak = peak.max(last);
         if trace && frame % 30 == 0 {
             eprintln!(
-                "rings {rings} t = {} s: coefficient {:.4}, kinetic energy {last:.3e} J",
+                "rings {rings} t = {} s: coefficient {:.4}, kinetic energy {last:.3e} J, \
+                 static residual {:.2e} of the weight",
                 frame / 30,
-                coefficient(&sim)
+                coefficient(&sim),
+                static_residual(&sim)
             );
         }
     }
+    let relaxed = settle.then(|| {
+        let r = relax(&sim, 1e-6, 500);
+        let tris = sim.world().cloth.model.triangles();
+        Settled {
+            coefficient: shadow_coefficient(&r.x, tris),
+            folds: count_folds(&r.x, &rest),
+            residual: r.residual,
+            iterations: r.iterations,
+            moved: r.moved,
+        }
+    });
     Drape {
         coefficient: coefficient(&sim),
         rest: last / peak.max(f64::MIN_POSITIVE),
         vertices: sim.positions().len(),
         folds: count_folds(sim.positions(), &rest),
+        relaxed,
     }
 }
 
@@ -153,6 +201,29 @@ fn count_folds(x: &[Vec3], rest: &[Vec3]) -> usize {
     (0..n)
         .filter(|&i| smooth[i] > smooth[(i + n - 1) % n] && smooth[i] >= smooth[(i + 1) % n])
         .count()
+}
+
+/// How far the current positions are from a static equilibrium: the RMS over free vertices of
+/// |elastic force + weight| at zero velocity, over the RMS weight. Evaluated with the force
+/// model alone (not the step), so a drape that the solver has stopped short of equilibrium
+/// shows here even when its kinetic energy is zero.
+pub fn static_residual(sim: &Simulation) -> f64 {
+    let world = sim.world();
+    let model = &world.cloth.model;
+    let x = sim.positions();
+    let v = vec![Vec3::zeros(); x.len()];
+    let mut ev = cloth_sim::forces::Evaluation::default();
+    model.evaluate(x, &v, &mut ev, cloth_sim::Par::Rayon);
+    let g = world.cloth.external.gravity;
+    let (mut f2, mut w2) = (0.0_f64, 0.0_f64);
+    for (i, (f, m)) in ev.forces.iter().zip(&world.cloth.masses).enumerate() {
+        if world.pinned()[i] {
+            continue;
+        }
+        f2 += (f + *m * g).norm_squared();
+        w2 += (*m * g).norm_squared();
+    }
+    (f2 / w2.max(f64::MIN_POSITIVE)).sqrt()
 }
 
 fn kinetic(sim: &Simulation) -> f64 {
@@ -208,4 +279,136 @@ fn inside(p: [(f64, f64); 3], c: (f64, f64)) -> bool {
     let side = |a: (f64, f64), b: (f64, f64)| (b.0 - a.0) * (c.1 - a.1) - (b.1 - a.1) * (c.0 - a.0);
     let s = [side(p[0], p[1]), side(p[1], p[2]), side(p[2], p[0])];
     s.iter().all(|&v| v >= 0.0) || s.iter().all(|&v| v <= 0.0)
+}
+
+/// A static equilibrium near the current state, found by Newton's method on the elastic energy
+/// plus gravity (pinned vertices fixed, contact and drag ignored: the Cusick scene has none
+/// but the drag, which vanishes at rest).
+pub struct Relaxed {
+    /// Equilibrium positions (m).
+    pub x: Vec<Vec3>,
+    /// Largest residual force on a free vertex at the end over the largest vertex weight.
+    pub residual: f64,
+    /// Newton iterations taken.
+    pub iterations: usize,
+    /// Largest displacement from the starting state (m).
+    pub moved: f64,
+}
+
+/// Damped Newton (Levenberg-Marquardt with the mass matrix) from the simulation's current
+/// positions to a nearby static equilibrium of the elastic energy plus gravity: each iteration
+/// solves `(H + mu M) dx = f` with the exact Hessian `H` (direct solve, pinned vertices fixed)
+/// and takes the step if it lowers the energy (`mu` then shrinks 4x; else it grows 8x and the
+/// iteration is retried, falling back to the simulator's positive semi-definite `Clamped`
+/// Hessian when `H + mu M` cannot be factorised). Converged when the largest residual force on
+/// a free vertex is below `tol` times the largest vertex weight; gives up after
+/// `max_iterations` solves. Independent of the time stepper (no damping, no step size, no CG
+/// tolerance): a drape that the dynamics brought to rest short of equilibrium moves on here.
+pub fn relax(sim: &Simulation, tol: f64, max_iterations: usize) -> Relaxed {
+    use cloth_sim::forces::{Definiteness, Evaluation};
+    use cloth_sim::nalgebra::Matrix3;
+    use cloth_sim::solver::{BlockMatrix, Constraint, DirectSolver};
+    let world = sim.world();
+    let fixed = world.pinned().to_vec();
+    let ext = cloth_sim::forces::External {
+        gravity: world.cloth.external.gravity,
+        ..Default::default()
+    };
+    let model = |d| {
+        let mut m = world.cloth.model.clone();
+        m.set_definiteness(d);
+        m
+    };
+    let clamped = model(Definiteness::Clamped);
+    let exact = model(Definiteness::Exact);
+    let n = exact.num_vertices();
+    let cons: Vec<Constraint> = (fixed.iter())
+        .map(|&f| {
+            if f {
+                Constraint::Fixed
+            } else {
+                Constraint::Free
+            }
+        })
+        .collect();
+    let start = sim.positions().to_vec();
+    let mut x = start.clone();
+    let v0 = vec![Vec3::zeros(); n];
+    let z = v0.clone();
+    let (mut ev_c, mut ev_e) = (Evaluation::default(), Evaluation::default());
+    clamped.evaluate(&x, &v0, &mut ev_c, cloth_sim::Par::Rayon);
+    exact.evaluate(&x, &v0, &mut ev_e, cloth_sim::Par::Rayon);
+    let mut a = BlockMatrix::new(n, &exact.vertex_pairs()).expect("pattern");
+    let plan_c = a.plan(ev_c.entries()).expect("plan");
+    let plan_e = a.plan(ev_e.entries()).expect("plan");
+    let mut direct = DirectSolver::new(&a).expect("direct solver");
+    let g = ext.gravity.norm();
+    let wmax = exact.masses().iter().fold(0.0f64, |m, &x| m.max(x)) * g;
+    let energy = |y: &[Vec3]| exact.energy(y) + ext.energy(&exact, y);
+    let mut dx = z.clone();
+    let (mut iterations, mut residual) = (0, f64::INFINITY);
+    // mu M is the matrix of an implicit step of h = 1/sqrt(mu): start at h = 1/30 s.
+    let mut mu = 900.0;
+    let mut evaluated = false;
+    let mut f = z.clone();
+    while iterations < max_iterations {
+        if !evaluated {
+            exact.evaluate(&x, &v0, &mut ev_e, cloth_sim::Par::Rayon);
+            ext.accumulate(&exact, &x, &v0, &mut ev_e);
+            f.copy_from_slice(&ev_e.forces);
+            for (fi, &fx) in f.iter_mut().zip(&fixed) {
+                if fx {
+                    *fi = Vec3::zeros();
+                }
+            }
+            residual = f.iter().map(|v| v.norm()).fold(0.0, f64::max) / wmax;
+            evaluated = true;
+            if residual < tol {
+                break;
+            }
+        }
+        iterations += 1;
+        let diagonal: Vec<Matrix3<f64>> = (exact.masses().iter())
+            .map(|&m| Matrix3::identity() * (mu * m))
+            .collect();
+        let blocks: Vec<Matrix3<f64>> = ev_e.dfdx().iter().map(|b| -b).collect();
+        a.assemble(&plan_e, &blocks, Some(&diagonal));
+        if direct.solve(&mut dx, &a, &f, &z, &cons).is_err() {
+            clamped.evaluate(&x, &v0, &mut ev_c, cloth_sim::Par::Rayon);
+            let blocks: Vec<Matrix3<f64>> = ev_c.dfdx().iter().map(|b| -b).collect();
+            a.assemble(&plan_c, &blocks, Some(&diagonal));
+            if direct.solve(&mut dx, &a, &f, &z, &cons).is_err() {
+                mu *= 8.0;
+                continue;
+            }
+        }
+        let trial: Vec<Vec3> = x.iter().zip(&dx).map(|(p, d)| p + d).collect();
+        let (e0, e1) = (energy(&x), energy(&trial));
+        // Lower energy, or (near convergence, where E is flat to rounding) no rise.
+        if e1 < e0 || (e1 - e0).abs() <= 1e-14 * e0.abs() {
+            x = trial;
+            evaluated = false;
+            mu = (mu / 4.0).max(1e-6);
+        } else {
+            mu *= 8.0;
+        }
+    }
+    if !evaluated {
+        exact.evaluate(&x, &v0, &mut ev_e, cloth_sim::Par::Rayon);
+        ext.accumulate(&exact, &x, &v0, &mut ev_e);
+        residual = (ev_e.forces.iter().zip(&fixed))
+            .filter(|(_, fx)| !**fx)
+            .map(|(v, _)| v.norm())
+            .fold(0.0, f64::max)
+            / wmax;
+    }
+    let moved = (x.iter().zip(&start))
+        .map(|(a, b)| (a - b).norm())
+        .fold(0.0, f64::max);
+    Relaxed {
+        x,
+        residual,
+        iterations,
+        moved,
+    }
 }
