@@ -7,8 +7,8 @@
 //! one bending scale instead of 1 and 4; `solver=KEY=VALUE;KEY=VALUE`: extra `[solver]` keys,
 //! e.g. `solver=preconditioner="direct";cg_tolerance=1e-6`; `material=KEY=VALUE,...`: extra
 //! material keys, e.g. `material=stretch_damping=0.0,shear_damping=0.0`; `relax`: after the
-//! run, Newton to the static equilibrium nearby and print its coefficient, fold count and
-//! residual too; environment variable `CUSICK_TRACE`: print the coefficient every simulated
+//! run, damped Newton to the static equilibrium nearby (`relax` of the helper) and print its
+//! coefficient, fold count, residual, solves and distance too; environment variable `CUSICK_TRACE`: print the coefficient every simulated
 //! second)
 
 #[allow(dead_code)] // the example uses only part of the shared helper
@@ -52,7 +52,7 @@ fn main() {
     };
     if relax {
         println!(
-            "| model | bend x cotton | rings | vertices | drape coefficient | folds | KE end / peak | at equilibrium | folds | residual / weight | Newton iterations | moved (mm) | wall s |"
+            "| model | bend x cotton | rings | vertices | drape coefficient | folds | KE end / peak | at equilibrium | folds | residual / weight | solves | moved (mm) | wall s |"
         );
         println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     } else {

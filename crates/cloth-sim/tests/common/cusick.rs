@@ -46,7 +46,7 @@ pub struct Settled {
     pub folds: usize,
     /// Largest residual force on a free vertex over the largest vertex weight.
     pub residual: f64,
-    /// Newton iterations.
+    /// Linear solves of [`relax`].
     pub iterations: usize,
     /// Largest vertex displacement from the end of the run (m).
     pub moved: f64,
@@ -281,15 +281,15 @@ fn inside(p: [(f64, f64); 3], c: (f64, f64)) -> bool {
     s.iter().all(|&v| v >= 0.0) || s.iter().all(|&v| v <= 0.0)
 }
 
-/// A static equilibrium near the current state, found by Newton's method on the elastic energy
-/// plus gravity (pinned vertices fixed, contact and drag ignored: the Cusick scene has none
-/// but the drag, which vanishes at rest).
+/// A static equilibrium near the current state, found by [`relax`] on the elastic energy plus
+/// gravity (pinned vertices fixed, contact and drag ignored: the Cusick scene has no contact,
+/// and its drag vanishes at rest).
 pub struct Relaxed {
     /// Equilibrium positions (m).
     pub x: Vec<Vec3>,
     /// Largest residual force on a free vertex at the end over the largest vertex weight.
     pub residual: f64,
-    /// Newton iterations taken.
+    /// Linear solves, accepted steps and refused ones.
     pub iterations: usize,
     /// Largest displacement from the starting state (m).
     pub moved: f64,
@@ -322,15 +322,11 @@ pub fn relax(sim: &Simulation, tol: f64, max_iterations: usize) -> Relaxed {
     let clamped = model(Definiteness::Clamped);
     let exact = model(Definiteness::Exact);
     let n = exact.num_vertices();
-    let cons: Vec<Constraint> = (fixed.iter())
-        .map(|&f| {
-            if f {
-                Constraint::Fixed
-            } else {
-                Constraint::Free
-            }
-        })
-        .collect();
+    // Pinned vertices fixed, the rest free.
+    let mut cons = vec![Constraint::Free; n];
+    for (c, _) in cons.iter_mut().zip(&fixed).filter(|(_, pinned)| **pinned) {
+        *c = Constraint::Fixed;
+    }
     let start = sim.positions().to_vec();
     let mut x = start.clone();
     let v0 = vec![Vec3::zeros(); n];
