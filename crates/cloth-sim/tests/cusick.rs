@@ -77,13 +77,13 @@ fn a_seeded_drape_rests_within_four_seconds_on_every_mesh() {
     assert!(fine < 0.05, "20 -> 40 rings moved {fine:.4}");
 }
 
-/// Where the drape comes to rest is a static equilibrium: Newton's method on the energy alone
-/// (`common::cusick::relax`: no time step, no damping, a direct solve) starting from the end of
+/// Where the drape comes to rest is a static equilibrium: damped Newton on the energy alone
+/// (`common::cusick::relax`: no time step, no damping, direct solves) starting from the end of
 /// the run converges to the residual asked for, moves no vertex by more than 1 mm and changes
-/// the coefficient by less than half a point (measured at D from eight waves on 20 rings: 0.098
-/// mm and 0.03 points). Without it, a drape that the implicit solver let stall (the default CG
-/// tolerance can stop a slow fold short of equilibrium: 4.3 mm and 0.9 points on 40 rings)
-/// would be indistinguishable from one at rest.
+/// the coefficient by less than half a point (measured at D from eight waves on 20 rings:
+/// 0.018 mm and 0.003 points, coefficient 0.557). Without it, a drape that the implicit solver
+/// let stall (the default CG tolerance can stop a slow fold short of equilibrium: 4.3 mm and
+/// 0.9 points on 40 rings, `docs/bending.md`) would be indistinguishable from one at rest.
 #[test]
 fn a_drape_at_rest_is_a_static_equilibrium() {
     let d = drape_seeded(
