@@ -329,74 +329,68 @@ pub fn relax(sim: &Simulation, tol: f64, max_iterations: usize) -> Relaxed {
     }
     let start = sim.positions().to_vec();
     let mut x = start.clone();
-    let v0 = vec![Vec3::zeros(); n];
-    let z = v0.clone();
+    let z = vec![Vec3::zeros(); n];
+    let wmax = exact.masses().iter().fold(0.0f64, |m, &x| m.max(x)) * ext.gravity.norm();
+    let energy = |y: &[Vec3]| exact.energy(y) + ext.energy(&exact, y);
+    // Total force at rest on the free vertices into `f` (pinned ones zeroed), `ev` keeping the
+    // exact Jacobian; returns the largest over the largest weight.
+    let forces_at = |y: &[Vec3], ev: &mut Evaluation, f: &mut Vec<Vec3>| -> f64 {
+        exact.evaluate(y, &z, ev, cloth_sim::Par::Rayon);
+        ext.accumulate(&exact, y, &z, ev);
+        f.clear();
+        f.extend(
+            ev.forces
+                .iter()
+                .zip(&fixed)
+                .map(|(&fi, &p)| if p { z[0] } else { fi }),
+        );
+        f.iter().map(|v| v.norm()).fold(0.0, f64::max) / wmax
+    };
     let (mut ev_c, mut ev_e) = (Evaluation::default(), Evaluation::default());
-    clamped.evaluate(&x, &v0, &mut ev_c, cloth_sim::Par::Rayon);
-    exact.evaluate(&x, &v0, &mut ev_e, cloth_sim::Par::Rayon);
+    let mut f = Vec::with_capacity(n);
+    let mut residual = forces_at(&x, &mut ev_e, &mut f);
+    clamped.evaluate(&x, &z, &mut ev_c, cloth_sim::Par::Rayon);
     let mut a = BlockMatrix::new(n, &exact.vertex_pairs()).expect("pattern");
     let plan_c = a.plan(ev_c.entries()).expect("plan");
     let plan_e = a.plan(ev_e.entries()).expect("plan");
     let mut direct = DirectSolver::new(&a).expect("direct solver");
-    let g = ext.gravity.norm();
-    let wmax = exact.masses().iter().fold(0.0f64, |m, &x| m.max(x)) * g;
-    let energy = |y: &[Vec3]| exact.energy(y) + ext.energy(&exact, y);
-    let mut dx = z.clone();
-    let (mut iterations, mut residual) = (0, f64::INFINITY);
+    let (mut dx, mut trial) = (z.clone(), z.clone());
+    let mut blocks: Vec<Matrix3<f64>> = Vec::new();
+    let mut diagonal: Vec<Matrix3<f64>> = Vec::new();
+    let mut e_x = energy(&x);
+    let mut iterations = 0;
     // mu M is the matrix of an implicit step of h = 1/sqrt(mu): start at h = 1/30 s.
     let mut mu = 900.0;
-    let mut evaluated = false;
-    let mut f = z.clone();
-    while iterations < max_iterations {
-        if !evaluated {
-            exact.evaluate(&x, &v0, &mut ev_e, cloth_sim::Par::Rayon);
-            ext.accumulate(&exact, &x, &v0, &mut ev_e);
-            f.copy_from_slice(&ev_e.forces);
-            for (fi, &fx) in f.iter_mut().zip(&fixed) {
-                if fx {
-                    *fi = Vec3::zeros();
-                }
-            }
-            residual = f.iter().map(|v| v.norm()).fold(0.0, f64::max) / wmax;
-            evaluated = true;
-            if residual < tol {
-                break;
-            }
-        }
+    while residual >= tol && iterations < max_iterations {
         iterations += 1;
-        let diagonal: Vec<Matrix3<f64>> = (exact.masses().iter())
-            .map(|&m| Matrix3::identity() * (mu * m))
-            .collect();
-        let blocks: Vec<Matrix3<f64>> = ev_e.dfdx().iter().map(|b| -b).collect();
+        diagonal.clear();
+        diagonal.extend((exact.masses().iter()).map(|&m| Matrix3::identity() * (mu * m)));
+        blocks.clear();
+        blocks.extend(ev_e.dfdx().iter().map(|b| -b));
         a.assemble(&plan_e, &blocks, Some(&diagonal));
         if direct.solve(&mut dx, &a, &f, &z, &cons).is_err() {
-            clamped.evaluate(&x, &v0, &mut ev_c, cloth_sim::Par::Rayon);
-            let blocks: Vec<Matrix3<f64>> = ev_c.dfdx().iter().map(|b| -b).collect();
+            clamped.evaluate(&x, &z, &mut ev_c, cloth_sim::Par::Rayon);
+            blocks.clear();
+            blocks.extend(ev_c.dfdx().iter().map(|b| -b));
             a.assemble(&plan_c, &blocks, Some(&diagonal));
             if direct.solve(&mut dx, &a, &f, &z, &cons).is_err() {
                 mu *= 8.0;
                 continue;
             }
         }
-        let trial: Vec<Vec3> = x.iter().zip(&dx).map(|(p, d)| p + d).collect();
-        let (e0, e1) = (energy(&x), energy(&trial));
+        for ((t, p), d) in trial.iter_mut().zip(&x).zip(&dx) {
+            *t = p + d;
+        }
+        let e_trial = energy(&trial);
         // Lower energy, or (near convergence, where E is flat to rounding) no rise.
-        if e1 < e0 || (e1 - e0).abs() <= 1e-14 * e0.abs() {
-            x = trial;
-            evaluated = false;
+        if e_trial < e_x || (e_trial - e_x).abs() <= 1e-14 * e_x.abs() {
+            std::mem::swap(&mut x, &mut trial);
+            e_x = e_trial;
+            residual = forces_at(&x, &mut ev_e, &mut f);
             mu = (mu / 4.0).max(1e-6);
         } else {
             mu *= 8.0;
         }
-    }
-    if !evaluated {
-        exact.evaluate(&x, &v0, &mut ev_e, cloth_sim::Par::Rayon);
-        ext.accumulate(&exact, &x, &v0, &mut ev_e);
-        residual = (ev_e.forces.iter().zip(&fixed))
-            .filter(|(_, fx)| !**fx)
-            .map(|(v, _)| v.norm())
-            .fold(0.0, f64::max)
-            / wmax;
     }
     let moved = (x.iter().zip(&start))
         .map(|(a, b)| (a - b).norm())
