@@ -1,48 +1,110 @@
-//! The step-size controller of Baraff & Witkin (Knowl 9): halve after a rejected step, double
-//! after a run of accepted ones, and land exactly on frame times without sliver steps.
+//! The step-size controller: the paper's rule (Knowl 9: halve after a rejected step, double
+//! after a run of accepted ones) or a predictive one that sizes each step from the stretch
+//! change the last one measured; both land exactly on frame times without sliver steps.
 
 use crate::{Reject, SimError};
+
+/// How the implicit integrator chooses its next step (scene key `solver.step_control`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepControl {
+    /// Baraff & Witkin's rule (Knowl 9): halve after a rejected step, double after
+    /// `grow_after` accepted ones in a row, up to `h_max`.
+    Halving,
+    /// The stretch change of a step grows about in proportion to h, so each accepted step
+    /// predicts the step that would change the stretch by [`TARGET`] of the threshold: the
+    /// next step is `h * TARGET * threshold / change`, between half and twice the last, up to
+    /// `h_max`. A step rejected for its stretch change is retried at the step that
+    /// prediction gives (at most half, at least a fifth of the rejected one); other
+    /// rejections halve it. A frame is split into equal steps, each at most 10% longer than
+    /// the predicted one. The threshold still rejects every step that breaks it.
+    #[default]
+    Predictive,
+}
+
+/// The fraction of the stretch threshold the predictive control aims a step's change at:
+/// far enough below it that a step a little more eventful than the last still passes.
+pub const TARGET: f64 = 0.6;
 
 /// Step-size state carried from step to step.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StepController {
     /// The step the next attempt uses, before fitting it to the frame (s).
     pub h: f64,
-    /// Consecutive accepted steps since the last change of h.
+    /// Consecutive accepted steps since the last change of h (the paper's rule).
     pub successes: usize,
+    /// The rule (checkpoints written before it existed used the paper's).
+    #[serde(default = "halving")]
+    pub control: StepControl,
+}
+
+fn halving() -> StepControl {
+    StepControl::Halving
 }
 
 impl StepController {
-    /// Starts at `h` (s), typically `h_max`.
+    /// Starts at `h` (s), typically `h_max`, with the paper's rule.
     pub fn new(h: f64) -> Self {
-        Self { h, successes: 0 }
+        Self::with_control(h, StepControl::Halving)
     }
 
-    /// The step to attempt when `remaining` (s) is left of the frame: what is left is taken
-    /// whole when it is within 0.1% of h, and split into two equal steps when it is less than
-    /// 2 h, so a frame never ends with a sliver step.
-    pub fn fit(&self, remaining: f64) -> f64 {
-        if remaining <= self.h * (1.0 + 1e-3) {
-            remaining
-        } else if remaining < 2.0 * self.h {
-            0.5 * remaining
-        } else {
-            self.h
+    /// Starts at `h` (s) with the rule `control`.
+    pub fn with_control(h: f64, control: StepControl) -> Self {
+        Self {
+            h,
+            successes: 0,
+            control,
         }
     }
 
-    /// After an accepted step: h doubles (up to `h_max`) once `grow_after` steps in a row were
-    /// accepted.
-    pub fn accepted(&mut self, grow_after: usize, h_max: f64) {
-        self.successes += 1;
-        if self.successes >= grow_after.max(1) && self.h < h_max {
-            self.h = (self.h * 2.0).min(h_max);
-            self.successes = 0;
+    /// The step to attempt when `remaining` (s) is left of the frame. The paper's rule takes
+    /// what is left whole when it is within 0.1% of h and splits it into two equal steps when
+    /// it is less than 2 h, so a frame never ends with a sliver step; the predictive rule
+    /// splits what is left into the fewest equal steps no longer than 1.1 h.
+    pub fn fit(&self, remaining: f64) -> f64 {
+        match self.control {
+            StepControl::Halving => {
+                if remaining <= self.h * (1.0 + 1e-3) {
+                    remaining
+                } else if remaining < 2.0 * self.h {
+                    0.5 * remaining
+                } else {
+                    self.h
+                }
+            }
+            StepControl::Predictive => {
+                let n = (remaining / (1.1 * self.h)).ceil().max(1.0);
+                remaining / n
+            }
+        }
+    }
+
+    /// After an accepted step of size `h` whose stretch changed by `change` (threshold
+    /// `threshold`): the paper's rule doubles h (up to `h_max`) once `grow_after` steps in a
+    /// row were accepted; the predictive rule sizes the next step from `change`.
+    pub fn accepted(&mut self, h: f64, change: f64, threshold: f64, grow_after: usize, h_max: f64) {
+        match self.control {
+            StepControl::Halving => {
+                self.successes += 1;
+                if self.successes >= grow_after.max(1) && self.h < h_max {
+                    self.h = (self.h * 2.0).min(h_max);
+                    self.successes = 0;
+                }
+            }
+            StepControl::Predictive => {
+                let factor = if change > 0.0 {
+                    (TARGET * threshold / change).clamp(0.5, 2.0)
+                } else {
+                    2.0
+                };
+                self.h = (h * factor).min(h_max);
+            }
         }
     }
 
     /// After a rejected attempt of size `h` at time `t` of frame `frame`: reasons that call for
-    /// a smaller step halve it; below `h_min` the run fails with [`SimError::StepTooSmall`].
+    /// a smaller step shrink it (see [`StepControl`]); below `h_min` the run fails with
+    /// [`SimError::StepTooSmall`].
     pub fn rejected(
         &mut self,
         reason: Reject,
@@ -55,7 +117,15 @@ impl StepController {
             return Ok(());
         }
         self.successes = 0;
-        self.h = h * 0.5;
+        self.h = match (self.control, &reason) {
+            (
+                StepControl::Predictive,
+                Reject::StretchChange {
+                    change, threshold, ..
+                },
+            ) if change.is_finite() => h * (TARGET * threshold / change).clamp(0.2, 0.5),
+            _ => h * 0.5,
+        };
         if self.h < h_min {
             return Err(SimError::StepTooSmall {
                 frame,
@@ -67,7 +137,6 @@ impl StepController {
         Ok(())
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,9 +147,9 @@ mod tests {
         assert_eq!(c.fit(0.05), 0.01);
         assert_eq!(c.fit(0.015), 0.0075);
         assert_eq!(c.fit(0.010005), 0.010005);
-        c.accepted(2, 0.04);
+        c.accepted(0.01, 0.001, 0.03, 2, 0.04);
         assert_eq!(c.h, 0.01);
-        c.accepted(2, 0.04);
+        c.accepted(0.01, 0.001, 0.03, 2, 0.04);
         assert_eq!(c.h, 0.02);
         let r = Reject::NotPositiveDefinite { iteration: 3 };
         c.rejected(r.clone(), 0.02, 1e-3, 1, 0.0).unwrap();
@@ -90,5 +159,44 @@ mod tests {
         assert_eq!(c.h, 0.01, "penetration redoes the step at the same h");
         let e = c.rejected(r, 0.0015, 1e-3, 7, 0.2).unwrap_err();
         assert!(matches!(e, SimError::StepTooSmall { frame: 7, .. }));
+    }
+
+    #[test]
+    fn the_predictive_rule_aims_the_next_change_at_the_target() {
+        let (threshold, h_max) = (0.03, 0.04);
+        let mut c = StepController::with_control(0.01, StepControl::Predictive);
+        // Half the target's change: the step may double, but no more than that.
+        c.accepted(0.01, 0.5 * TARGET * threshold, threshold, 2, h_max);
+        assert!((c.h - 0.02).abs() < 1e-15);
+        c.accepted(0.01, 0.0, threshold, 2, h_max);
+        assert!((c.h - 0.02).abs() < 1e-15, "a still cloth doubles the step");
+        c.accepted(0.03, 0.0, threshold, 2, h_max);
+        assert_eq!(c.h, h_max);
+        // A change above the target shrinks the next step in proportion, at most by half.
+        c.accepted(0.01, 1.25 * TARGET * threshold, threshold, 2, h_max);
+        assert!((c.h - 0.008).abs() < 1e-15);
+        c.accepted(0.01, 0.99 * threshold, threshold, 2, h_max);
+        assert!((c.h - 0.01 * (TARGET / 0.99).max(0.5)).abs() < 1e-15);
+        // A rejected step is retried at the predicted step, between a fifth and a half.
+        let over = |change| Reject::StretchChange {
+            triangle: 0,
+            change,
+            threshold,
+        };
+        c.rejected(over(0.033), 0.01, 1e-5, 1, 0.0).unwrap();
+        assert!((c.h - 0.005).abs() < 1e-15);
+        c.rejected(over(0.06), 0.01, 1e-5, 1, 0.0).unwrap();
+        assert!((c.h - 0.01 * TARGET * 0.5).abs() < 1e-15);
+        c.rejected(over(1.0), 0.01, 1e-5, 1, 0.0).unwrap();
+        assert!((c.h - 0.002).abs() < 1e-15);
+        c.rejected(over(f64::INFINITY), 0.01, 1e-5, 1, 0.0).unwrap();
+        assert!((c.h - 0.005).abs() < 1e-15, "a non-finite change halves");
+        // Frames split into the fewest equal steps at most 10% above h.
+        c.h = 0.031;
+        assert_eq!(c.fit(1.0 / 30.0), 1.0 / 30.0);
+        c.h = 0.02;
+        assert_eq!(c.fit(1.0 / 30.0), 1.0 / 60.0);
+        c.h = 0.01;
+        assert!((c.fit(0.035) - 0.035 / 4.0).abs() < 1e-15);
     }
 }

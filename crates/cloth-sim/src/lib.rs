@@ -13,7 +13,8 @@
 //!   the iterated maximum-stretch pass ("maximum stretch and bending springs").
 //!
 //! The frame driver [`Simulation`] sits on top, with the stretch-driven step-size controller
-//! (Knowl 9, [`StepController`]). Scene files (TOML) are read by [`Scene`] and built into a
+//! (Knowl 9, [`StepController`]: the paper's halving rule or the default predictive one,
+//! [`StepControl`]). Scene files (TOML) are read by [`Scene`] and built into a
 //! simulation by [`build_simulation`]; [`RunReport`] is the one statistics schema
 //! (`stats.json`).
 //!
@@ -80,7 +81,7 @@ pub use budget::{Budget, admit, available_memory, estimate};
 pub use checkpoint::{Checkpoint, ImplicitMemory};
 pub use cloth_collide::{Keyframe, Motion};
 pub use contact::{ContactModes, ContactSettings};
-pub use controller::StepController;
+pub use controller::{StepControl, StepController};
 pub use error::{Reject, SimError};
 pub use output::{
     CHECKPOINT_FILE, COLLIDERS_FILE, LOCK_FILE, OutputDir, PREVIEW_FILE, RUN_FILES, STATS_FILE,

@@ -52,7 +52,7 @@ impl Simulation {
         }
         let engine = match integrator {
             Integrator::Implicit(s) => Engine::Implicit {
-                controller: StepController::new(s.h_max),
+                controller: StepController::with_control(s.h_max, s.step_control),
                 stepper: Box::new(Implicit::new(&world, s)?),
             },
             Integrator::Verlet(s) => Engine::Verlet(Box::new(Verlet::new(&world, s)?)),
@@ -222,8 +222,10 @@ impl Simulation {
                 Some(m),
             ) => {
                 stepper.restore_memory(m)?;
+                // The step and its run of successes continue; the rule is the scene's.
                 if let Some(saved) = m.controller {
-                    *controller = saved;
+                    controller.h = saved.h;
+                    controller.successes = saved.successes;
                 }
             }
             (Engine::Verlet(_), None) => {}
@@ -370,9 +372,9 @@ fn implicit_frame(
     sanity: &Sanity,
     stats: &mut FrameStats,
 ) -> Result<(), SimError> {
-    let (grow_after, h_max, h_min) = {
+    let (grow_after, h_max, h_min, threshold) = {
         let s = &stepper.settings;
-        (s.grow_after, s.h_max, s.h_min)
+        (s.grow_after, s.h_max, s.h_min, s.stretch_threshold)
     };
     while t_end - state.t > 1e-12 * t_end.max(1.0) {
         let h = controller.fit(t_end - state.t);
@@ -388,7 +390,7 @@ fn implicit_frame(
                 stats.zone_vertices += info.zone_vertices;
                 stats.h_min = stats.h_min.min(h);
                 stats.h_max = stats.h_max.max(h);
-                controller.accepted(grow_after, h_max);
+                controller.accepted(h, info.stretch_change, threshold, grow_after, h_max);
             }
             Step::Rejected(reason, info) => {
                 add_attempt(stats, &info);

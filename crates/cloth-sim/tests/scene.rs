@@ -384,6 +384,12 @@ fn bad_enum_names_are_named_with_their_place() {
     assert_key(&e, "solver.preconditioner");
     assert_at(&e, &text, "\"ilu\"");
 
+    let text = format!("{GRID}[solver]\nstep_control = \"bisect\"\n");
+    let e = err(&text);
+    assert_key(&e, "solver.step_control");
+    assert!(e.to_string().contains("predictive"), "lists the rules: {e}");
+    assert_at(&e, &text, "\"bisect\"");
+
     let text = format!("{GRID}material = \"linen\"\n");
     let e = err(&text);
     assert!(matches!(e, SceneError::Invalid { .. }));

@@ -225,6 +225,7 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
                 h_min: s.h_min,
                 solver,
                 stretch_threshold: s.stretch_threshold,
+                step_control: s.step_control,
                 grow_after: s.grow_after,
                 strain_limit: strain,
                 ..ImplicitSettings::default()

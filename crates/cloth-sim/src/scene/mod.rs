@@ -705,12 +705,18 @@ pub struct SolverSettings {
     pub preconditioner: SolverChoice,
     /// Implicit: key `definiteness`, `"clamped"` (default), `"exact"` or `"projected"`.
     pub definiteness: Definiteness,
-    /// Implicit: adaptive step control. A step is rejected and halved when any triangle's
+    /// Implicit: adaptive step control. A step is rejected (and h shrunk) when any triangle's
     /// stretch `|w_u|` or `|w_v|` changes by more than this (dimensionless strain) in one
     /// step. Key `stretch_threshold`, default 0.03, > 0 (with 0.1 the 2601-vertex fixed sheet overshoots to 9% stretch in single 33 ms steps; with 0.03 it stays near 3%, at 1.7 steps per frame).
     pub stretch_threshold: f64,
-    /// Implicit: after this many consecutive accepted steps the step is doubled again (up to
-    /// `h_max`). Key `grow_after`, default 2 (as in the paper), >= 1.
+    /// Implicit: how the next step is chosen. Key `step_control`, `"predictive"` (default:
+    /// from the stretch change the last step measured, see [`crate::StepControl`]) or
+    /// `"halving"` (the paper's: halve after a rejection, double after `grow_after` accepted
+    /// steps).
+    pub step_control: crate::StepControl,
+    /// Implicit, with `step_control = "halving"`: after this many consecutive accepted steps
+    /// the step is doubled again (up to `h_max`). Key `grow_after`, default 2 (as in the
+    /// paper), >= 1.
     pub grow_after: usize,
     /// Allowed edge-length ratio `[min, max]` to the rest length, enforced by iterated
     /// position projection after each step (maximum-stretch). Key `strain_limit`, with
@@ -772,6 +778,7 @@ impl SolverSettings {
             preconditioner: SolverChoice::Auto,
             definiteness: Definiteness::Clamped,
             stretch_threshold: 0.03,
+            step_control: crate::StepControl::default(),
             grow_after: 2,
             strain_limit: match integrator {
                 IntegratorKind::Verlet => Some([0.9, 1.1]),

@@ -38,6 +38,8 @@ pub(crate) struct Check {
     pub zone_vertices: usize,
     /// Scratch of [`Check::overstretched_vertices`].
     torn: Vec<bool>,
+    /// The largest stretch change of the last candidate the threshold was checked on.
+    pub last_change: f64,
 }
 
 /// A vertex deeper inside a solid than the thickness, as a rejection.
@@ -141,8 +143,9 @@ impl Check {
     }
 
     /// A stretch change above the threshold (Knowl 9), if any.
-    fn stretch_reject(&self, settings: &ImplicitSettings) -> Option<Reject> {
+    fn stretch_reject(&mut self, settings: &ImplicitSettings) -> Option<Reject> {
         let (triangle, change) = self.largest_stretch_change();
+        self.last_change = change;
         (change > settings.stretch_threshold).then_some(Reject::StretchChange {
             triangle,
             change,

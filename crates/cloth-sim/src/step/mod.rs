@@ -28,6 +28,7 @@ mod zones;
 
 use crate::checkpoint::ImplicitMemory;
 use crate::contact::ContactMemory;
+use crate::controller::StepControl;
 use crate::stats::{Stopwatch, Timings};
 use crate::strain::StrainLimit;
 use crate::{Reject, SimError, State, World};
@@ -58,14 +59,17 @@ pub struct ImplicitSettings {
     pub h_min: f64,
     /// Linear solver and its parameters. Default: MPCG with block-Jacobi, tolerance 1e-3.
     pub solver: LinearSolver,
-    /// Adaptive stepping (Knowl 9): a step is rejected and redone with half the step when any
+    /// Adaptive stepping (Knowl 9): a step is rejected and redone with a smaller step when any
     /// triangle's stretch |w_u| or |w_v| changes by more than this in one step (dimensionless,
     /// so 0.03 means three percentage points of strain). Default 0.03: with 0.1 the linearized
     /// step overshoots (9% stretch on the 2601-vertex fixed sheet in single 33 ms steps,
     /// against 3% with 2 ms steps); with 0.03 it stays near 3% at 1.7 steps per frame.
     pub stretch_threshold: f64,
-    /// Consecutive accepted steps after which the step is doubled (up to `h_max`). Default 2,
-    /// as in the paper.
+    /// How the next step is chosen: [`StepControl::Predictive`] (default) sizes it from the
+    /// stretch change the last step measured; [`StepControl::Halving`] is the paper's rule.
+    pub step_control: StepControl,
+    /// With [`StepControl::Halving`]: consecutive accepted steps after which the step is
+    /// doubled (up to `h_max`). Default 2, as in the paper.
     pub grow_after: usize,
     /// Optional maximum-stretch pass after every accepted step (off by default). Velocities
     /// are corrected by the position change divided by h.
@@ -85,6 +89,7 @@ impl Default for ImplicitSettings {
             h_min: 1e-5,
             solver: LinearSolver::Mpcg(PcgParams::default()),
             stretch_threshold: 0.03,
+            step_control: StepControl::default(),
             grow_after: 2,
             strain_limit: None,
             max_penetration_redos: 4,
@@ -132,6 +137,10 @@ pub struct StepInfo {
     pub zone_vertices: usize,
     /// Wall time split of the attempt (s).
     pub timings: Timings,
+    /// The largest change of any triangle's `|w_u|` or `|w_v|` over the step (the measure of
+    /// [`ImplicitSettings::stretch_threshold`]); 0 when the attempt was rejected before the
+    /// check. The predictive step control sizes the next step from it.
+    pub stretch_change: f64,
 }
 
 /// The outcome of [`Implicit::step`].
@@ -332,6 +341,7 @@ impl Implicit {
         }
         // 6. update
         info.zone_vertices = self.accept.zone_vertices;
+        info.stretch_change = self.accept.last_change;
         self.update(world, state, h);
         info.timings.other += sw.lap();
         Ok(Step::Accepted(info))
