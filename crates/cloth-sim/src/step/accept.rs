@@ -91,7 +91,7 @@ impl Check {
             detection.penetrations(world, &self.x1);
             timings.cloth_solid += sw.lap();
             if redos < settings.max_penetration_redos {
-                let marked = contacts.force_engagement(&detection.deep, world.pinned());
+                let marked = contacts.force_engagement(&detection.deep, world.pinned(), h);
                 if marked > 0 {
                     return Some(Reject::Penetration { vertices: marked });
                 }
