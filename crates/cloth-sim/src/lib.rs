@@ -81,7 +81,7 @@ pub use budget::{Budget, admit, available_memory, estimate};
 pub use checkpoint::{Checkpoint, ImplicitMemory};
 pub use cloth_collide::{Keyframe, Motion};
 pub use contact::{ContactModes, ContactSettings};
-pub use controller::{StepControl, StepController};
+pub use controller::{STEP_TARGET, StepControl, StepController};
 pub use error::{Reject, SimError};
 pub use output::{
     CHECKPOINT_FILE, COLLIDERS_FILE, LOCK_FILE, OutputDir, PREVIEW_FILE, RUN_FILES, STATS_FILE,
