@@ -334,7 +334,6 @@ impl ContactMemory {
     /// with their signed distance there (m), at the candidate of a step of size `h` (s).
     pub fn force_engagement(&mut self, deep: &[(usize, f64)], pinned: &[bool], h: f64) -> usize {
         self.forget_forced_unless(h);
-        self.forced_h = h;
         let mut marked = 0;
         for &(i, d1) in deep {
             let free = self.state[i].is_none_or(|s| s.mode == Mode::Released);

@@ -43,13 +43,9 @@ pub struct StepController {
     pub h: f64,
     /// Consecutive accepted steps since the last change of h (the paper's rule).
     pub successes: usize,
-    /// The rule (checkpoints written before it existed used the paper's).
-    #[serde(default = "halving")]
+    /// The rule: the scene's, so checkpoints do not carry it (a restore keeps the scene's).
+    #[serde(skip)]
     pub control: StepControl,
-}
-
-fn halving() -> StepControl {
-    StepControl::Halving
 }
 
 impl StepController {
