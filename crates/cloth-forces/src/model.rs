@@ -1323,53 +1323,51 @@ fn shape_fast_gauss_newton(
     }
     // Gauss-Newton d G_a S G_b^T with S = P^T P, in the relative coordinates of
     // `drop_flap_pairs` (y_a = x_a for triangle slots, r_j = x_{3+j} - sum_k l_jk x_k for
-    // flaps, l = `flap_bary`): angle j moves flap j alone, with gradient u_j, so the triangle
-    // gradients become G'_a = G_a + sum_j l_ja u_j e_j^T and the r-r blocks d S_ij u_i u_j^T
-    // are folded onto the r diagonal (for B = d S_ij u_i u_j^T the added term is
-    // d |S_ij| sqrt(S_ii / S_jj) u_i u_i^T); the blocks are then mapped back to x:
-    // K_x = T^T K_y T.
+    // flaps, l = `flap_bary`): angle j moves flap j alone, with gradient u_j, and the r-r
+    // blocks d S_ij u_i u_j^T (i != j) are folded onto the r diagonal (for B = d S_ij u_i u_j^T
+    // the added term is d |S_ij| sqrt(S_ii / S_jj) u_i u_i^T, so the flap diagonal becomes
+    // F_j = d w_j u_j u_j^T); the blocks are then mapped back to x: K_x = T^T K_y T. Since
+    // the fold changes only the r-r part, K_x is the plain Gauss-Newton matrix plus the change
+    // mapped back: with E = diag(d w) - d S (the fold's change in the r-r part, per pair of
+    // angles) and the r_j of slot a carrying -l_ja x_a (or x_a itself for flap slot 3 + j),
+    //   triangle-triangle (a, b): G_a dS G_b^T + V_a E V_b^T,  V_a = [l_0a u_0, l_1a u_1, l_2a u_2];
+    //   triangle-flap (a, 3 + j): (G_a dS - V_a E)_j u_j^T (a rank-one block);
+    //   flap-flap (3 + j, 3 + j): F_j (the off-diagonal flap pairs are folded away).
+    // (G_a: the 3x3 matrix whose column i is angle i's gradient at slot a; flap j's own
+    // gradient is u_j = G_{3+j} column j, the only angle that moves it.)
     let l = &rest.flap_bary;
     let s = rest.gram();
     let sm = Matrix3::from_fn(|i, j| d * s[i][j]);
     let u: [Vec3; 3] = std::array::from_fn(|j| ga[j][3 + j]);
-    let g: [Matrix3<f64>; 3] = std::array::from_fn(|a| {
-        Matrix3::from_columns(&[
-            ga[0][a] + u[0] * l[0][a],
-            ga[1][a] + u[1] * l[1][a],
-            ga[2][a] + u[2] * l[2][a],
-        ])
-    });
-    let gs: [Matrix3<f64>; 3] = std::array::from_fn(|a| g[a] * sm);
-    let flap_diag: [Matrix3<f64>; 3] = std::array::from_fn(|i| {
+    let w: [f64; 3] = std::array::from_fn(|i| {
         let mut w = s[i][i];
         for j in 0..3 {
             if j != i && s[j][j] > 0.0 && s[i][j] != 0.0 {
                 w += s[i][j].abs() * (s[i][i] / s[j][j]).sqrt();
             }
         }
-        u[i] * u[i].transpose() * (d * w)
+        d * w
     });
-    // Relative-coordinate triangle-flap blocks tf[a][j] = (G'_a S)_j u_j^T, each once.
-    let tf: [[Matrix3<f64>; 3]; 3] =
-        std::array::from_fn(|a| std::array::from_fn(|j| gs[a].column(j) * u[j].transpose()));
-    // Back in x (T: r_j = x_{3+j} - sum_k l_jk x_k): triangle-triangle (a, b):
-    // gs_a g_b^T - sum_j (l_ja tf[b][j]^T + l_jb tf[a][j]) + sum_j l_ja l_jb F_j; triangle-flap
-    // (a, 3 + j): tf[a][j] - l_ja F_j; flap-flap: the diagonal F_j only.
+    let e = Matrix3::from_fn(|i, j| if i == j { w[i] } else { 0.0 } - sm[(i, j)]);
+    let g: [Matrix3<f64>; 3] =
+        std::array::from_fn(|a| Matrix3::from_columns(&[ga[0][a], ga[1][a], ga[2][a]]));
+    let vm: [Matrix3<f64>; 3] = std::array::from_fn(|a| {
+        Matrix3::from_columns(&[u[0] * l[0][a], u[1] * l[1][a], u[2] * l[2][a]])
+    });
+    let gs: [Matrix3<f64>; 3] = std::array::from_fn(|a| g[a] * sm);
+    let ve: [Matrix3<f64>; 3] = std::array::from_fn(|a| vm[a] * e);
     let [tri_x, tri_v] = tri;
-    for (e, &(a, b)) in TRI_PAIRS.iter().enumerate() {
-        let mut k = gs[a] * g[b].transpose();
-        for j in 0..3 {
-            k -= tf[b][j].transpose() * l[j][a] + tf[a][j] * l[j][b];
-            k += flap_diag[j] * (l[j][a] * l[j][b]);
-        }
-        tri_x[e] -= k;
-        tri_v[e] -= k * beta;
+    for (k, &(a, b)) in TRI_PAIRS.iter().enumerate() {
+        let blk = gs[a] * g[b].transpose() + ve[a] * vm[b].transpose();
+        tri_x[k] -= blk;
+        tri_v[k] -= blk * beta;
     }
+    let flap_diag = |j: usize| u[j] * u[j].transpose() * w[j];
     let block = |a: usize, b: usize| -> Matrix3<f64> {
         match (a < 3, b < 3) {
-            (true, false) => tf[a][b - 3] - flap_diag[b - 3] * l[b - 3][a],
-            (false, true) => (tf[b][a - 3] - flap_diag[a - 3] * l[a - 3][b]).transpose(),
-            (false, false) if a == b => flap_diag[a - 3],
+            (true, false) => (gs[a].column(b - 3) - ve[a].column(b - 3)) * u[b - 3].transpose(),
+            (false, true) => u[a - 3] * (gs[b].column(a - 3) - ve[b].column(a - 3)).transpose(),
+            (false, false) if a == b => flap_diag(a - 3),
             _ => Matrix3::zeros(),
         }
     };
