@@ -138,8 +138,9 @@ pub struct StepInfo {
     /// Wall time split of the attempt (s).
     pub timings: Timings,
     /// The largest change of any triangle's `|w_u|` or `|w_v|` over the step (the measure of
-    /// [`ImplicitSettings::stretch_threshold`]); 0 when the attempt was rejected before the
-    /// check. The predictive step control sizes the next step from it.
+    /// [`ImplicitSettings::stretch_threshold`]) of an accepted attempt; 0 for a rejected one
+    /// (a stretch rejection carries its change in [`Reject::StretchChange`]). The predictive
+    /// step control sizes the next step from it.
     pub stretch_change: f64,
 }
 
