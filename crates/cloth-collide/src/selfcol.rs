@@ -22,7 +22,7 @@ pub enum ProximityKind {
     EdgeEdge,
 }
 
-/// One cloth-cloth proximity: the separation vector r = sum_k weights[k] * x[vertices[k]]
+/// One cloth-cloth proximity: the separation vector r = `sum_k weights[k] * x[vertices[k]]`
 /// (from the second feature's closest point to the first's) and the unit direction `normal`
 /// are frozen at detection; the penalty acts on the gap g = normal . r.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -114,7 +114,7 @@ pub struct ShapeRest {
     pub rest_edge_sq: [f64; 3],
     /// Barycentric coordinates of flap i's rest position with respect to the triangle
     /// (`flap_bary[i][k]` for vertex p_k; the unit vector e_i on a boundary edge): the
-    /// coordinates in which `Clamped` folds its flap-flap blocks ([`drop_flap_pairs`]).
+    /// coordinates in which `Clamped` folds its flap-flap blocks (`drop_flap_pairs`).
     pub flap_bary: [[f64; 3]; 3],
 }
 

@@ -486,7 +486,7 @@ impl Region {
 /// (after `cloth.position`/`rotation`) lies in `region`. With keyframes, a pinned vertex with
 /// initial position `x0` follows `x(t) = c + R(t) (x0 - c) + T(t)`, where `c` is the centroid
 /// of the group's initial positions (rotations turn the group about its own centre) and
-/// `T`, `R` come from [`Motion::place`].
+/// `T`, `R` come from [`Motion::place`](cloth_collide::Motion::place).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PinSettings {
     /// Optional label for reports. Key `name`.
