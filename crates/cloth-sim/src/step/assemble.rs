@@ -4,10 +4,10 @@
 //! `A = M - h df/dv - h^2 df/dx`, `b = h (f0 + h df/dx v0 + df/dx y)`,
 //!
 //! where f, df/dx and df/dv sum the cloth's internal and external forces (`cloth-forces`,
-//! evaluated once per start state and kept for retries), the cloth-cloth penalty springs and
-//! the garment stitch springs ([`crate::Sewing`]; both with their Jacobians, evaluated once per
-//! start state) and the kinetic friction of sliding contacts (a force without Jacobian, per
-//! attempt).
+//! evaluated once per start state and kept for retries), the cloth-cloth penalty springs (with
+//! their Jacobians, once per start state), the garment stitch springs ([`crate::Sewing`]; with
+//! their Jacobians, per attempt, as how far a step may close a stitch depends on h) and the
+//! kinetic friction of sliding contacts (a force without Jacobian, per attempt).
 
 use super::constrain::Constraints;
 use crate::stats::{Stopwatch, Timings};
@@ -35,6 +35,8 @@ pub(crate) struct Assembly {
     eval: Evaluation,
     /// Cloth-cloth penalty springs.
     extra: ExtraTerms,
+    /// `extra` plus the garment stitch springs of the attempt being assembled.
+    sewn: ExtraTerms,
     /// Whether `eval` and `extra` belong to the current start state.
     evaluated: bool,
     /// Off-diagonal vertex pairs of the matrix pattern (mesh pairs plus contact pairs seen).
@@ -65,6 +67,7 @@ impl Assembly {
             blocks: vec![Matrix3::zeros(); eval.entries().len()],
             eval,
             extra: ExtraTerms::default(),
+            sewn: ExtraTerms::default(),
             evaluated: false,
             matrix,
             pattern_changed: true,
@@ -120,26 +123,35 @@ impl Assembly {
                 sc.friction(&state.x, &state.v, masses, h, forces, blocks);
                 timings.cloth_cloth += sw.lap();
             }
-            if !world.sewing.is_empty() {
-                let sys = &world.cloth;
-                world.sewing.add_terms(
-                    state,
-                    &sys.masses,
-                    &sys.external.gravity,
-                    &mut self.extra.forces,
-                    &mut self.extra.blocks,
-                );
-                timings.eval += sw.lap();
-            }
             self.evaluated = true;
         }
-        self.system(&state.v, &cons.y, &cons.friction, h, &world.cloth.masses)?;
+        // The stitches depend on h (how far one step may close them), so they join the terms
+        // of each attempt.
+        let sewing = !world.sewing.is_empty();
+        if sewing {
+            let (terms, sys) = (&mut self.sewn, &world.cloth);
+            terms.forces.clone_from(&self.extra.forces);
+            terms.blocks.clone_from(&self.extra.blocks);
+            let (f, blocks) = (&mut terms.forces, &mut terms.blocks);
+            let gravity = &sys.external.gravity;
+            world
+                .sewing
+                .add_terms(state, h, &sys.masses, gravity, f, blocks);
+        }
+        self.system(
+            &state.v,
+            &cons.y,
+            &cons.friction,
+            h,
+            &world.cloth.masses,
+            sewing,
+        )?;
         timings.eval += sw.lap();
         Ok(())
     }
 
     /// `A = M - h df/dv - h^2 df/dx` and `b = h (f0 + friction) + h df/dx (h v0 + y)` from the
-    /// evaluated terms.
+    /// evaluated terms (with the attempt's stitches when `sewing`).
     fn system(
         &mut self,
         v0: &[Vec3],
@@ -147,6 +159,7 @@ impl Assembly {
         friction: &[Vec3],
         h: f64,
         masses: &[f64],
+        sewing: bool,
     ) -> Result<(), SolverError> {
         for (d, &m) in self.diagonal.iter_mut().zip(masses) {
             *d = Matrix3::from_diagonal_element(m);
@@ -157,10 +170,12 @@ impl Assembly {
             .par_iter_mut()
             .zip(dfdx.par_iter().zip(dfdv.par_iter()))
             .for_each(|(blk, (kx, kv))| *blk = -(kv * h) - kx * h2);
-        if (self.extra.blocks.iter()).any(|e| self.matrix.block(e.0, e.1).is_none()) {
-            self.grow_pattern()?;
+        let terms = if sewing { &self.sewn } else { &self.extra };
+        if (terms.blocks.iter()).any(|e| self.matrix.block(e.0, e.1).is_none()) {
+            self.grow_pattern(sewing)?;
         }
-        let extra = &self.extra.blocks;
+        let terms = if sewing { &self.sewn } else { &self.extra };
+        let extra = &terms.blocks;
         self.matrix
             .assemble(&self.plan, &self.blocks, Some(&self.diagonal));
         for (i, j, kx, kv) in extra {
@@ -178,7 +193,7 @@ impl Assembly {
                 self.kw[*j] += kx.transpose() * self.w[*i];
             }
         }
-        let ef = &self.extra.forces;
+        let ef = &terms.forces;
         self.b
             .par_iter_mut()
             .zip(self.eval.forces.par_iter().zip(self.kw.par_iter()))
@@ -203,12 +218,13 @@ impl Assembly {
         Ok(())
     }
 
-    /// Adds the off-diagonal pairs of the extra terms to the matrix pattern and rebuilds the
-    /// plan; the pattern stays grown.
-    fn grow_pattern(&mut self) -> Result<(), SolverError> {
+    /// Adds the off-diagonal pairs of the extra terms (with the attempt's stitches when
+    /// `sewing`) to the matrix pattern and rebuilds the plan; the pattern stays grown.
+    fn grow_pattern(&mut self, sewing: bool) -> Result<(), SolverError> {
         let matrix = &self.matrix;
+        let terms = if sewing { &self.sewn } else { &self.extra };
         self.pairs.extend(
-            self.extra
+            terms
                 .blocks
                 .iter()
                 .filter(|e| e.0 != e.1 && matrix.block(e.0, e.1).is_none())
