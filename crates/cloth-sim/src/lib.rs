@@ -95,7 +95,7 @@ pub use scene::{
     RunSettings, Scene, SceneError, SolverChoice, SolverSettings, build_cloth, build_collider,
     build_integrator, build_mesh, build_simulation,
 };
-pub use sewing::{SEAM_STIFFNESS_FACTOR, SewSettings, Sewing};
+pub use sewing::{SEAM_STIFFNESS_FACTOR, STITCH_CLOSING_SPEED, SewSettings, Sewing};
 pub use simulation::{Integrator, Simulation};
 pub use state::State;
 pub use stats::{DEFAULT_FPS, FrameStats, Rejections, RunReport, Timings, Totals};
