@@ -9,8 +9,7 @@ use crate::{Reject, SimError};
 #[serde(rename_all = "snake_case")]
 pub enum StepControl {
     /// Baraff & Witkin's rule (Knowl 9): halve after a rejected step, double after
-    /// `grow_after` accepted ones in a row, up to `h_max`. The default.
-    #[default]
+    /// `grow_after` accepted ones in a row, up to `h_max`.
     Halving,
     /// The stretch change of a step grows about in proportion to h, so each accepted step
     /// predicts the step that would change the stretch by [`STEP_TARGET`] of the threshold:
@@ -19,10 +18,11 @@ pub enum StepControl {
     /// stretch change is retried at the step that prediction gives (at most half, at least a
     /// fifth of the rejected one); other rejections halve it. A frame is split into equal
     /// steps, each at most 10% longer than the predicted one. The threshold still rejects
-    /// every step that breaks it. Opt-in: it rejects fewer steps on the drapes (README, "The
-    /// method"), but where a stiff spring closes an existing gap within one step whatever h
-    /// is, its different step sequence met such a step in the dancer scenes' preroll, which
-    /// then stopped below `h_min`; it is also slower on the thrown sheet.
+    /// every step that breaks it. The default since its step sequence no longer meets a step
+    /// that no h passes (a stitch snapping shut whatever h is, bounded by
+    /// [`crate::STITCH_CLOSING_SPEED`]): it rejects about half as many steps on the drapes and
+    /// garments and is faster on them (README, "The method"); slower on the thrown sheet.
+    #[default]
     Predictive,
 }
 

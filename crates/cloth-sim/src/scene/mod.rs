@@ -709,10 +709,10 @@ pub struct SolverSettings {
     /// stretch `|w_u|` or `|w_v|` changes by more than this (dimensionless strain) in one
     /// step. Key `stretch_threshold`, default 0.03, > 0 (with 0.1 the 2601-vertex fixed sheet overshoots to 9% stretch in single 33 ms steps; with 0.03 it stays near 3%, at 1.7 steps per frame).
     pub stretch_threshold: f64,
-    /// Implicit: how the next step is chosen. Key `step_control`, `"halving"` (default, the
-    /// paper's: halve after a rejection, double after `grow_after` accepted steps) or
-    /// `"predictive"` (from the stretch change the last step measured, see
-    /// [`crate::StepControl`]).
+    /// Implicit: how the next step is chosen. Key `step_control`, `"predictive"` (default:
+    /// from the stretch change the last step measured, see [`crate::StepControl`]) or
+    /// `"halving"` (the paper's: halve after a rejection, double after `grow_after` accepted
+    /// steps).
     pub step_control: crate::StepControl,
     /// Implicit, with `step_control = "halving"`: after this many consecutive accepted steps
     /// the step is doubled again (up to `h_max`). Key `grow_after`, default 2 (as in the

@@ -65,8 +65,8 @@ pub struct ImplicitSettings {
     /// step overshoots (9% stretch on the 2601-vertex fixed sheet in single 33 ms steps,
     /// against 3% with 2 ms steps); with 0.03 it stays near 3% at 1.7 steps per frame.
     pub stretch_threshold: f64,
-    /// How the next step is chosen: [`StepControl::Halving`] (default) is the paper's rule;
-    /// [`StepControl::Predictive`] sizes it from the stretch change the last step measured.
+    /// How the next step is chosen: [`StepControl::Predictive`] (default) sizes it from the
+    /// stretch change the last step measured; [`StepControl::Halving`] is the paper's rule.
     pub step_control: StepControl,
     /// With [`StepControl::Halving`]: consecutive accepted steps after which the step is
     /// doubled (up to `h_max`). Default 2, as in the paper.
