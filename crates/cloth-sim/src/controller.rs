@@ -49,9 +49,10 @@ pub struct StepController {
 }
 
 impl StepController {
-    /// Starts at `h` (s), typically `h_max`, with the paper's rule.
+    /// Starts at `h` (s), typically `h_max`, with the default rule ([`StepControl`]'s
+    /// default, the one scenes get without `solver.step_control`).
     pub fn new(h: f64) -> Self {
-        Self::with_control(h, StepControl::Halving)
+        Self::with_control(h, StepControl::default())
     }
 
     /// Starts at `h` (s) with the rule `control`.
@@ -149,7 +150,7 @@ mod tests {
 
     #[test]
     fn frames_end_without_slivers_and_steps_grow_and_shrink() {
-        let mut c = StepController::new(0.01);
+        let mut c = StepController::with_control(0.01, StepControl::Halving);
         assert_eq!(c.fit(0.05), 0.01);
         assert_eq!(c.fit(0.015), 0.0075);
         assert_eq!(c.fit(0.010005), 0.010005);
@@ -165,6 +166,11 @@ mod tests {
         assert_eq!(c.h, 0.01, "penetration redoes the step at the same h");
         let e = c.rejected(r, 0.0015, 1e-3, 7, 0.2).unwrap_err();
         assert!(matches!(e, SimError::StepTooSmall { frame: 7, .. }));
+    }
+
+    #[test]
+    fn a_new_controller_takes_the_scenes_default_rule() {
+        assert_eq!(StepController::new(0.01).control, StepControl::Predictive);
     }
 
     #[test]
