@@ -240,6 +240,72 @@ fn cloth_slides_above_the_angle_of_repose_with_coulomb_acceleration() {
     );
 }
 
+/// A flat 0.2 m square thrown onto a floor with friction `mu`, landing at `vn` (m/s) while it
+/// moves along it at `vt`, 5 mm above its layer; returns how far its centroid travels along
+/// the floor until it stops (m), and its speed along the floor 0.1 s after the start.
+fn thrown_onto_floor(vt: f64, vn: f64, mu: f64) -> (f64, f64) {
+    let toml = format!(
+        r#"
+[run]
+fps = 100
+frames = 80
+[cloth]
+mesh = {{ kind = "grid", nx = 11, ny = 11, width = 0.2, height = 0.2 }}
+position = [0.0, 0.01, 0.0]
+velocity = [{vt}, {vn_down}, 0.0]
+material = "denim"
+thickness = 0.005
+[[collider]]
+shape = "plane"
+friction = {mu}
+thickness = 0.0
+[solver]
+h_max = 0.01
+"#,
+        vn_down = -vn,
+    );
+    let mut s = sim(&toml);
+    let x0 = centroid(&s).x;
+    let along = |s: &Simulation| s.velocities().iter().map(|v| v.x).sum::<f64>() / 121.0;
+    for _ in 0..10 {
+        s.step_frame().unwrap();
+    }
+    let v_early = along(&s);
+    for _ in 0..70 {
+        s.step_frame().unwrap();
+    }
+    assert!(along(&s).abs() < 1e-3, "still sliding at {} m/s", along(&s));
+    (centroid(&s).x - x0, v_early)
+}
+
+/// Coulomb's law at impact: landing at `vn` takes a normal impulse m vn, and friction can take
+/// at most mu m vn of the slip, so a cloth thrown along a floor keeps `vt - mu vn` and then
+/// decelerates at mu g: it travels `vt t_land + (vt - mu vn)^2 / (2 mu g)` (t_land = 5 mm / vn
+/// to its layer). A new contact held static whatever its slip stops the cloth dead instead.
+#[test]
+fn a_cloth_thrown_along_a_floor_keeps_what_friction_cannot_take_at_impact() {
+    let (vt, vn, mu) = (2.0f64, 1.0f64, 0.5f64);
+    let (travel, v_early) = thrown_onto_floor(vt, vn, mu);
+    let after = vt - mu * vn;
+    let expected = vt * 0.005 / vn + after * after / (2.0 * mu * G);
+    assert!(
+        (travel - expected).abs() < 0.15 * expected,
+        "travelled {travel} m, Coulomb predicts {expected} m"
+    );
+    // At 0.1 s: the speed left after impact less 0.1 s of kinetic friction.
+    let v_pred = after - mu * G * (0.1 - 0.005 / vn);
+    assert!(
+        (v_early - v_pred).abs() < 0.15 * after,
+        "{v_early} m/s at 0.1 s, Coulomb predicts {v_pred}"
+    );
+    // Slip that the impact's friction can take: the cloth sticks where it lands.
+    let (travel, _) = thrown_onto_floor(0.4, 1.0, 0.5);
+    assert!(
+        travel < 0.4 * 0.005 + 0.01,
+        "slid {travel} m after a sticking impact"
+    );
+}
+
 /// A sheet hanging from its top edge in the x-y plane; a sphere crosses it along z at `speed`
 /// (m/s) with steps of at most 4 ms. Contacts are found at the start of each step, so the step
 /// must keep the sphere's travel per step well below its radius (5 m/s * 4 ms = 2 cm against

@@ -83,6 +83,11 @@ struct State {
     hold: Vec3,
     /// Kinetic friction force (N) applied in the step being taken.
     friction: f64,
+    /// Normal approach speed (m/s, >= 0) that the step being taken stops: its constraint
+    /// force holds the impulse `m approach / h` on top of what presses the vertex on the
+    /// surface, and only the latter goes on into the next step's friction.
+    #[serde(default)]
+    approach: f64,
 }
 
 /// Per-collider contact properties the constraints need.
@@ -99,6 +104,8 @@ pub(crate) struct ConstraintSink<'a> {
     pub kind: &'a mut [Constraint],
     pub z: &'a mut [Vec3],
     pub y: &'a mut [Vec3],
+    /// The part of `y` that is a landing (see [`ContactMemory::constrain`]).
+    pub landing: &'a mut [Vec3],
     pub forces: &'a mut [Vec3],
 }
 
@@ -211,6 +218,7 @@ impl ContactMemory {
                     stops: false,
                     hold: Vec3::zeros(),
                     friction: 0.0,
+                    approach: 0.0,
                 });
             }
             self.engage(c, surface, settings, v, masses, h, out);
@@ -241,14 +249,17 @@ impl ContactMemory {
         let rel = v[i] - c.surface_velocity;
         let rel_n = rel.dot(&n);
         let forced = self.forced[i];
-        // A new contact starts static; Coulomb's test on its first constraint force decides.
-        let st = self.state[i].get_or_insert(State {
-            mode: Mode::Static,
-            normal_force: 0.0,
-            stops: false,
-            hold: Vec3::zeros(),
-            friction: 0.0,
+        let st = self.state[i].get_or_insert_with(|| {
+            impact(
+                rel - n * rel_n,
+                rel_n,
+                surface.friction,
+                masses[i],
+                h,
+                settings,
+            )
         });
+        st.approach = (-rel_n).max(0.0);
         // Position alteration (Knowl 6): with its normal velocity equal to the surface's,
         // the vertex moves by h v_s.n along n; y adds what puts it exactly at the
         // thickness from the surface at t + h (distance `d` is measured there). This
@@ -267,6 +278,12 @@ impl ContactMemory {
         };
         let pull = to_layer.max(approach.min(0.0));
         out.y[i] += n * pull;
+        // Towards the surface, the pull is at most the approach this step would have made
+        // anyway: motion, which the stretch check judges like the integrated motion. Left
+        // out of the check, a vertex landing on the floor looked as if it had stopped in the
+        // air while its neighbours fell on, and its triangles' stretch changed by more than
+        // the threshold at every step size (the thrown sheet's landing).
+        out.landing[i] += n * pull.min(0.0);
         match st.mode {
             Mode::Static => {
                 out.kind[i] = Constraint::Fixed;
@@ -391,7 +408,10 @@ impl ContactMemory {
                 }
                 continue;
             }
-            st.normal_force = fn_;
+            // The impulse that stopped the approach was this step's; what presses the vertex
+            // on the surface goes on (with the impulse, the step after an impact took the slip
+            // that Coulomb's law leaves a thrown cloth a second time).
+            st.normal_force = (fn_ - masses[i] * st.approach / h).max(0.0);
             let mu = surfaces[c.collider].friction;
             match st.mode {
                 Mode::Static => {
@@ -415,6 +435,44 @@ impl ContactMemory {
                 Mode::Released => {}
             }
         }
+    }
+}
+
+/// The state of a new contact, by Coulomb's law at impact: stopping the vertex's approach
+/// speed `-rel_n` (m/s) within the step takes a normal impulse `m |rel_n|`, and friction can
+/// take at most `mu` times that from the tangential slip `rel_t`. A contact whose slip that
+/// impulse can stop starts static (Knowl 8: Coulomb's test on its first constraint force then
+/// decides); one that slides faster starts sliding, with the normal force of the impact
+/// (`m |rel_n| / h`) as the first step's kinetic friction, so it keeps `|rel_t| - mu |rel_n|`
+/// of its slip. Started static at any slip, a vertex landing on a solid stopped dead while
+/// its neighbours flew on (most of the thrown sheet's rejected steps had such a vertex at the
+/// triangle over the threshold), and a cloth thrown along a floor stopped where it landed.
+fn impact(
+    rel_t: Vec3,
+    rel_n: f64,
+    mu: f64,
+    mass: f64,
+    h: f64,
+    settings: &ContactSettings,
+) -> State {
+    let approach = (-rel_n).max(0.0);
+    let slip = rel_t.norm();
+    let mode = if slip > settings.stick_speed && slip > mu * approach {
+        Mode::Sliding
+    } else {
+        Mode::Static
+    };
+    State {
+        mode,
+        normal_force: if mode == Mode::Sliding {
+            mass * approach / h
+        } else {
+            0.0
+        },
+        stops: false,
+        hold: Vec3::zeros(),
+        friction: 0.0,
+        approach: 0.0,
     }
 }
 
@@ -467,8 +525,9 @@ mod tests {
             friction: 0.5,
             thickness: 0.005,
         }];
-        let (mut kind, mut z, mut y, mut forces) = (
+        let (mut kind, mut z, mut y, mut landing, mut forces) = (
             [Constraint::Free],
+            [Vec3::zeros()],
             [Vec3::zeros()],
             [Vec3::zeros()],
             [Vec3::zeros()],
@@ -477,6 +536,7 @@ mod tests {
             kind: &mut kind,
             z: &mut z,
             y: &mut y,
+            landing: &mut landing,
             forces: &mut forces,
         };
         let v = [n * -2.6];

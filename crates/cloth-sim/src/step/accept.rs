@@ -77,6 +77,7 @@ impl Check {
         state: &State,
         dv: &[Vec3],
         y: &[Vec3],
+        landing: &[Vec3],
         h: f64,
         settings: &ImplicitSettings,
         detection: &mut Detection,
@@ -85,7 +86,7 @@ impl Check {
         timings: &mut Timings,
         sw: &mut Stopwatch,
     ) -> Option<Reject> {
-        self.candidate(world, state, dv, y, h);
+        self.candidate(world, state, dv, y, landing, h);
         timings.other += sw.lap();
         if world.colliders.is_some() {
             detection.penetrations(world, &self.x1);
@@ -107,26 +108,40 @@ impl Check {
     }
 
     /// The candidate positions `x1` and their stretch, measured without the position
-    /// alteration y: the check judges the integration, not the deliberate geometric
-    /// correction y (Knowl 6), which would otherwise fail a step at any h.
-    fn candidate(&mut self, world: &World, state: &State, dv: &[Vec3], y: &[Vec3], h: f64) {
+    /// alteration y except its `landing` part: the check judges the integration and the
+    /// vertices' own approach to a solid, not the deliberate geometric correction (Knowl 6),
+    /// which would otherwise fail a step at any h. From here on `y` holds that correction only.
+    fn candidate(
+        &mut self,
+        world: &World,
+        state: &State,
+        dv: &[Vec3],
+        y: &[Vec3],
+        landing: &[Vec3],
+        h: f64,
+    ) {
         let model = &world.cloth.model;
         if !self.valid {
             model.triangle_stretch(&state.x, &mut self.stretch0);
             self.valid = true;
         }
         self.x1.resize(state.len(), Vec3::zeros());
-        for (((x1, x), v), dv) in self.x1.iter_mut().zip(&state.x).zip(&state.v).zip(dv) {
-            *x1 = x + (v + dv) * h;
+        for ((((x1, x), v), dv), l) in (self.x1.iter_mut().zip(&state.x))
+            .zip(&state.v)
+            .zip(dv)
+            .zip(landing)
+        {
+            *x1 = x + (v + dv) * h + l;
         }
-        self.stretch_without(model, &[]);
-        self.altered = y.iter().any(|y| *y != Vec3::zeros());
-        for (x1, y) in self.x1.iter_mut().zip(y) {
-            *x1 += y;
-        }
+        model.triangle_stretch(&self.x1, &mut self.stretch1);
         self.y.clear();
-        if self.altered {
-            self.y.extend_from_slice(y);
+        self.y.extend(y.iter().zip(landing).map(|(y, l)| y - l));
+        self.altered = self.y.iter().any(|y| *y != Vec3::zeros());
+        if !self.altered {
+            self.y.clear();
+        }
+        for (x1, y) in self.x1.iter_mut().zip(&self.y) {
+            *x1 += y;
         }
     }
 
@@ -245,12 +260,38 @@ impl Check {
     fn largest_stretch_change(&self) -> (usize, f64) {
         let mut worst = (0, 0.0f64);
         for (t, (a, b)) in self.stretch0.iter().zip(&self.stretch1).enumerate() {
-            let d = (a[0] - b[0]).abs().max((a[1] - b[1]).abs());
-            let d = if d.is_nan() { f64::INFINITY } else { d };
+            let (du, dv) = ((a[0] - b[0]).abs(), (a[1] - b[1]).abs());
+            // A NaN in either direction is an infinite change (`f64::max` would drop it).
+            let d = if du.is_nan() || dv.is_nan() {
+                f64::INFINITY
+            } else {
+                du.max(dv)
+            };
             if d > worst.1 {
                 worst = (t, d);
             }
         }
         worst
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_largest_stretch_change_sees_either_direction_and_a_nan_in_either() {
+        let mut c = Check {
+            stretch0: vec![[1.0, 1.0]; 3],
+            stretch1: vec![[1.04, 1.0], [1.0, 0.95], [1.01, 1.0]],
+            ..Check::default()
+        };
+        let (t, change) = c.largest_stretch_change();
+        assert_eq!(t, 1);
+        assert!((change - 0.05).abs() < 1e-12, "{change}");
+        c.stretch1[2] = [1.0, f64::NAN];
+        assert_eq!(c.largest_stretch_change(), (2, f64::INFINITY));
+        c.stretch1[2] = [f64::NAN, 1.0];
+        assert_eq!(c.largest_stretch_change(), (2, f64::INFINITY));
     }
 }

@@ -17,6 +17,10 @@ pub(crate) struct Constraints {
     pub z: Vec<Vec3>,
     /// Position alteration (m).
     pub y: Vec<Vec3>,
+    /// The part of `y` that lands an approaching vertex on a solid's thickness layer (m): at
+    /// most the vertex's own approach within the step, so the stretch check judges it as
+    /// motion (see `ContactMemory::constrain`).
+    pub landing: Vec<Vec3>,
     /// Kinetic friction of sliding contacts (N), a force term of the assemble stage.
     pub friction: Vec<Vec3>,
     targets: Vec<Vec3>,
@@ -28,6 +32,7 @@ impl Constraints {
             kind: vec![Constraint::Free; n],
             z: vec![Vec3::zeros(); n],
             y: vec![Vec3::zeros(); n],
+            landing: vec![Vec3::zeros(); n],
             friction: vec![Vec3::zeros(); n],
             targets: Vec::new(),
         }
@@ -51,6 +56,7 @@ impl Constraints {
         self.kind.fill(Constraint::Free);
         self.z.fill(Vec3::zeros());
         self.y.copy_from_slice(shift);
+        self.landing.fill(Vec3::zeros());
         self.friction.fill(Vec3::zeros());
         for c in &world.directional {
             let i = c.vertex;
@@ -64,6 +70,7 @@ impl Constraints {
                 kind: &mut self.kind,
                 z: &mut self.z,
                 y: &mut self.y,
+                landing: &mut self.landing,
                 forces: &mut self.friction,
             };
             let surfaces = world.surfaces();
@@ -91,6 +98,7 @@ impl Constraints {
             for (&i, p) in pin.vertices.iter().zip(&self.targets) {
                 self.kind[i] = Constraint::Fixed;
                 self.y[i] = Vec3::zeros();
+                self.landing[i] = Vec3::zeros();
                 // x0 + h (v0 + dv) = target exactly.
                 self.z[i] = (p - state.x[i]) / h - state.v[i];
             }

@@ -372,6 +372,7 @@ impl Implicit {
             state,
             &self.solve.dv,
             &self.constrain.y,
+            &self.constrain.landing,
             h,
             &self.settings,
             &mut self.detect,
