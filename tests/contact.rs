@@ -1,7 +1,7 @@
 //! Cloth against solids and against itself (Baraff & Witkin 1998, Section 6; Knowls 6 and 8),
 //! checked against what physics says: no penetration, rest without jitter, separation when
 //! the support falls away faster than gravity, Coulomb's friction threshold and sliding
-//! acceleration, and no self-intersection after folding.
+//! acceleration, Coulomb's law at impact, and no self-intersection after folding.
 
 use cloth::mesh::Vec3;
 use cloth::sim::{Scene, Simulation, build_simulation};

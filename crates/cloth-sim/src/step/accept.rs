@@ -17,14 +17,16 @@ pub(crate) struct Check {
     pub stretch0: Vec<[f64; 2]>,
     /// The same at the candidate end state `x1`.
     pub stretch1: Vec<[f64; 2]>,
-    /// The attempt's position alterations y (empty when all are zero).
+    /// The attempt's position corrections y: its alterations less their landing part (empty
+    /// when all are zero).
     y: Vec<Vec3>,
     /// Scratch positions.
     scratch: Vec<Vec3>,
     /// Whether `stretch0` belongs to the current start state.
     valid: bool,
-    /// Whether the attempt being judged has a non-zero alteration y (then `stretch1` is not
-    /// the candidate's own stretch until the accepted step re-measures it in stage 6).
+    /// Whether the attempt being judged has a non-zero correction y (its alteration less the
+    /// landing part; then `stretch1` is not the candidate's own stretch until the accepted
+    /// step re-measures it in stage 6).
     pub altered: bool,
     /// Candidate end positions, `x0 + h (v0 + dv) + y` (m), after impact zones.
     pub x1: Vec<Vec3>,
