@@ -2,6 +2,7 @@
 //! triangles. Built once from the topology-independent leaf boxes; refitted every step.
 
 use crate::Vec3;
+use rayon::prelude::*;
 
 /// Axis-aligned box. An empty box has min = +inf, max = -inf; boxes containing NaN overlap
 /// nothing.
@@ -200,6 +201,124 @@ impl Bvh {
     }
 }
 
+impl Bvh {
+    /// Every unordered pair of distinct leaves whose boxes overlap and that `keep(i, j)`
+    /// accepts, as `(i, j)` with `i < j`, sorted. The hierarchy is traversed against itself (a node against itself, then its
+    /// children against each other), so a pair costs nothing beyond its boxes' overlap and
+    /// nearby leaves are not searched from the root once per leaf. The traversal is split into
+    /// independent node pairs before it runs in parallel, and the result is sorted, so it is
+    /// the same for any thread count.
+    pub fn overlapping_pairs(&self, keep: impl Fn(usize, usize) -> bool + Sync) -> Vec<(u32, u32)> {
+        if self.nodes.is_empty() {
+            return Vec::new();
+        }
+        // Breadth-first until there is enough independent work (the split depends only on the
+        // tree, never on the thread count).
+        let mut frontier: Vec<(u32, u32)> = vec![(0, 0)];
+        let mut leafy: Vec<(u32, u32)> = Vec::new();
+        while !frontier.is_empty() && frontier.len() + leafy.len() < PAIR_TASKS {
+            let mut next = Vec::with_capacity(frontier.len() * 3);
+            for &(a, b) in &frontier {
+                if !self.expand(a, b, &mut next) {
+                    leafy.push((a, b));
+                }
+            }
+            frontier = next;
+        }
+        frontier.extend(leafy);
+        let mut pairs: Vec<(u32, u32)> = frontier
+            .par_iter()
+            .map(|&root| {
+                let (mut out, mut stack) = (Vec::new(), vec![root]);
+                while let Some((a, b)) = stack.pop() {
+                    if !self.expand(a, b, &mut stack) {
+                        self.leaf_pairs(a, b, &keep, &mut out);
+                    }
+                }
+                out
+            })
+            .flatten_iter()
+            .collect();
+        pairs.par_sort_unstable();
+        pairs
+    }
+
+    /// Pushes the child pairs of the node pair `(a, b)` that can hold overlapping leaves;
+    /// returns false (pushing nothing) when both are leaves, whose leaf pairs are then tested
+    /// by [`Bvh::leaf_pairs`].
+    fn expand(&self, a: u32, b: u32, out: &mut Vec<(u32, u32)>) -> bool {
+        let (na, nb) = (&self.nodes[a as usize], &self.nodes[b as usize]);
+        if a == b {
+            if na.count > 0 {
+                return false;
+            }
+            let (l, r) = (na.start, na.start + 1);
+            out.extend([(l, l), (r, r)]);
+            if self.nodes[l as usize]
+                .aabb
+                .overlaps(&self.nodes[r as usize].aabb)
+            {
+                out.push((l, r));
+            }
+            return true;
+        }
+        if !na.aabb.overlaps(&nb.aabb) {
+            return true;
+        }
+        if na.count > 0 && nb.count > 0 {
+            return false;
+        }
+        // Split the internal node, the larger one when both are.
+        let split_a = nb.count > 0 || (na.count == 0 && volume(&na.aabb) >= volume(&nb.aabb));
+        let (split, keep) = if split_a { (na, b) } else { (nb, a) };
+        for c in [split.start, split.start + 1] {
+            if self.nodes[c as usize]
+                .aabb
+                .overlaps(&self.nodes[keep as usize].aabb)
+            {
+                out.push((c, keep));
+            }
+        }
+        true
+    }
+
+    /// Overlapping leaf pairs of the leaf nodes `a` and `b` (the same node: its own pairs)
+    /// that `keep` accepts.
+    fn leaf_pairs(
+        &self,
+        a: u32,
+        b: u32,
+        keep: &impl Fn(usize, usize) -> bool,
+        out: &mut Vec<(u32, u32)>,
+    ) {
+        let range = |n: u32| {
+            let n = &self.nodes[n as usize];
+            &self.order[n.start as usize..(n.start + n.count) as usize]
+        };
+        let (ra, rb) = (range(a), range(b));
+        for (k, &i) in ra.iter().enumerate() {
+            let others = if a == b { &rb[k + 1..] } else { rb };
+            for &j in others {
+                let (i, j) = (i.min(j), i.max(j));
+                if self.leaves[i as usize].overlaps(&self.leaves[j as usize])
+                    && keep(i as usize, j as usize)
+                {
+                    out.push((i, j));
+                }
+            }
+        }
+    }
+}
+
+/// How many independent node pairs [`Bvh::overlapping_pairs`] splits its traversal into.
+const PAIR_TASKS: usize = 64;
+
+/// Sum of a box's extents (a cheap size measure that stays positive for flat boxes).
+fn volume(b: &Aabb) -> f64 {
+    let e = b.max - b.min;
+    e.x + e.y + e.z
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,6 +361,39 @@ mod tests {
                 .filter(|&i| boxes[i].overlaps(&q))
                 .collect();
             assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn overlapping_pairs_match_brute_force() {
+        let mut s: u64 = 99;
+        let mut rnd = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for n in [0usize, 1, 2, 3, 5, 17, 400] {
+            let boxes: Vec<Aabb> = (0..n)
+                .map(|_| {
+                    let p = Vec3::new(rnd(), rnd(), rnd() * 0.1);
+                    Aabb {
+                        min: p,
+                        max: p + Vec3::new(rnd(), rnd(), rnd()) * 0.08,
+                    }
+                })
+                .collect();
+            let got = Bvh::build(&boxes).overlapping_pairs(|i, j| (i + j) % 5 != 0);
+            let mut want = Vec::new();
+            for i in 0..n {
+                for j in i + 1..n {
+                    if boxes[i].overlaps(&boxes[j]) && (i + j) % 5 != 0 {
+                        want.push((i as u32, j as u32));
+                    }
+                }
+            }
+            assert!(n < 400 || want.len() > 200, "{} pairs", want.len());
+            assert_eq!(got, want, "{n} boxes");
         }
     }
 }

@@ -186,8 +186,10 @@ pub struct SelfCcd {
     topo: Topology,
     bvh: Bvh,
     boxes: Vec<Aabb>,
-    /// Swept box of every edge over the last checked step, inflated by its gap.
+    /// Swept box of every edge over the last checked step, inflated by half its gap.
     edge_boxes: Vec<Aabb>,
+    /// Hierarchy over `edge_boxes` (edge-edge candidates).
+    edge_bvh: Bvh,
 }
 
 impl SelfCcd {
@@ -198,6 +200,7 @@ impl SelfCcd {
             bvh: Bvh::default(),
             boxes: vec![Aabb::empty(); triangles.len()],
             edge_boxes: Vec::new(),
+            edge_bvh: Bvh::default(),
         })
     }
 
@@ -235,12 +238,10 @@ impl SelfCcd {
         }
         self.bvh.fit(&self.boxes);
         self.edge_boxes.clear();
-        self.edge_boxes.extend(
-            self.topo
-                .edges
-                .iter()
-                .map(|&[a, b]| Aabb::from_points([&x0[a], &x1[a], &x0[b], &x1[b]]).inflated(gap)),
-        );
+        self.edge_boxes
+            .extend(self.topo.edges.iter().map(|&[a, b]| {
+                Aabb::from_points([&x0[a], &x1[a], &x0[b], &x1[b]]).inflated(0.5 * gap)
+            }));
         let vt: Vec<Vec<Impact>> = (0..self.topo.n_vertices)
             .into_par_iter()
             .chunks(CHUNK)
@@ -252,13 +253,25 @@ impl SelfCcd {
                 found
             })
             .collect();
-        let ee: Vec<Vec<Impact>> = (0..self.topo.edges.len())
-            .into_par_iter()
-            .chunks(CHUNK)
-            .map(|es| {
-                let (mut found, mut stack, mut others) = (Vec::new(), Vec::new(), Vec::new());
-                for e in es {
-                    self.edge_impacts(e, x0, x1, gap, (&mut stack, &mut others), &mut found);
+        // Edge pairs whose swept boxes come within the gap: the edge hierarchy against itself.
+        self.edge_bvh.fit(&self.edge_boxes);
+        let edges = &self.topo.edges;
+        let topo = &self.topo;
+        let candidates = (self.edge_bvh).overlapping_pairs(|e, f| topo.edges_apart(e, f));
+        let m = |i: usize| [x0[i], x1[i]];
+        let ee: Vec<Vec<Impact>> = candidates
+            .par_chunks(4 * CHUNK)
+            .map(|pairs| {
+                let mut found = Vec::new();
+                for &(e, f) in pairs {
+                    let ([a, b], [c, d]) = (edges[e as usize], edges[f as usize]);
+                    if let Some(t) = edge_edge_impact(m(a), m(b), m(c), m(d), gap) {
+                        found.push(Impact {
+                            kind: ImpactKind::EdgeEdge,
+                            vertices: [a, b, c, d],
+                            t,
+                        });
+                    }
                 }
                 found
             })
@@ -297,44 +310,6 @@ impl SelfCcd {
                 });
             }
         });
-    }
-
-    /// Edge `e` against the edges (of higher index) near its path, into `found`.
-    fn edge_impacts(
-        &self,
-        e: usize,
-        x0: &[Vec3],
-        x1: &[Vec3],
-        gap: f64,
-        (stack, others): (&mut Vec<u32>, &mut Vec<usize>),
-        found: &mut Vec<Impact>,
-    ) {
-        let [a, b] = self.topo.edges[e];
-        let q = Aabb::from_points([&x0[a], &x1[a], &x0[b], &x1[b]]);
-        others.clear();
-        self.bvh.query(&q, stack, |t| {
-            others.extend(self.topo.tri_edges[t].iter().copied().filter(|&f| f > e));
-        });
-        others.sort_unstable();
-        others.dedup();
-        let m = |i: usize| [x0[i], x1[i]];
-        for &f in others.iter() {
-            let [c, d] = self.topo.edges[f];
-            if a == c || a == d || b == c || b == d {
-                continue;
-            }
-            // Swept boxes more than `gap` apart: the edges never come within `gap`.
-            if !self.edge_boxes[f].overlaps(&q) {
-                continue;
-            }
-            if let Some(t) = edge_edge_impact(m(a), m(b), m(c), m(d), gap) {
-                found.push(Impact {
-                    kind: ImpactKind::EdgeEdge,
-                    vertices: [a, b, c, d],
-                    t,
-                });
-            }
-        }
     }
 }
 

@@ -86,8 +86,10 @@ pub struct SelfCollision {
     slip_speed: f64,
     bvh: Bvh,
     boxes: Vec<Aabb>,
-    /// Box of every edge at the last detection (the edge-edge candidates' cheap test).
+    /// Box of every edge at the last detection, inflated by half the thickness.
     edge_boxes: Vec<Aabb>,
+    /// Hierarchy over `edge_boxes` (edge-edge candidates).
+    edge_bvh: Bvh,
     proximities: Vec<Proximity>,
 }
 
@@ -144,6 +146,7 @@ impl SelfCollision {
             bvh: Bvh::default(),
             boxes: vec![Aabb::empty(); triangles.len()],
             edge_boxes: Vec::new(),
+            edge_bvh: Bvh::default(),
             proximities: Vec::new(),
         })
     }
@@ -232,40 +235,22 @@ impl SelfCollision {
                 out
             })
             .collect();
-        let ee: Vec<Vec<Proximity>> = (0..self.topo.edges.len())
-            .into_par_iter()
-            .chunks(CHUNK)
-            .map(|es| {
+        // Edge pairs whose boxes come within h: the edge hierarchy against itself.
+        for b in self.edge_boxes.iter_mut() {
+            *b = b.inflated(0.5 * h);
+        }
+        self.edge_bvh.fit(&self.edge_boxes);
+        let edges = &self.topo.edges;
+        let topo = &self.topo;
+        let candidates = (self.edge_bvh).overlapping_pairs(|e, f| topo.edges_apart(e, f));
+        let ee: Vec<Vec<Proximity>> = candidates
+            .par_chunks(4 * CHUNK)
+            .map(|pairs| {
                 let mut out = Vec::new();
-                let mut stack = Vec::new();
-                let mut others: Vec<usize> = Vec::new();
-                for e in es {
-                    let [a, b] = self.topo.edges[e];
-                    others.clear();
-                    let q = self.edge_boxes[e].inflated(h);
-                    self.bvh.query(&q, &mut stack, |t| {
-                        others.extend(
-                            self.topo.tri_edges[t]
-                                .iter()
-                                .copied()
-                                .filter(|&f| f > e && f != usize::MAX),
-                        );
-                    });
-                    others.sort_unstable();
-                    others.dedup();
-                    for &f in &others {
-                        let [c, d] = self.topo.edges[f];
-                        // Shared vertex, or boxes apart (then the edges are farther than h
-                        // apart, which `edge_edge` would find at a higher price).
-                        if a == c || a == d || b == c || b == d {
-                            continue;
-                        }
-                        if !self.edge_boxes[f].overlaps(&q) {
-                            continue;
-                        }
-                        if let Some(p) = edge_edge([a, b, c, d], x, h) {
-                            out.push(p);
-                        }
+                for &(e, f) in pairs {
+                    let ([a, b], [c, d]) = (edges[e as usize], edges[f as usize]);
+                    if let Some(p) = edge_edge([a, b, c, d], x, h) {
+                        out.push(p);
                     }
                 }
                 out
@@ -292,6 +277,7 @@ impl SelfCollision {
     /// (worth doing after very large deformations: a refitted tree stays correct but loosens).
     pub fn rebuild_hierarchy(&mut self) {
         self.bvh = Bvh::build(&[]);
+        self.edge_bvh = Bvh::build(&[]);
     }
 
     /// The proximities found by the last detection.
@@ -489,25 +475,15 @@ impl SelfCollision {
     }
 }
 
-/// The unique edges `(v0 < v1)` of `triangles`, sorted, and the edge indices of each triangle.
-fn mesh_edges(triangles: &[[usize; 3]]) -> (Vec<[usize; 2]>, Vec<[usize; 3]>) {
+/// The unique edges `(v0 < v1)` of `triangles`, sorted.
+fn mesh_edges(triangles: &[[usize; 3]]) -> Vec<[usize; 2]> {
     let mut edges: Vec<[usize; 2]> = triangles
         .iter()
         .flat_map(|t| [0, 1, 2].map(|k| sorted(t[k], t[(k + 1) % 3])))
         .collect();
     edges.sort_unstable();
     edges.dedup();
-    let tri_edges = triangles
-        .iter()
-        .map(|t| {
-            [0, 1, 2].map(|k| {
-                edges
-                    .binary_search(&sorted(t[k], t[(k + 1) % 3]))
-                    .unwrap_or(usize::MAX)
-            })
-        })
-        .collect();
-    (edges, tri_edges)
+    edges
 }
 
 /// A cloth's triangles, their edges and its welded vertices: what self-collision and
@@ -518,8 +494,6 @@ pub(crate) struct Topology {
     pub triangles: Vec<[usize; 3]>,
     /// Unique edges (v0 < v1), sorted.
     pub edges: Vec<[usize; 2]>,
-    /// Edge indices of each triangle.
-    pub tri_edges: Vec<[usize; 3]>,
     /// Per vertex, the smallest vertex welded to it; empty when nothing is welded.
     weld: Vec<usize>,
 }
@@ -536,14 +510,19 @@ impl Topology {
                 });
             }
         }
-        let (edges, tri_edges) = mesh_edges(triangles);
+        let edges = mesh_edges(triangles);
         Ok(Topology {
             n_vertices,
             triangles: triangles.to_vec(),
             edges,
-            tri_edges,
             weld: Vec::new(),
         })
+    }
+
+    /// Whether edges `e` and `f` share no vertex (welds aside, see [`Topology::drop_welded`]).
+    pub fn edges_apart(&self, e: usize, f: usize) -> bool {
+        let ([a, b], [c, d]) = (self.edges[e], self.edges[f]);
+        a != c && a != d && b != c && b != d
     }
 
     /// Welds each pair of `pairs` (transitively; pairs out of range are ignored).
@@ -796,7 +775,7 @@ mod tests {
             .map(|p| p.vertices)
             .collect();
         got.sort_unstable();
-        let (edges, _) = mesh_edges(mesh.triangles());
+        let edges = mesh_edges(mesh.triangles());
         let mut want = Vec::new();
         for (i, &[a, b]) in edges.iter().enumerate() {
             for &[c, d] in &edges[i + 1..] {
