@@ -720,29 +720,15 @@ fn count_pairs(
             }
         })
         .collect();
-    let bvh = Bvh::build(&boxes);
-    (0..triangles.len())
-        .into_par_iter()
-        .chunks(CHUNK)
-        .map(|ts| {
-            let mut stack = Vec::new();
-            let mut count = 0usize;
-            for t in ts {
-                let a = triangles[t];
-                if !ok(&a) {
-                    continue;
-                }
-                bvh.query(&boxes[t], &mut stack, |u| {
-                    let b = triangles[u];
-                    if u <= t || !ok(&b) || neighbours(t, u) {
-                        return;
-                    }
-                    if triangles_intersect(a.map(|i| &x[i]), b.map(|i| &x[i])) {
-                        count += 1;
-                    }
-                });
-            }
-            count
+    let candidates = Bvh::build(&boxes)
+        .overlapping_pairs(|a, b| ok(&triangles[a]) && ok(&triangles[b]) && !neighbours(a, b));
+    candidates
+        .par_chunks(4 * CHUNK)
+        .map(|pairs| {
+            let corners = |t: u32| triangles[t as usize].map(|i| &x[i]);
+            (pairs.iter())
+                .filter(|&&(a, b)| triangles_intersect(corners(a), corners(b)))
+                .count()
         })
         .sum()
 }
@@ -790,5 +776,36 @@ mod tests {
         want.sort_unstable();
         assert!(want.len() > 20, "{} pairs", want.len());
         assert_eq!(got, want);
+    }
+
+    /// Intersecting pairs of a crumpled grid against testing every pair of triangles that
+    /// share no vertex.
+    #[test]
+    fn intersection_count_is_that_of_every_triangle_pair() {
+        let mesh =
+            cloth_mesh::grid(9, 9, 0.08, 0.08, cloth_mesh::GridPattern::Alternating).expect("grid");
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rand = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let x: Vec<Vec3> = (mesh.positions().iter())
+            .map(|p| p + Vec3::new(rand(), rand(), rand() * 4.0) * 0.02)
+            .collect();
+        let tris = mesh.triangles();
+        let mut want = 0;
+        for (i, a) in tris.iter().enumerate() {
+            for b in &tris[i + 1..] {
+                if !a.iter().any(|v| b.contains(v))
+                    && triangles_intersect(a.map(|k| &x[k]), b.map(|k| &x[k]))
+                {
+                    want += 1;
+                }
+            }
+        }
+        assert!(want > 10, "{want} pairs");
+        assert_eq!(count_intersections(tris, &x), want);
     }
 }
