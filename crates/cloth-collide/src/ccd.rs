@@ -190,6 +190,9 @@ pub struct SelfCcd {
     edge_boxes: Vec<Aabb>,
     /// Hierarchy over `edge_boxes` (edge-edge candidates).
     edge_bvh: Bvh,
+    /// Distance (m) within which candidate pairs at the end positions are recorded (0: none).
+    near_radius: f64,
+    near: NearPairs,
 }
 
 impl SelfCcd {
@@ -201,7 +204,22 @@ impl SelfCcd {
             boxes: vec![Aabb::empty(); triangles.len()],
             edge_boxes: Vec::new(),
             edge_bvh: Bvh::default(),
+            near_radius: 0.0,
+            near: NearPairs::default(),
         })
+    }
+
+    /// Makes every [`SelfCcd::impacts`] also record the feature pairs within `radius` (m) of
+    /// each other at its end positions ([`SelfCcd::near_pairs`]), for the proximity search of
+    /// the next step. The search then uses boxes inflated by the larger of the gap and
+    /// `radius`. A radius that is not finite and positive records nothing.
+    pub fn with_near_radius(mut self, radius: f64) -> Self {
+        self.near_radius = if radius.is_finite() && radius > 0.0 {
+            radius
+        } else {
+            0.0
+        };
+        self
     }
 
     /// Treats each pair of `pairs` (vertices sewn together, e.g. garment stitches) as one
@@ -233,38 +251,77 @@ impl SelfCcd {
                 });
             }
         }
+        // Boxes are searched with the larger of the gap and the near radius; the narrow
+        // phase first checks the boxes with the gap alone.
+        let r = gap.max(self.near_radius);
         for (b, t) in self.boxes.iter_mut().zip(&self.topo.triangles) {
-            *b = Aabb::from_points(t.iter().flat_map(|&i| [&x0[i], &x1[i]])).inflated(gap);
+            *b = Aabb::from_points(t.iter().flat_map(|&i| [&x0[i], &x1[i]])).inflated(r);
         }
         self.bvh.fit(&self.boxes);
         self.edge_boxes.clear();
-        self.edge_boxes
-            .extend(self.topo.edges.iter().map(|&[a, b]| {
-                Aabb::from_points([&x0[a], &x1[a], &x0[b], &x1[b]]).inflated(0.5 * gap)
-            }));
-        let vt: Vec<Vec<Impact>> = (0..self.topo.n_vertices)
+        self.edge_boxes.extend(
+            self.topo.edges.iter().map(|&[a, b]| {
+                Aabb::from_points([&x0[a], &x1[a], &x0[b], &x1[b]]).inflated(0.5 * r)
+            }),
+        );
+        self.edge_bvh.fit(&self.edge_boxes);
+        let (topo, bvh) = (&self.topo, &self.bvh);
+        let vt_pairs: Vec<Vec<(u32, u32)>> = (0..topo.n_vertices)
             .into_par_iter()
             .chunks(CHUNK)
             .map(|vs| {
-                let (mut found, mut stack) = (Vec::new(), Vec::new());
+                let (mut pairs, mut stack, mut found) = (Vec::new(), Vec::new(), Vec::new());
                 for v in vs {
-                    self.vertex_impacts(v, x0, x1, gap, &mut stack, &mut found);
+                    let q = Aabb::from_points([&x0[v], &x1[v]]);
+                    found.clear();
+                    bvh.query(&q, &mut stack, |t| {
+                        if !topo.triangles[t].contains(&v) {
+                            found.push((v as u32, t as u32));
+                        }
+                    });
+                    found.sort_unstable();
+                    pairs.extend_from_slice(&found);
+                }
+                pairs
+            })
+            .collect();
+        let vt_pairs = vt_pairs.concat();
+        // Edge pairs whose swept boxes come within r: the edge hierarchy against itself.
+        let ee_pairs = (self.edge_bvh).overlapping_pairs(|e, f| topo.edges_apart(e, f));
+        let m = |i: usize| [x0[i], x1[i]];
+        let (boxes, edge_boxes) = (&self.boxes, &self.edge_boxes);
+        let vt: Vec<Vec<Impact>> = vt_pairs
+            .par_chunks(4 * CHUNK)
+            .map(|pairs| {
+                let mut found = Vec::new();
+                for &(v, t) in pairs {
+                    let (v, tri) = (v as usize, topo.triangles[t as usize]);
+                    let q = Aabb::from_points([&x0[v], &x1[v]]);
+                    if !boxes[t as usize].inflated(gap - r).overlaps(&q) {
+                        continue;
+                    }
+                    let hit = vertex_triangle_impact(m(v), m(tri[0]), m(tri[1]), m(tri[2]), gap);
+                    if let Some(t) = hit {
+                        found.push(Impact {
+                            kind: ImpactKind::VertexTriangle,
+                            vertices: [v, tri[0], tri[1], tri[2]],
+                            t,
+                        });
+                    }
                 }
                 found
             })
             .collect();
-        // Edge pairs whose swept boxes come within the gap: the edge hierarchy against itself.
-        self.edge_bvh.fit(&self.edge_boxes);
-        let edges = &self.topo.edges;
-        let topo = &self.topo;
-        let candidates = (self.edge_bvh).overlapping_pairs(|e, f| topo.edges_apart(e, f));
-        let m = |i: usize| [x0[i], x1[i]];
-        let ee: Vec<Vec<Impact>> = candidates
+        let ee: Vec<Vec<Impact>> = ee_pairs
             .par_chunks(4 * CHUNK)
             .map(|pairs| {
                 let mut found = Vec::new();
                 for &(e, f) in pairs {
-                    let ([a, b], [c, d]) = (edges[e as usize], edges[f as usize]);
+                    let (e, f) = (e as usize, f as usize);
+                    if !edge_boxes[e].inflated(gap - r).overlaps(&edge_boxes[f]) {
+                        continue;
+                    }
+                    let ([a, b], [c, d]) = (topo.edges[e], topo.edges[f]);
                     if let Some(t) = edge_edge_impact(m(a), m(b), m(c), m(d), gap) {
                         found.push(Impact {
                             kind: ImpactKind::EdgeEdge,
@@ -281,35 +338,48 @@ impl SelfCcd {
         self.topo.drop_welded(out, |i| {
             (&i.vertices, matches!(i.kind, ImpactKind::VertexTriangle))
         });
+        if self.near_radius > 0.0 {
+            self.near.x.clear();
+            self.near.x.extend_from_slice(x1);
+            self.near.radius = self.near_radius;
+            self.near.n_edges = topo.edges.len();
+            self.near.vt = vt_pairs;
+            self.near.ee = ee_pairs;
+        }
         Ok(())
     }
 
-    /// Vertex `v` against the triangles near its path, into `found`.
-    fn vertex_impacts(
-        &self,
-        v: usize,
-        x0: &[Vec3],
-        x1: &[Vec3],
-        gap: f64,
-        stack: &mut Vec<u32>,
-        found: &mut Vec<Impact>,
-    ) {
-        let q = Aabb::from_points([&x0[v], &x1[v]]);
-        let m = |i: usize| [x0[i], x1[i]];
-        self.bvh.query(&q, stack, |t| {
-            let tri = self.topo.triangles[t];
-            if tri.contains(&v) {
-                return;
-            }
-            let hit = vertex_triangle_impact(m(v), m(tri[0]), m(tri[1]), m(tri[2]), gap);
-            if let Some(t) = hit {
-                found.push(Impact {
-                    kind: ImpactKind::VertexTriangle,
-                    vertices: [v, tri[0], tri[1], tri[2]],
-                    t,
-                });
-            }
-        });
+    /// The candidate pairs of the last [`SelfCcd::impacts`] near its end positions, when a
+    /// near radius is set ([`SelfCcd::with_near_radius`]).
+    pub fn near_pairs(&self) -> Option<&NearPairs> {
+        (self.near.radius > 0.0).then_some(&self.near)
+    }
+}
+
+/// Candidate feature pairs of a cloth near given positions, recorded by [`SelfCcd::impacts`]
+/// for its end positions: every vertex-triangle and edge-edge pair that shares no vertex and
+/// comes within `radius` there is among them (with others farther apart). A proximity search
+/// at the same positions ([`crate::SelfCollision::try_detect_near`]) starts from them instead
+/// of searching again: the end of an accepted step is the start of the next.
+#[derive(Clone, Debug, Default)]
+pub struct NearPairs {
+    /// The positions (m) the pairs are for.
+    pub(crate) x: Vec<Vec3>,
+    /// Distance (m) within which every pair is listed.
+    pub(crate) radius: f64,
+    /// Edge count of the mesh the pairs index.
+    pub(crate) n_edges: usize,
+    /// (vertex, triangle) pairs, sorted.
+    pub(crate) vt: Vec<(u32, u32)>,
+    /// (edge, edge) pairs with the first below the second, sorted.
+    pub(crate) ee: Vec<(u32, u32)>,
+}
+
+impl NearPairs {
+    /// Whether the pairs hold every pair within `radius` (m) at positions `x` of a mesh with
+    /// `n_edges` edges.
+    pub(crate) fn covers(&self, x: &[Vec3], radius: f64, n_edges: usize) -> bool {
+        self.radius >= radius && self.n_edges == n_edges && self.x == x
     }
 }
 

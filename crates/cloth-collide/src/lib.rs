@@ -69,7 +69,7 @@ mod tessellate;
 
 pub use self::gltf::{GltfBody, GltfOptions, MAX_GLTF_BYTES};
 pub use attach::Attachment;
-pub use ccd::{Impact, ImpactKind, SelfCcd, edge_edge_impact, vertex_triangle_impact};
+pub use ccd::{Impact, ImpactKind, NearPairs, SelfCcd, edge_edge_impact, vertex_triangle_impact};
 pub use cloth_mesh::Vec3;
 pub use collider::{Collider, MIN_RELATIVE_VOLUME, Shape};
 pub use error::CollideError;

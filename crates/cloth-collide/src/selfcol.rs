@@ -7,6 +7,7 @@ use rayon::prelude::*;
 
 use crate::Vec3;
 use crate::bvh::{Aabb, Bvh};
+use crate::ccd::NearPairs;
 use crate::error::CollideError;
 use crate::geometry::{
     TriFeature, any_perpendicular, closest_on_triangle, closest_segment_segment, triangle_normal,
@@ -185,47 +186,53 @@ impl SelfCollision {
 
     /// As [`SelfCollision::detect`], reporting a wrong position count as an error.
     pub fn try_detect(&mut self, x: &[Vec3]) -> Result<(), CollideError> {
+        self.try_detect_near(x, None)
+    }
+
+    /// As [`SelfCollision::try_detect`], taking the candidate feature pairs from `near` when
+    /// they were recorded at exactly these positions with a radius of at least the thickness
+    /// (see [`crate::SelfCcd::with_near_radius`]): the search is then skipped. The proximities
+    /// found are the same either way.
+    pub fn try_detect_near(
+        &mut self,
+        x: &[Vec3],
+        near: Option<&NearPairs>,
+    ) -> Result<(), CollideError> {
         if x.len() != self.topo.n_vertices {
             return Err(CollideError::WrongLength {
                 expected: self.topo.n_vertices,
                 found: x.len(),
             });
         }
-        for (b, t) in self.boxes.iter_mut().zip(&self.topo.triangles) {
-            *b = Aabb::from_points(t.iter().map(|&i| &x[i]));
-        }
-        self.bvh.fit(&self.boxes);
-        self.edge_boxes.clear();
-        (self.edge_boxes).extend(
-            self.topo
-                .edges
-                .iter()
-                .map(|&[a, b]| Aabb::from_points([&x[a], &x[b]])),
-        );
         let h = self.thickness;
-        let vt: Vec<Vec<Proximity>> = (0..self.topo.n_vertices)
+        let near = near.filter(|n| n.covers(x, h, self.topo.edges.len()));
+        let searched;
+        let (vt_pairs, ee_pairs) = match near {
+            Some(n) => (&n.vt[..], &n.ee[..]),
+            None => {
+                searched = self.search(x);
+                (&searched.0[..], &searched.1[..])
+            }
+        };
+        let topo = &self.topo;
+        let vt: Vec<Vec<Proximity>> = (0..topo.n_vertices)
             .into_par_iter()
             .chunks(CHUNK)
             .map(|verts| {
                 let mut out = Vec::new();
-                let mut stack = Vec::new();
                 let mut cand: Vec<(FeatureKey, usize, Proximity)> = Vec::new();
-                for v in verts {
+                let (first, last) = (verts[0] as u32, verts[verts.len() - 1] as u32);
+                let lo = vt_pairs.partition_point(|p| p.0 < first);
+                let hi = vt_pairs.partition_point(|p| p.0 <= last);
+                for group in vt_pairs[lo..hi].chunk_by(|p, q| p.0 == q.0) {
+                    let v = group[0].0 as usize;
                     cand.clear();
-                    let p = x[v];
-                    if !p.iter().all(|c| c.is_finite()) {
-                        continue;
-                    }
-                    let q = Aabb { min: p, max: p }.inflated(h);
-                    self.bvh.query(&q, &mut stack, |t| {
-                        let tri = self.topo.triangles[t];
-                        if tri.contains(&v) {
-                            return;
-                        }
+                    for &(_, t) in group {
+                        let tri = topo.triangles[t as usize];
                         if let Some((key, prox)) = vertex_triangle(v, tri, x, h) {
-                            cand.push((key, t, prox));
+                            cand.push((key, t as usize, prox));
                         }
-                    });
+                    }
                     // A vertex-vertex pair is found from both sides: keep it once (v < w).
                     cand.retain(|c| !matches!(c.0, FeatureKey::Vertex(w) if w < v));
                     cand.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -235,25 +242,16 @@ impl SelfCollision {
                 out
             })
             .collect();
-        // Edge pairs whose boxes come within h: the edge hierarchy against itself.
-        for b in self.edge_boxes.iter_mut() {
-            *b = b.inflated(0.5 * h);
-        }
-        self.edge_bvh.fit(&self.edge_boxes);
-        let edges = &self.topo.edges;
-        let topo = &self.topo;
-        let candidates = (self.edge_bvh).overlapping_pairs(|e, f| topo.edges_apart(e, f));
-        let ee: Vec<Vec<Proximity>> = candidates
+        let ee: Vec<Vec<Proximity>> = ee_pairs
             .par_chunks(4 * CHUNK)
             .map(|pairs| {
-                let mut out = Vec::new();
-                for &(e, f) in pairs {
-                    let ([a, b], [c, d]) = (edges[e as usize], edges[f as usize]);
-                    if let Some(p) = edge_edge([a, b, c, d], x, h) {
-                        out.push(p);
-                    }
-                }
-                out
+                let edges = &topo.edges;
+                (pairs.iter())
+                    .filter_map(|&(e, f)| {
+                        let ([a, b], [c, d]) = (edges[e as usize], edges[f as usize]);
+                        edge_edge([a, b, c, d], x, h)
+                    })
+                    .collect()
             })
             .collect();
         self.proximities.clear();
@@ -263,6 +261,51 @@ impl SelfCollision {
             (&p.vertices, matches!(p.kind, ProximityKind::VertexTriangle))
         });
         Ok(())
+    }
+
+    /// The candidate pairs of a detection at `x`: (vertex, triangle) pairs whose boxes come
+    /// within the thickness, and (edge, edge) pairs whose boxes do, both sorted and without
+    /// pairs that share a vertex.
+    #[allow(clippy::type_complexity)]
+    fn search(&mut self, x: &[Vec3]) -> (Vec<(u32, u32)>, Vec<(u32, u32)>) {
+        let h = self.thickness;
+        for (b, t) in self.boxes.iter_mut().zip(&self.topo.triangles) {
+            *b = Aabb::from_points(t.iter().map(|&i| &x[i]));
+        }
+        self.bvh.fit(&self.boxes);
+        self.edge_boxes.clear();
+        (self.edge_boxes).extend(
+            (self.topo.edges.iter())
+                .map(|&[a, b]| Aabb::from_points([&x[a], &x[b]]).inflated(0.5 * h)),
+        );
+        self.edge_bvh.fit(&self.edge_boxes);
+        let (topo, bvh) = (&self.topo, &self.bvh);
+        let vt: Vec<Vec<(u32, u32)>> = (0..topo.n_vertices)
+            .into_par_iter()
+            .chunks(CHUNK)
+            .map(|verts| {
+                let (mut out, mut stack) = (Vec::new(), Vec::new());
+                let mut found = Vec::new();
+                for v in verts {
+                    let p = x[v];
+                    if !p.iter().all(|c| c.is_finite()) {
+                        continue;
+                    }
+                    let q = Aabb { min: p, max: p }.inflated(h);
+                    found.clear();
+                    bvh.query(&q, &mut stack, |t| {
+                        if !topo.triangles[t].contains(&v) {
+                            found.push((v as u32, t as u32));
+                        }
+                    });
+                    found.sort_unstable();
+                    out.extend_from_slice(&found);
+                }
+                out
+            })
+            .collect();
+        let ee = (self.edge_bvh).overlapping_pairs(|e, f| topo.edges_apart(e, f));
+        (vt.concat(), ee)
     }
 
     /// Treats each pair of `pairs` (vertices sewn together, e.g. garment stitches) as one
@@ -807,5 +850,52 @@ mod tests {
         }
         assert!(want > 10, "{want} pairs");
         assert_eq!(count_intersections(tris, &x), want);
+    }
+
+    /// A proximity search from the pairs that CCD recorded at the end of a motion finds the
+    /// same proximities as a search of its own; pairs recorded for other positions, or with
+    /// too small a radius, are not used.
+    #[test]
+    fn proximities_from_the_ccd_near_pairs_are_those_of_a_search() {
+        let mesh = cloth_mesh::grid(13, 13, 0.12, 0.12, cloth_mesh::GridPattern::Alternating)
+            .expect("grid");
+        let mut state = 0x5851_f42d_4c95_7f2du64;
+        let mut rand = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let x0: Vec<Vec3> = (mesh.positions().iter())
+            .map(|p| p + Vec3::new(rand(), rand(), rand()) * 0.02)
+            .collect();
+        let x1: Vec<Vec3> = (x0.iter())
+            .map(|p| p + Vec3::new(rand(), rand(), rand()) * 0.01)
+            .collect();
+        let h = 0.006;
+        let mut sc = SelfCollision::new(&mesh, h, 1.0, 0.0).expect("self collision");
+        sc.detect(&x1);
+        let want = sc.proximities().to_vec();
+        assert!(want.len() > 20, "{} proximities", want.len());
+        let kinds = |p: &[Proximity], k| p.iter().filter(|q| q.kind == k).count();
+        assert!(kinds(&want, ProximityKind::EdgeEdge) > 5);
+        assert!(kinds(&want, ProximityKind::VertexTriangle) > 5);
+        let mut ccd = crate::SelfCcd::new(mesh.num_vertices(), mesh.triangles())
+            .expect("ccd")
+            .with_near_radius(h);
+        let mut impacts = Vec::new();
+        ccd.impacts(&x0, &x1, 1e-4, &mut impacts).expect("impacts");
+        let near = ccd.near_pairs().expect("recorded");
+        assert!(near.covers(&x1, h, sc.topo.edges.len()));
+        sc.proximities.clear();
+        sc.try_detect_near(&x1, Some(near)).expect("detect");
+        assert_eq!(sc.proximities(), &want[..]);
+        // For other positions or a smaller radius the pairs do not cover the search.
+        assert!(!near.covers(&x0, h, sc.topo.edges.len()));
+        assert!(!near.covers(&x1, 2.0 * h, sc.topo.edges.len()));
+        sc.try_detect_near(&x0, Some(near)).expect("detect");
+        let from_near_x0 = sc.proximities().to_vec();
+        sc.detect(&x0);
+        assert_eq!(sc.proximities(), &from_near_x0[..]);
     }
 }

@@ -56,6 +56,12 @@ fn inside_solid(detection: &Detection) -> Option<Reject> {
 }
 
 impl Check {
+    /// Candidate cloth-cloth pairs near the end of the last candidate checked for
+    /// crossings (for the next step's proximity search).
+    pub fn near_pairs(&self) -> Option<&cloth_collide::NearPairs> {
+        self.zones.near_pairs()
+    }
+
     /// Forgets the start state's stretch.
     pub fn invalidate(&mut self) {
         self.valid = false;

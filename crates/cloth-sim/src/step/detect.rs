@@ -6,7 +6,7 @@
 use crate::State;
 use crate::World;
 use crate::stats::{Stopwatch, Timings};
-use cloth_collide::{Contact, FeatureContact, Motion, ProximityKind};
+use cloth_collide::{Contact, FeatureContact, Motion, NearPairs, ProximityKind};
 use cloth_mesh::Vec3;
 use nalgebra::{Isometry3, Point3};
 
@@ -99,17 +99,21 @@ impl Detection {
     }
 
     /// Cloth-cloth proximities at the start state, when the start state is new (`fresh`); they
-    /// are kept for retries of the same step.
+    /// are kept for retries of the same step. `near`: candidate pairs the last step's
+    /// crossing check recorded at its end, used when they are for exactly this state.
     pub fn cloth(
         &mut self,
         world: &mut World,
         state: &State,
         fresh: bool,
+        near: Option<&NearPairs>,
         timings: &mut Timings,
         sw: &mut Stopwatch,
     ) {
         if let (true, Some(sc)) = (fresh, world.self_collision.as_mut()) {
-            sc.detect(&state.x);
+            if sc.try_detect_near(&state.x, near).is_err() {
+                sc.detect(&state.x);
+            }
             timings.cloth_cloth += sw.lap();
         }
     }

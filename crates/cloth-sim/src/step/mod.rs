@@ -307,7 +307,8 @@ impl Implicit {
         // 1. detect
         self.detect.solids(world, state, h, t, &mut sw);
         let fresh = self.assemble.needs_eval();
-        self.detect.cloth(world, state, fresh, t, &mut sw);
+        let near = self.accept.near_pairs();
+        self.detect.cloth(world, state, fresh, near, t, &mut sw);
         self.detect.shield(world);
         // 2. constrain
         let (detect, shift) = (&self.detect, &self.pending_shift);

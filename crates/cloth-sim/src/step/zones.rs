@@ -11,7 +11,7 @@
 //! springs did not stop; the springs and the friction between layers do the everyday work.
 
 use crate::{Reject, World};
-use cloth_collide::{Impact, SelfCcd};
+use cloth_collide::{Impact, NearPairs, SelfCcd};
 use cloth_mesh::Vec3;
 
 /// Passes of detection and zone merging before a step is rejected.
@@ -55,8 +55,15 @@ impl Zones {
         let gap = settings.ccd_gap * settings.cloth_thickness;
         let n = x0.len();
         if self.ccd.is_none() {
+            // The candidates near the end of the motion are recorded for the next step's
+            // proximity search (the end of an accepted step is the next one's start).
+            let near = world
+                .self_collision
+                .as_ref()
+                .map_or(0.0, |sc| sc.thickness());
             let mut ccd = SelfCcd::new(n, world.cloth.mesh.triangles())
-                .expect("the mesh was validated when the world was built");
+                .expect("the mesh was validated when the world was built")
+                .with_near_radius(near);
             let stitches: Vec<[usize; 2]> = world.sewing.pairs().collect();
             ccd.set_welded(&stitches);
             self.ccd = Some(ccd);
@@ -79,6 +86,11 @@ impl Zones {
         Err(Reject::SelfCrossing {
             impacts: self.impacts.len(),
         })
+    }
+
+    /// The candidate pairs near the end of the last motion checked, if any.
+    pub fn near_pairs(&self) -> Option<&NearPairs> {
+        self.ccd.as_ref().and_then(|c| c.near_pairs())
     }
 
     fn detect(&mut self, x0: &[Vec3], x1: &[Vec3], gap: f64) {
