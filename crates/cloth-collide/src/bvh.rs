@@ -72,7 +72,8 @@ struct Node {
 pub(crate) struct Bvh {
     nodes: Vec<Node>,
     order: Vec<u32>,
-    /// Copy of the leaf boxes of the last build/refit (queries test them individually).
+    /// The leaf boxes of the last build/refit in tree order (`leaves[k]` is the box of leaf
+    /// `order[k]`), so the leaves of a node are contiguous (queries test them individually).
     leaves: Vec<Aabb>,
 }
 
@@ -163,7 +164,8 @@ impl Bvh {
     /// Recomputes every node box from new leaf boxes (same count and order as at build).
     pub fn refit(&mut self, leaves: &[Aabb]) {
         self.leaves.clear();
-        self.leaves.extend_from_slice(leaves);
+        self.leaves
+            .extend(self.order.iter().map(|&i| leaves[i as usize]));
         for n in (0..self.nodes.len()).rev() {
             let node = &self.nodes[n];
             let aabb = if node.count > 0 {
@@ -192,9 +194,9 @@ impl Bvh {
                 continue;
             }
             if node.count > 0 {
-                let s = node.start as usize;
-                for &i in &self.order[s..s + node.count as usize] {
-                    if self.leaves[i as usize].overlaps(query) {
+                let range = node.start as usize..(node.start + node.count) as usize;
+                for (&i, b) in self.order[range.clone()].iter().zip(&self.leaves[range]) {
+                    if b.overlaps(query) {
                         f(i as usize);
                     }
                 }
@@ -298,16 +300,16 @@ impl Bvh {
     ) {
         let range = |n: u32| {
             let n = &self.nodes[n as usize];
-            &self.order[n.start as usize..(n.start + n.count) as usize]
+            n.start as usize..(n.start + n.count) as usize
         };
         let (ra, rb) = (range(a), range(b));
-        for (k, &i) in ra.iter().enumerate() {
-            let others = if a == b { &rb[k + 1..] } else { rb };
-            for &j in others {
+        for ka in ra {
+            let (i, bi) = (self.order[ka], &self.leaves[ka]);
+            let others = if a == b { ka + 1..rb.end } else { rb.clone() };
+            for kb in others {
+                let j = self.order[kb];
                 let (i, j) = (i.min(j), i.max(j));
-                if self.leaves[i as usize].overlaps(&self.leaves[j as usize])
-                    && keep(i as usize, j as usize)
-                {
+                if bi.overlaps(&self.leaves[kb]) && keep(i as usize, j as usize) {
                     out.push((i, j));
                 }
             }
