@@ -206,6 +206,16 @@ impl SelfCollision {
         }
         let h = self.thickness;
         let near = near.filter(|n| n.covers(x, h, self.topo.edges.len()));
+        // Boxes at x (edges inflated by h/2): the search's leaves, and the near pairs' cheap
+        // test before the distance.
+        for (b, t) in self.boxes.iter_mut().zip(&self.topo.triangles) {
+            *b = Aabb::from_points(t.iter().map(|&i| &x[i]));
+        }
+        self.edge_boxes.clear();
+        (self.edge_boxes).extend(
+            (self.topo.edges.iter())
+                .map(|&[a, b]| Aabb::from_points([&x[a], &x[b]]).inflated(0.5 * h)),
+        );
         let searched;
         let (vt_pairs, ee_pairs) = match near {
             Some(n) => (&n.vt[..], &n.ee[..]),
@@ -214,7 +224,7 @@ impl SelfCollision {
                 (&searched.0[..], &searched.1[..])
             }
         };
-        let topo = &self.topo;
+        let (topo, boxes, edge_boxes) = (&self.topo, &self.boxes, &self.edge_boxes);
         let vt: Vec<Vec<Proximity>> = (0..topo.n_vertices)
             .into_par_iter()
             .chunks(CHUNK)
@@ -227,7 +237,15 @@ impl SelfCollision {
                 for group in vt_pairs[lo..hi].chunk_by(|p, q| p.0 == q.0) {
                     let v = group[0].0 as usize;
                     cand.clear();
+                    let q = Aabb {
+                        min: x[v],
+                        max: x[v],
+                    }
+                    .inflated(h);
                     for &(_, t) in group {
+                        if !boxes[t as usize].overlaps(&q) {
+                            continue;
+                        }
                         let tri = topo.triangles[t as usize];
                         if let Some((key, prox)) = vertex_triangle(v, tri, x, h) {
                             cand.push((key, t as usize, prox));
@@ -247,6 +265,7 @@ impl SelfCollision {
             .map(|pairs| {
                 let edges = &topo.edges;
                 (pairs.iter())
+                    .filter(|&&(e, f)| edge_boxes[e as usize].overlaps(&edge_boxes[f as usize]))
                     .filter_map(|&(e, f)| {
                         let ([a, b], [c, d]) = (edges[e as usize], edges[f as usize]);
                         edge_edge([a, b, c, d], x, h)
@@ -263,21 +282,13 @@ impl SelfCollision {
         Ok(())
     }
 
-    /// The candidate pairs of a detection at `x`: (vertex, triangle) pairs whose boxes come
-    /// within the thickness, and (edge, edge) pairs whose boxes do, both sorted and without
-    /// pairs that share a vertex.
+    /// The candidate pairs of a detection at `x` (whose boxes are in `boxes` and
+    /// `edge_boxes`): (vertex, triangle) pairs whose boxes come within the thickness, and
+    /// (edge, edge) pairs whose boxes do, both sorted and without pairs that share a vertex.
     #[allow(clippy::type_complexity)]
     fn search(&mut self, x: &[Vec3]) -> (Vec<(u32, u32)>, Vec<(u32, u32)>) {
         let h = self.thickness;
-        for (b, t) in self.boxes.iter_mut().zip(&self.topo.triangles) {
-            *b = Aabb::from_points(t.iter().map(|&i| &x[i]));
-        }
         self.bvh.fit(&self.boxes);
-        self.edge_boxes.clear();
-        (self.edge_boxes).extend(
-            (self.topo.edges.iter())
-                .map(|&[a, b]| Aabb::from_points([&x[a], &x[b]]).inflated(0.5 * h)),
-        );
         self.edge_bvh.fit(&self.edge_boxes);
         let (topo, bvh) = (&self.topo, &self.bvh);
         let vt: Vec<Vec<(u32, u32)>> = (0..topo.n_vertices)
