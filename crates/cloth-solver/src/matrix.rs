@@ -38,7 +38,7 @@ pub struct BlockMatrix {
 /// (and whether transposed) that sum into it, in entry order.
 ///
 /// Built by [`BlockMatrix::plan`]; valid only for the matrix (pattern) that built it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AssemblyPlan {
     n: usize,
     n_entries: usize,
@@ -55,6 +55,60 @@ impl AssemblyPlan {
     /// Number of entries (element blocks) the plan expects in `blocks`.
     pub fn n_entries(&self) -> usize {
         self.n_entries
+    }
+
+    /// The same plan for `grown`, a pattern that holds every block of `old` (the pattern this
+    /// plan was built for) and possibly more: the new blocks receive no entry. Equal to
+    /// `grown.plan(entries)` for the entries that built this plan, at the cost of one pass over
+    /// the slots instead of a search per entry (contact pairs grow the pattern during a run).
+    ///
+    /// # Errors
+    /// [`SolverError::PatternMissing`] naming a block of `old` that `grown` lacks, and
+    /// [`SolverError::IndexOutOfRange`] if the sizes differ or this plan is not `old`'s.
+    pub fn regrown(
+        &self,
+        old: &BlockMatrix,
+        grown: &BlockMatrix,
+    ) -> Result<AssemblyPlan, SolverError> {
+        if old.n != grown.n || self.n != old.n || self.nnz_off != old.cols.len() {
+            return Err(SolverError::IndexOutOfRange {
+                what: "regrown plan's pattern".into(),
+                index: grown.n,
+                n: self.n,
+            });
+        }
+        // Slots are stored row by row with ascending columns in both patterns, so the old
+        // slots map to increasing new ones.
+        let nnz = grown.cols.len();
+        let mut count = vec![0usize; nnz + 1];
+        let mut map = vec![0usize; self.nnz_off];
+        for i in 0..old.n {
+            let row = old.row_ptr[i]..old.row_ptr[i + 1];
+            let slots = row.clone().zip(&old.cols[row.clone()]);
+            for ((k, &j), to) in slots.zip(&mut map[row]) {
+                *to = grown
+                    .slot(i, j)
+                    .ok_or(SolverError::PatternMissing { i, j })?;
+                count[*to + 1] = self.off_ptr[k + 1] - self.off_ptr[k];
+            }
+        }
+        for s in 0..nnz {
+            count[s + 1] += count[s];
+        }
+        let mut off_src = vec![0usize; self.off_src.len()];
+        for (k, &t) in map.iter().enumerate() {
+            let (from, to) = (self.off_ptr[k]..self.off_ptr[k + 1], count[t]);
+            off_src[to..to + from.len()].copy_from_slice(&self.off_src[from]);
+        }
+        Ok(AssemblyPlan {
+            n: self.n,
+            n_entries: self.n_entries,
+            nnz_off: nnz,
+            diag_ptr: self.diag_ptr.clone(),
+            diag_src: self.diag_src.clone(),
+            off_ptr: count,
+            off_src,
+        })
     }
 }
 

@@ -62,6 +62,30 @@ proptest! {
             }
         }
     }
+
+    /// A plan carried to a grown pattern equals the plan built on it from the entries.
+    #[test]
+    fn a_regrown_plan_is_the_plan_of_the_grown_pattern(n in 2usize..40, elems in 0usize..60,
+                                                       extra in 1usize..30, seed in any::<u64>()) {
+        let sys = random_system(n, elems, 10.0, 0.0, seed);
+        let old = BlockMatrix::new(n, &sys.pairs).unwrap();
+        let plan = old.plan(&sys.entries).unwrap();
+        let mut rng = Rng::new(seed ^ 0x77);
+        let mut pairs = sys.pairs.clone();
+        for _ in 0..extra {
+            pairs.push((rng.below(n), rng.below(n)));
+        }
+        let grown = BlockMatrix::new(n, &pairs).unwrap();
+        let regrown = plan.regrown(&old, &grown).unwrap();
+        prop_assert_eq!(&regrown, &grown.plan(&sys.entries).unwrap());
+        // And not for a pattern that lost a block.
+        if let Some(&(i, j)) = sys.pairs.iter().find(|p| p.0 != p.1) {
+            let fewer: Vec<(usize, usize)> = sys.pairs.iter().copied()
+                .filter(|&(a, b)| (a.min(b), a.max(b)) != (i.min(j), i.max(j))).collect();
+            let shrunk = BlockMatrix::new(n, &fewer).unwrap();
+            prop_assert!(plan.regrown(&old, &shrunk).is_err());
+        }
+    }
 }
 
 #[test]

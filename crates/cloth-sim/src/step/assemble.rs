@@ -232,8 +232,10 @@ impl Assembly {
         );
         self.pairs.sort_unstable();
         self.pairs.dedup();
-        self.matrix = BlockMatrix::new(self.matrix.n(), &self.pairs)?;
-        self.plan = self.matrix.plan(self.eval.entries())?;
+        let grown = BlockMatrix::new(self.matrix.n(), &self.pairs)?;
+        // The element entries keep their blocks: the plan is carried over, not rebuilt.
+        self.plan = self.plan.regrown(&self.matrix, &grown)?;
+        self.matrix = grown;
         self.pattern_changed = true;
         Ok(())
     }
