@@ -22,8 +22,8 @@ pub enum StepControl {
     /// that no h passes (a stitch snapping shut whatever h is, bounded by
     /// [`crate::STITCH_CLOSING_SPEED`]): it rejects about half as many steps on the drapes and
     /// garments and is faster on them (README, "The method"); on the thrown sheet it takes
-    /// 250 + 75 steps against 304 + 116 since landings are judged as motion (it took more
-    /// before).
+    /// 174 + 33 steps against 186 + 52 since push-outs go a quarter of the way per step
+    /// ([`crate::PUSH_OUT_FRACTION`]; 250 + 75 against 304 + 116 before).
     #[default]
     Predictive,
 }

@@ -80,7 +80,7 @@ pub use cloth_solver as solver;
 pub use budget::{Budget, admit, available_memory, estimate};
 pub use checkpoint::{Checkpoint, ImplicitMemory};
 pub use cloth_collide::{Keyframe, Motion};
-pub use contact::{ContactModes, ContactSettings};
+pub use contact::{ContactModes, ContactSettings, PUSH_OUT_FRACTION};
 pub use controller::{STEP_TARGET, StepControl, StepController};
 pub use error::{Reject, SimError};
 pub use output::{
