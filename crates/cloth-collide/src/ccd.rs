@@ -265,27 +265,9 @@ impl SelfCcd {
             }),
         );
         self.edge_bvh.fit(&self.edge_boxes);
-        let (topo, bvh) = (&self.topo, &self.bvh);
-        let vt_pairs: Vec<Vec<(u32, u32)>> = (0..topo.n_vertices)
-            .into_par_iter()
-            .chunks(CHUNK)
-            .map(|vs| {
-                let (mut pairs, mut stack, mut found) = (Vec::new(), Vec::new(), Vec::new());
-                for v in vs {
-                    let q = Aabb::from_points([&x0[v], &x1[v]]);
-                    found.clear();
-                    bvh.query(&q, &mut stack, |t| {
-                        if !topo.triangles[t].contains(&v) {
-                            found.push((v as u32, t as u32));
-                        }
-                    });
-                    found.sort_unstable();
-                    pairs.extend_from_slice(&found);
-                }
-                pairs
-            })
-            .collect();
-        let vt_pairs = vt_pairs.concat();
+        let topo = &self.topo;
+        let vt_pairs =
+            topo.vertex_triangle_pairs(&self.bvh, |v| Some(Aabb::from_points([&x0[v], &x1[v]])));
         // Edge pairs whose swept boxes come within r: the edge hierarchy against itself.
         let ee_pairs = (self.edge_bvh).overlapping_pairs(|e, f| topo.edges_apart(e, f));
         let m = |i: usize| [x0[i], x1[i]];

@@ -290,33 +290,15 @@ impl SelfCollision {
         let h = self.thickness;
         self.bvh.fit(&self.boxes);
         self.edge_bvh.fit(&self.edge_boxes);
-        let (topo, bvh) = (&self.topo, &self.bvh);
-        let vt: Vec<Vec<(u32, u32)>> = (0..topo.n_vertices)
-            .into_par_iter()
-            .chunks(CHUNK)
-            .map(|verts| {
-                let (mut out, mut stack) = (Vec::new(), Vec::new());
-                let mut found = Vec::new();
-                for v in verts {
-                    let p = x[v];
-                    if !p.iter().all(|c| c.is_finite()) {
-                        continue;
-                    }
-                    let q = Aabb { min: p, max: p }.inflated(h);
-                    found.clear();
-                    bvh.query(&q, &mut stack, |t| {
-                        if !topo.triangles[t].contains(&v) {
-                            found.push((v as u32, t as u32));
-                        }
-                    });
-                    found.sort_unstable();
-                    out.extend_from_slice(&found);
-                }
-                out
-            })
-            .collect();
+        let topo = &self.topo;
+        let vt = topo.vertex_triangle_pairs(&self.bvh, |v| {
+            let p = x[v];
+            p.iter()
+                .all(|c| c.is_finite())
+                .then(|| Aabb { min: p, max: p }.inflated(h))
+        });
         let ee = (self.edge_bvh).overlapping_pairs(|e, f| topo.edges_apart(e, f));
-        (vt.concat(), ee)
+        (vt, ee)
     }
 
     /// Treats each pair of `pairs` (vertices sewn together, e.g. garment stitches) as one
@@ -573,6 +555,38 @@ impl Topology {
         })
     }
 
+    /// The (vertex, triangle) pairs, sorted, of every vertex's `query` box (`None`: no box)
+    /// against the triangles' hierarchy `bvh`, without the triangles at the vertex (parallel
+    /// over fixed chunks of vertices, so the same for any thread count).
+    pub fn vertex_triangle_pairs(
+        &self,
+        bvh: &Bvh,
+        query: impl Fn(usize) -> Option<Aabb> + Sync,
+    ) -> Vec<(u32, u32)> {
+        let chunks: Vec<Vec<(u32, u32)>> = (0..self.n_vertices)
+            .into_par_iter()
+            .chunks(CHUNK)
+            .map(|vs| {
+                let (mut pairs, mut stack, mut found) = (Vec::new(), Vec::new(), Vec::new());
+                for v in vs {
+                    let Some(q) = query(v) else {
+                        continue;
+                    };
+                    found.clear();
+                    bvh.query(&q, &mut stack, |t| {
+                        if !self.triangles[t].contains(&v) {
+                            found.push((v as u32, t as u32));
+                        }
+                    });
+                    found.sort_unstable();
+                    pairs.extend_from_slice(&found);
+                }
+                pairs
+            })
+            .collect();
+        chunks.concat()
+    }
+
     /// Whether edges `e` and `f` share no vertex (welds aside, see [`Topology::drop_welded`]).
     pub fn edges_apart(&self, e: usize, f: usize) -> bool {
         let ([a, b], [c, d]) = (self.edges[e], self.edges[f]);
@@ -791,22 +805,33 @@ fn count_pairs(
 mod tests {
     use super::*;
 
-    /// Edge-edge proximities of a crumpled grid against testing every pair of edges that share
-    /// no vertex: the broad phase (triangle hierarchy, then edge boxes) drops none.
-    #[test]
-    fn edge_edge_proximities_are_those_of_every_edge_pair() {
-        let mesh =
-            cloth_mesh::grid(9, 9, 0.08, 0.08, cloth_mesh::GridPattern::Alternating).expect("grid");
-        let mut state = 0x2545_f491_4f6c_dd1du64;
+    /// An `n` x `n` grid `width` m wide with every vertex moved by a
+    /// pseudo-random offset of up to half of `scale` (m) per axis (xorshift from `seed`).
+    fn crumpled(n: usize, width: f64, scale: Vec3, seed: u64) -> (ClothMesh, Vec<Vec3>) {
+        let mesh = cloth_mesh::grid(n, n, width, width, cloth_mesh::GridPattern::Alternating)
+            .expect("grid");
+        let x = jittered(mesh.positions(), scale, seed);
+        (mesh, x)
+    }
+
+    /// `x` with every point moved by a pseudo-random offset of up to half of `scale` per axis.
+    fn jittered(x: &[Vec3], scale: Vec3, mut state: u64) -> Vec<Vec3> {
         let mut rand = || {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
         };
-        let x: Vec<Vec3> = (mesh.positions().iter())
-            .map(|p| p + Vec3::new(rand(), rand(), rand()) * 0.02)
-            .collect();
+        (x.iter())
+            .map(|p| p + Vec3::new(rand(), rand(), rand()).component_mul(&scale))
+            .collect()
+    }
+
+    /// Edge-edge proximities of a crumpled grid against testing every pair of edges that share
+    /// no vertex: the broad phase (triangle hierarchy, then edge boxes) drops none.
+    #[test]
+    fn edge_edge_proximities_are_those_of_every_edge_pair() {
+        let (mesh, x) = crumpled(9, 0.08, Vec3::repeat(0.02), 0x2545_f491_4f6c_dd1d);
         let h = 0.005;
         let mut sc = SelfCollision::new(&mesh, h, 1.0, 0.0).expect("self collision");
         sc.detect(&x);
@@ -836,18 +861,7 @@ mod tests {
     /// share no vertex.
     #[test]
     fn intersection_count_is_that_of_every_triangle_pair() {
-        let mesh =
-            cloth_mesh::grid(9, 9, 0.08, 0.08, cloth_mesh::GridPattern::Alternating).expect("grid");
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rand = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
-        let x: Vec<Vec3> = (mesh.positions().iter())
-            .map(|p| p + Vec3::new(rand(), rand(), rand() * 4.0) * 0.02)
-            .collect();
+        let (mesh, x) = crumpled(9, 0.08, Vec3::new(0.02, 0.02, 0.08), 0x9e37_79b9_7f4a_7c15);
         let tris = mesh.triangles();
         let mut want = 0;
         for (i, a) in tris.iter().enumerate() {
@@ -868,21 +882,8 @@ mod tests {
     /// too small a radius, are not used.
     #[test]
     fn proximities_from_the_ccd_near_pairs_are_those_of_a_search() {
-        let mesh = cloth_mesh::grid(13, 13, 0.12, 0.12, cloth_mesh::GridPattern::Alternating)
-            .expect("grid");
-        let mut state = 0x5851_f42d_4c95_7f2du64;
-        let mut rand = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
-        let x0: Vec<Vec3> = (mesh.positions().iter())
-            .map(|p| p + Vec3::new(rand(), rand(), rand()) * 0.02)
-            .collect();
-        let x1: Vec<Vec3> = (x0.iter())
-            .map(|p| p + Vec3::new(rand(), rand(), rand()) * 0.01)
-            .collect();
+        let (mesh, x0) = crumpled(13, 0.12, Vec3::repeat(0.02), 0x5851_f42d_4c95_7f2d);
+        let x1 = jittered(&x0, Vec3::repeat(0.01), 0x2545_f491_4f6c_dd1d);
         let h = 0.006;
         let mut sc = SelfCollision::new(&mesh, h, 1.0, 0.0).expect("self collision");
         sc.detect(&x1);
