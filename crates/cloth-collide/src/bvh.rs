@@ -1,5 +1,6 @@
 //! A small axis-aligned bounding box hierarchy over primitives with refit, used for cloth
-//! triangles. Built once from the topology-independent leaf boxes; refitted every step.
+//! triangles and edges. Built once from the topology-independent leaf boxes; refitted every
+//! step. Queried with a box, or traversed against itself for every overlapping pair of leaves.
 
 use crate::Vec3;
 use rayon::prelude::*;

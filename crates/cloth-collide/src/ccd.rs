@@ -186,7 +186,8 @@ pub struct SelfCcd {
     topo: Topology,
     bvh: Bvh,
     boxes: Vec<Aabb>,
-    /// Swept box of every edge over the last checked step, inflated by half its gap.
+    /// Swept box of every edge over the last checked step, inflated by half the search
+    /// radius (the larger of the gap and the near radius).
     edge_boxes: Vec<Aabb>,
     /// Hierarchy over `edge_boxes` (edge-edge candidates).
     edge_bvh: Bvh,

@@ -828,7 +828,7 @@ mod tests {
     }
 
     /// Edge-edge proximities of a crumpled grid against testing every pair of edges that share
-    /// no vertex: the broad phase (triangle hierarchy, then edge boxes) drops none.
+    /// no vertex: the broad phase (the edge hierarchy against itself) drops none.
     #[test]
     fn edge_edge_proximities_are_those_of_every_edge_pair() {
         let (mesh, x) = crumpled(9, 0.08, Vec3::repeat(0.02), 0x2545_f491_4f6c_dd1d);
