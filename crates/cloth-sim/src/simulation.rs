@@ -297,7 +297,7 @@ impl Simulation {
                 &mut self.world,
                 &mut self.state,
                 t_end,
-                &self.sanity,
+                &mut self.sanity,
                 &mut stats,
             )?,
             Engine::Verlet(v) => verlet_frame(
@@ -369,7 +369,7 @@ fn implicit_frame(
     world: &mut World,
     state: &mut State,
     t_end: f64,
-    sanity: &Sanity,
+    sanity: &mut Sanity,
     stats: &mut FrameStats,
 ) -> Result<(), SimError> {
     let (grow_after, h_max, h_min, threshold) = {
@@ -384,6 +384,7 @@ fn implicit_frame(
             .map_err(|e| e.in_frame(stats.frame))?;
         match step {
             Step::Accepted(info) => {
+                sanity.credit(info.lift_work);
                 sanity.check(world, state, stats.frame, stepper.most_stretched())?;
                 add_attempt(stats, &info);
                 stats.steps += 1;

@@ -142,6 +142,10 @@ pub struct StepInfo {
     /// (a stretch rejection carries its change in [`Reject::StretchChange`]). The predictive
     /// step control sizes the next step from it.
     pub stretch_change: f64,
+    /// Work (J) the position alterations y of an accepted attempt did against gravity: the sum
+    /// over vertices of `m g . (-y)` where it is positive (a push-out lifting a vertex onto a
+    /// solid's layer). The energy sanity check counts it as energy the scene supplied.
+    pub lift_work: f64,
 }
 
 /// The outcome of [`Implicit::step`].
@@ -344,6 +348,10 @@ impl Implicit {
         // 6. update
         info.zone_vertices = self.accept.zone_vertices;
         info.stretch_change = self.accept.last_change;
+        let g = world.cloth.external.gravity;
+        info.lift_work = (self.constrain.y.iter().zip(&world.cloth.masses))
+            .map(|(y, m)| (-m * g.dot(y)).max(0.0))
+            .sum();
         self.update(world, state, h);
         info.timings.other += sw.lap();
         Ok(Step::Accepted(info))
