@@ -331,16 +331,19 @@ fn volume(b: &Aabb) -> f64 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn query_matches_brute_force() {
-        // Pseudo-random boxes from a simple LCG (deterministic).
-        let mut s: u64 = 12345;
-        let mut rnd = || {
+    /// Pseudo-random numbers in [0, 1) from a linear congruential generator (deterministic).
+    fn lcg(mut s: u64) -> impl FnMut() -> f64 {
+        move || {
             s = s
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        }
+    }
+
+    #[test]
+    fn query_matches_brute_force() {
+        let mut rnd = lcg(12345);
         let mut boxes = Vec::new();
         for _ in 0..300 {
             let p = Vec3::new(rnd(), rnd(), rnd());
@@ -374,13 +377,7 @@ mod tests {
 
     #[test]
     fn overlapping_pairs_match_brute_force() {
-        let mut s: u64 = 99;
-        let mut rnd = || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rnd = lcg(99);
         for n in [0usize, 1, 2, 3, 5, 17, 400] {
             let boxes: Vec<Aabb> = (0..n)
                 .map(|_| {
