@@ -180,7 +180,9 @@ fn cubic_roots(c: [f64; 4], out: &mut Vec<f64>) {
 /// CCD of a cloth against itself over a step: vertex-triangle and edge-edge pairs that share no
 /// vertex (once welded vertices are one, [`SelfCcd::set_welded`]), found through a hierarchy
 /// over the triangles' swept boxes (built on first use and refitted afterwards, the topology
-/// never changes).
+/// never changes). The boxes are swept in the frame that moves with the cloth's mean
+/// displacement over the step: separations do not change under a common translation, and a
+/// cloth that flies or falls as a whole then sweeps boxes the size of its own deformation.
 #[derive(Clone, Debug)]
 pub struct SelfCcd {
     topo: Topology,
@@ -194,6 +196,8 @@ pub struct SelfCcd {
     /// Distance (m) within which candidate pairs at the end positions are recorded (0: none).
     near_radius: f64,
     near: NearPairs,
+    /// End positions less the common displacement (scratch for the swept boxes).
+    x1c: Vec<Vec3>,
 }
 
 impl SelfCcd {
@@ -207,6 +211,7 @@ impl SelfCcd {
             edge_bvh: Bvh::default(),
             near_radius: 0.0,
             near: NearPairs::default(),
+            x1c: Vec::new(),
         })
     }
 
@@ -255,20 +260,28 @@ impl SelfCcd {
         // Boxes are searched with the larger of the gap and the near radius; the narrow
         // phase first checks the boxes with the gap alone.
         let r = gap.max(self.near_radius);
+        // Boxes are swept in the frame that moves with the cloth's common displacement: a
+        // pair's separation is the same in any translated frame, and there a sheet flying or
+        // falling as a whole sweeps small boxes instead of long ones.
+        let shift = common_displacement(x0, x1);
+        self.x1c.clear();
+        self.x1c.extend(x1.iter().map(|p| p - shift));
+        let x1c = &self.x1c;
+        // Subtracting the shift rounds each end position by about an ulp of its magnitude.
+        let slack = 4.0 * f64::EPSILON * (shift.amax() + max_abs(x1));
         for (b, t) in self.boxes.iter_mut().zip(&self.topo.triangles) {
-            *b = Aabb::from_points(t.iter().flat_map(|&i| [&x0[i], &x1[i]])).inflated(r);
+            *b = Aabb::from_points(t.iter().flat_map(|&i| [&x0[i], &x1c[i]])).inflated(r + slack);
         }
         self.bvh.fit(&self.boxes);
         self.edge_boxes.clear();
-        self.edge_boxes.extend(
-            self.topo.edges.iter().map(|&[a, b]| {
-                Aabb::from_points([&x0[a], &x1[a], &x0[b], &x1[b]]).inflated(0.5 * r)
-            }),
-        );
+        self.edge_boxes
+            .extend(self.topo.edges.iter().map(|&[a, b]| {
+                Aabb::from_points([&x0[a], &x1c[a], &x0[b], &x1c[b]]).inflated(0.5 * r + slack)
+            }));
         self.edge_bvh.fit(&self.edge_boxes);
         let topo = &self.topo;
         let vt_pairs =
-            topo.vertex_triangle_pairs(&self.bvh, |v| Some(Aabb::from_points([&x0[v], &x1[v]])));
+            topo.vertex_triangle_pairs(&self.bvh, |v| Some(Aabb::from_points([&x0[v], &x1c[v]])));
         // Edge pairs whose swept boxes come within r: the edge hierarchy against itself.
         let ee_pairs = (self.edge_bvh).overlapping_pairs(|e, f| topo.edges_apart(e, f));
         let m = |i: usize| [x0[i], x1[i]];
@@ -279,7 +292,7 @@ impl SelfCcd {
                 let mut found = Vec::new();
                 for &(v, t) in pairs {
                     let (v, tri) = (v as usize, topo.triangles[t as usize]);
-                    let q = Aabb::from_points([&x0[v], &x1[v]]);
+                    let q = Aabb::from_points([&x0[v], &x1c[v]]);
                     if !boxes[t as usize].inflated(gap - r).overlaps(&q) {
                         continue;
                     }
@@ -337,6 +350,32 @@ impl SelfCcd {
     pub fn near_pairs(&self) -> Option<&NearPairs> {
         (self.near.radius > 0.0).then_some(&self.near)
     }
+}
+
+/// The mean displacement from `x0` to `x1` over the vertices whose positions are finite (zero
+/// when none is), summed in vertex order.
+fn common_displacement(x0: &[Vec3], x1: &[Vec3]) -> Vec3 {
+    let (mut sum, mut n) = (Vec3::zeros(), 0usize);
+    for (a, b) in x0.iter().zip(x1) {
+        let d = b - a;
+        if d.iter().all(|c| c.is_finite()) {
+            sum += d;
+            n += 1;
+        }
+    }
+    if n == 0 {
+        Vec3::zeros()
+    } else {
+        sum / n as f64
+    }
+}
+
+/// The largest finite coordinate magnitude of `x` (0 when there is none).
+fn max_abs(x: &[Vec3]) -> f64 {
+    x.iter()
+        .flat_map(|p| p.iter())
+        .filter(|c| c.is_finite())
+        .fold(0.0, |m: f64, c| m.max(c.abs()))
 }
 
 /// Candidate feature pairs of a cloth near given positions, recorded by [`SelfCcd::impacts`]

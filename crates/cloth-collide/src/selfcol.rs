@@ -883,7 +883,12 @@ mod tests {
     #[test]
     fn proximities_from_the_ccd_near_pairs_are_those_of_a_search() {
         let (mesh, x0) = crumpled(13, 0.12, Vec3::repeat(0.02), 0x5851_f42d_4c95_7f2d);
-        let x1 = jittered(&x0, Vec3::repeat(0.01), 0x2545_f491_4f6c_dd1d);
+        // The cloth also moves as a whole, farther than its own size (CCD sweeps its boxes in
+        // the frame moving with it).
+        let shift = Vec3::new(0.3, -0.2, 0.1);
+        let x1: Vec<Vec3> = (jittered(&x0, Vec3::repeat(0.01), 0x2545_f491_4f6c_dd1d).iter())
+            .map(|p| p + shift)
+            .collect();
         let h = 0.006;
         let mut sc = SelfCollision::new(&mesh, h, 1.0, 0.0).expect("self collision");
         sc.detect(&x1);
@@ -909,5 +914,53 @@ mod tests {
         let from_near_x0 = sc.proximities().to_vec();
         sc.detect(&x0);
         assert_eq!(sc.proximities(), &from_near_x0[..]);
+    }
+
+    /// CCD of a crumpled grid whose vertices each move differently while the whole grid
+    /// travels farther than its own size finds exactly the impacts of testing every
+    /// vertex-triangle and edge-edge pair that shares no vertex.
+    #[test]
+    fn ccd_impacts_are_those_of_every_feature_pair() {
+        use crate::{Impact, ImpactKind, edge_edge_impact, vertex_triangle_impact};
+        let (mesh, x0) = crumpled(11, 0.1, Vec3::repeat(0.03), 0x9e37_79b9_7f4a_7c15);
+        let shift = Vec3::new(-0.4, 0.25, 0.15);
+        let x1: Vec<Vec3> = (jittered(&x0, Vec3::repeat(0.03), 0xd1b5_4a32_d192_ed03).iter())
+            .map(|p| p + shift)
+            .collect();
+        let gap = 5e-4;
+        let m = |i: usize| [x0[i], x1[i]];
+        let mut want = Vec::new();
+        for v in 0..x0.len() {
+            for t in mesh.triangles() {
+                if t.contains(&v) {
+                    continue;
+                }
+                if let Some(hit) = vertex_triangle_impact(m(v), m(t[0]), m(t[1]), m(t[2]), gap) {
+                    want.push((ImpactKind::VertexTriangle, [v, t[0], t[1], t[2]], hit));
+                }
+            }
+        }
+        let edges = mesh_edges(mesh.triangles());
+        for (i, &[a, b]) in edges.iter().enumerate() {
+            for &[c, d] in &edges[i + 1..] {
+                if a == c || a == d || b == c || b == d {
+                    continue;
+                }
+                if let Some(hit) = edge_edge_impact(m(a), m(b), m(c), m(d), gap) {
+                    want.push((ImpactKind::EdgeEdge, [a, b, c, d], hit));
+                }
+            }
+        }
+        let kinds = |k| want.iter().filter(|w| w.0 == k).count();
+        assert!(kinds(ImpactKind::VertexTriangle) > 5 && kinds(ImpactKind::EdgeEdge) > 5);
+        let mut ccd = crate::SelfCcd::new(mesh.num_vertices(), mesh.triangles()).expect("ccd");
+        let mut got: Vec<Impact> = Vec::new();
+        ccd.impacts(&x0, &x1, gap, &mut got).expect("impacts");
+        let key = |k: ImpactKind, v: [usize; 4]| (k == ImpactKind::EdgeEdge, v);
+        let mut got: Vec<_> = got.iter().map(|i| (key(i.kind, i.vertices), i.t)).collect();
+        let mut want: Vec<_> = want.iter().map(|w| (key(w.0, w.1), w.2)).collect();
+        got.sort_by_key(|a| a.0);
+        want.sort_by_key(|a| a.0);
+        assert_eq!(got, want);
     }
 }
