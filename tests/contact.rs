@@ -392,10 +392,8 @@ fn fast_sphere_runs_complete_at_every_speed() {
     }
 }
 
-#[test]
-fn folding_sheet_ends_without_self_intersections() {
-    // A sheet dropped edge-first onto the floor piles up in folds.
-    let toml = r#"
+/// A sheet dropped edge-first onto the floor, where it piles up in folds.
+const FOLDING_SHEET: &str = r#"
 [run]
 fps = 30
 frames = 45
@@ -413,7 +411,10 @@ friction = 0.5
 [solver]
 h_max = 0.0083333333
 "#;
-    let mut s = sim(toml);
+
+#[test]
+fn folding_sheet_ends_without_self_intersections() {
+    let mut s = sim(FOLDING_SHEET);
     let mut last = None;
     for f in 0..45 {
         last = Some(s.step_frame().unwrap_or_else(|e| panic!("frame {f}: {e}")));
@@ -430,6 +431,30 @@ h_max = 0.0083333333
         top > 0.012,
         "the sheet lies flat (top at {top} m): no fold to test"
     );
+}
+
+/// Without self-collision the same fall leaves the sheet through itself, and the per-frame
+/// count (an independent triangle-triangle test) says so when `run.count_intersections` is
+/// set; by default it counts only with self-collision on.
+#[test]
+fn crossings_are_counted_with_self_collision_off_when_asked() {
+    let off = FOLDING_SHEET.replace("self_collision = true", "self_collision = false");
+    let crossings = |toml: &str| {
+        let mut s = sim(toml);
+        (0..45)
+            .map(|f| {
+                let st = s.step_frame().unwrap_or_else(|e| panic!("frame {f}: {e}"));
+                st.self_intersections
+            })
+            .max()
+            .unwrap_or(0)
+    };
+    let asked = off.replace("[run]", "[run]\ncount_intersections = true");
+    assert!(
+        crossings(&asked) > 0,
+        "no crossing counted without self-collision"
+    );
+    assert_eq!(crossings(&off), 0, "counted without being asked");
 }
 
 #[test]

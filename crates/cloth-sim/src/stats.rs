@@ -15,7 +15,8 @@ pub struct Timings {
     pub eval: f64,
     /// Solving the linear system (s).
     pub cg: f64,
-    /// Cloth-cloth collision detection and response (s).
+    /// Cloth-cloth collision detection and response, and the per-frame count of intersecting
+    /// triangle pairs when it is on (s).
     pub cloth_cloth: f64,
     /// Cloth-solid collision detection (s).
     pub cloth_solid: f64,
@@ -139,8 +140,9 @@ pub struct FrameStats {
     pub kinetic_energy: f64,
     /// Cloth vertices in contact with solids at the end of the frame.
     pub contacts: usize,
-    /// Intersecting pairs of non-adjacent cloth triangles at the end of the frame, when
-    /// self-collision is on (otherwise 0). Triangles joined by a garment stitch are adjacent.
+    /// Intersecting pairs of non-adjacent cloth triangles at the end of the frame, when the
+    /// world counts them ([`crate::World::count_intersections`]; otherwise 0). Triangles
+    /// joined by a garment stitch are adjacent.
     pub self_intersections: usize,
     /// Largest distance between the two vertices of a garment stitch at the end of the frame
     /// (m; 0 without stitches): how far the seams are from closed.

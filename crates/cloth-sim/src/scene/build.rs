@@ -400,9 +400,11 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
     if !colliders.is_empty() {
         world = world.with_colliders(ColliderSet::new(colliders)?, contact);
     }
+    let count_intersections = scene.run.count_intersections;
     if let Some(sc) = self_collision {
-        world = world.with_self_collision(sc, true);
+        world = world.with_self_collision(sc, count_intersections.unwrap_or(true));
     }
+    world.count_intersections = count_intersections.unwrap_or(world.self_collision.is_some());
     if !sewing.is_empty() {
         world = world.with_sewing(sewing);
     }

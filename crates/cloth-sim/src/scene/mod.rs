@@ -240,6 +240,12 @@ pub struct RunSettings {
     /// other motions hold their t = 0 pose during it. Key `preroll`, default 0, finite, >= 0.
     #[serde(skip_serializing_if = "is_zero_f64")]
     pub preroll: f64,
+    /// Whether every frame's statistics count the intersecting pairs of non-adjacent cloth
+    /// triangles (`self_intersections` in stats.json). Key `count_intersections`, default
+    /// (`None`): when self-collision is on. Set it to compare runs with self-collision on and
+    /// off like for like (the count costs about 2-4 ms per frame on 5,000 triangles).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count_intersections: Option<bool>,
     /// Largest estimated run time in hours before the scene is refused (see the `budget`
     /// module). Key `max_hours`, default 4, > 0.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -257,6 +263,7 @@ impl Default for RunSettings {
             frames: 60,
             gravity: Vector3::new(0.0, -9.81, 0.0),
             preroll: 0.0,
+            count_intersections: None,
             max_hours: None,
             max_memory_gb: None,
         }

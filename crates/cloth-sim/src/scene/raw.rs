@@ -32,6 +32,7 @@ pub(super) struct RawRun {
     pub(super) frames: Option<usize>,
     pub(super) gravity: Option<[f64; 3]>,
     pub(super) preroll: Option<f64>,
+    pub(super) count_intersections: Option<bool>,
     pub(super) max_hours: Option<f64>,
     pub(super) max_memory_gb: Option<f64>,
 }

@@ -195,6 +195,7 @@ impl Ctx<'_> {
             frames: self.count("run.frames", r.frames.unwrap_or(d.frames), 1)?,
             gravity: r.gravity.map_or(Ok(d.gravity), |g| self.gravity(g))?,
             preroll: self.preroll(r.preroll)?,
+            count_intersections: r.count_intersections,
             max_hours: positive("run.max_hours", r.max_hours)?,
             max_memory_gb: positive("run.max_memory_gb", r.max_memory_gb)?,
         })
