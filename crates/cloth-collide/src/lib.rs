@@ -75,8 +75,8 @@ pub use collider::{Collider, MIN_RELATIVE_VOLUME, Shape};
 pub use error::CollideError;
 pub use motion::{Keyframe, Motion, euler_degrees};
 pub use selfcol::{
-    INNER_GAP, INNER_STIFFENING, Proximity, ProximityKind, SelfCollision, count_intersections,
-    count_intersections_welded, count_self_intersections,
+    INNER_GAP, INNER_STIFFENING, IntersectionCounter, Proximity, ProximityKind, SelfCollision,
+    count_intersections, count_intersections_welded, count_self_intersections,
 };
 pub use set::{ColliderSet, Contact, FeatureContact};
 pub use tessellate::PLANE_DRAW_HALF_SIDE;
