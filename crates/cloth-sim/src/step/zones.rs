@@ -28,6 +28,8 @@ pub(crate) struct Zones {
     sums: Vec<ZoneSums>,
     /// Vertices in some zone (sorted, unique once a pass is done).
     members: Vec<usize>,
+    /// Garment stitches: a stitched vertex's partner joins its zone.
+    stitches: Vec<[usize; 2]>,
 }
 
 impl Zones {
@@ -67,6 +69,7 @@ impl Zones {
             let stitches: Vec<[usize; 2]> = world.sewing.pairs().collect();
             ccd.set_welded(&stitches);
             self.ccd = Some(ccd);
+            self.stitches = stitches;
         }
         self.parent.clear();
         self.parent.extend(0..n);
@@ -109,19 +112,49 @@ impl Zones {
     }
 
     /// Joins the vertices of every impact into one zone (the smaller root index wins, so the
-    /// result does not depend on the order of unions).
+    /// result does not depend on the order of unions), and a stitched vertex's partners into
+    /// its zone: the two sides of a seam are one vertex for contact, and a zone that moved one
+    /// side alone pulled the stitch open (the walking trousers' crotch seam, 1.5 mm in one
+    /// step).
     fn merge(&mut self) {
         for k in 0..self.impacts.len() {
             let v = self.impacts[k].vertices;
             self.members.extend(v);
             for &w in &v[1..] {
-                let (a, b) = (self.find(v[0]), self.find(w));
-                let (lo, hi) = (a.min(b), a.max(b));
-                self.parent[hi] = lo;
+                self.union(v[0], w);
             }
         }
         self.members.sort_unstable();
         self.members.dedup();
+        // Stitches may chain (a corner sewn to two others): repeat until no zone grows.
+        let mut grew = !self.members.is_empty();
+        while grew {
+            grew = false;
+            for k in 0..self.stitches.len() {
+                let [a, b] = self.stitches[k];
+                if a.max(b) >= self.parent.len() {
+                    continue;
+                }
+                let has_a = self.members.binary_search(&a).is_ok();
+                let has_b = self.members.binary_search(&b).is_ok();
+                if has_a || has_b {
+                    self.union(a, b);
+                }
+                if has_a != has_b {
+                    let new = if has_a { b } else { a };
+                    let at = self.members.partition_point(|&m| m < new);
+                    self.members.insert(at, new);
+                    grew = true;
+                }
+            }
+        }
+    }
+
+    /// Joins the zones of vertices `a` and `b` (the smaller root wins).
+    fn union(&mut self, a: usize, b: usize) {
+        let (a, b) = (self.find(a), self.find(b));
+        let (lo, hi) = (a.min(b), a.max(b));
+        self.parent[hi] = lo;
     }
 
     /// Moves every zone member by its zone's displacement: the pinned members' mean when the
@@ -248,6 +281,45 @@ mod tests {
         for i in 4..n {
             assert_eq!(x1[i], before[i], "vertex {i} is in no zone");
             assert_eq!(y[i], Vec3::zeros());
+        }
+    }
+
+    /// A stitched vertex's partner (and the partner's own partner: stitches chain) joins its
+    /// zone and moves with it, so a zone never pulls a seam open; unstitched vertices and
+    /// stitches away from any zone stay out.
+    #[test]
+    fn a_stitched_partner_joins_its_partners_zone() {
+        let n = 8;
+        let x0: Vec<Vec3> = (0..n)
+            .map(|i| Vec3::new(0.01 * i as f64, 0.0, 0.0))
+            .collect();
+        let mut x1: Vec<Vec3> = (0..n)
+            .map(|i| x0[i] + Vec3::new(0.0, 1e-3 * i as f64, 0.0))
+            .collect();
+        let before = x1.clone();
+        let mut y = vec![Vec3::zeros(); n];
+        let mut zones = Zones {
+            parent: (0..n).collect(),
+            impacts: vec![Impact {
+                kind: ImpactKind::EdgeEdge,
+                vertices: [0, 1, 2, 3],
+                t: 0.5,
+            }],
+            // 3 is sewn to 4, 4 to 5; 6 to 7 lies away from the zone.
+            stitches: vec![[4, 3], [5, 4], [6, 7]],
+            ..Zones::default()
+        };
+        zones.merge();
+        assert_eq!(zones.members, vec![0, 1, 2, 3, 4, 5]);
+        zones.translate(&[1.0; 8], &[false; 8], &x0, &mut x1, &mut y);
+        for i in 1..6 {
+            assert!(
+                ((x1[i] - x0[i]) - (x1[0] - x0[0])).norm() < 1e-15,
+                "vertex {i}"
+            );
+        }
+        for i in 6..n {
+            assert_eq!(x1[i], before[i], "vertex {i} is in no zone");
         }
     }
 }
