@@ -400,11 +400,11 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
     if !colliders.is_empty() {
         world = world.with_colliders(ColliderSet::new(colliders)?, contact);
     }
-    let count_intersections = scene.run.count_intersections;
+    let count_intersections = (scene.run.count_intersections).unwrap_or(self_collision.is_some());
     if let Some(sc) = self_collision {
-        world = world.with_self_collision(sc, count_intersections.unwrap_or(true));
+        world = world.with_self_collision(sc, count_intersections);
     }
-    world.count_intersections = count_intersections.unwrap_or(world.self_collision.is_some());
+    world.count_intersections = count_intersections;
     if !sewing.is_empty() {
         world = world.with_sewing(sewing);
     }
