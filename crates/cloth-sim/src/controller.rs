@@ -90,9 +90,14 @@ impl StepController {
 
     /// After an accepted step of size `h` whose stretch changed by `change` (threshold
     /// `threshold`): the paper's rule doubles h (up to `h_max`) once `grow_after` steps in a
-    /// row were accepted; the predictive rule sizes the next step from `change`.
+    /// row were accepted; the predictive rule sizes the next step from `change`. A `change`
+    /// over the threshold is that of a step accepted after Newton corrections (its first
+    /// solve's): the paper's rule keeps h and starts counting again; the predictive rule plans
+    /// the next step from it as after a rejection, shrinking it by at most half.
     pub fn accepted(&mut self, h: f64, change: f64, threshold: f64, grow_after: usize, h_max: f64) {
+        let corrected = change > threshold;
         match self.control {
+            StepControl::Halving if corrected => self.successes = 0,
             StepControl::Halving => {
                 self.successes += 1;
                 if self.successes >= grow_after.max(1) && self.h < h_max {
@@ -101,8 +106,9 @@ impl StepController {
                 }
             }
             StepControl::Predictive => {
+                let least = if corrected { 0.5 } else { 1.0 };
                 let factor = if change > 0.0 {
-                    (STEP_TARGET * threshold / change).clamp(1.0, 2.0)
+                    (STEP_TARGET * threshold / change).clamp(least, 2.0)
                 } else {
                     2.0
                 };
@@ -160,6 +166,11 @@ mod tests {
         assert_eq!(c.h, 0.01);
         c.accepted(0.01, 0.001, 0.03, 2, 0.04);
         assert_eq!(c.h, 0.02);
+        // A step accepted after a Newton correction (its first change over the threshold)
+        // keeps h and is not a success.
+        c.accepted(0.02, 0.001, 0.03, 2, 0.04);
+        c.accepted(0.02, 0.05, 0.03, 2, 0.04);
+        assert_eq!((c.h, c.successes), (0.02, 0));
         let r = Reject::NotPositiveDefinite { iteration: 3 };
         c.rejected(r.clone(), 0.02, 1e-3, 1, 0.0).unwrap();
         assert_eq!((c.h, c.successes), (0.01, 0));
@@ -192,6 +203,12 @@ mod tests {
         assert!((c.h - 0.0125).abs() < 1e-15);
         c.accepted(0.01, 0.99 * threshold, threshold, 2, h_max);
         assert_eq!(c.h, 0.01);
+        // A step accepted after a Newton correction reports its first solve's change, over
+        // the threshold: the next is planned from it, shrinking by at most half.
+        c.accepted(0.01, 1.2 * threshold, threshold, 2, h_max);
+        assert!((c.h - 0.01 * STEP_TARGET / 1.2).abs() < 1e-15);
+        c.accepted(0.01, 3.0 * threshold, threshold, 2, h_max);
+        assert!((c.h - 0.005).abs() < 1e-15);
         // A rejected step is retried at the predicted step, between a fifth and a half.
         let over = |change| Reject::StretchChange {
             triangle: 0,

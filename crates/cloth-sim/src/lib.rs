@@ -99,7 +99,7 @@ pub use sewing::{SEAM_STIFFNESS_FACTOR, STITCH_CLOSING_SPEED, SewSettings, Sewin
 pub use simulation::{Integrator, Simulation};
 pub use state::State;
 pub use stats::{DEFAULT_FPS, FrameStats, Rejections, RunReport, Timings, Totals};
-pub use step::{Implicit, ImplicitSettings, LinearSolver, Step, StepInfo};
+pub use step::{CORRECTABLE_CHANGE, Implicit, ImplicitSettings, LinearSolver, Step, StepInfo};
 pub use strain::{DEFAULT_STRAIN_TOLERANCE, EdgeSet, StrainLimit};
 pub use system::{ClothPart, ClothSystem};
 pub use tracks::{ColliderFrame, ColliderTrack, CollidersFile};

@@ -207,6 +207,24 @@ impl Sewing {
         forces: &mut [Vec3],
         blocks: &mut Vec<(usize, usize, Matrix3<f64>, Matrix3<f64>)>,
     ) {
+        self.add_terms_from(state, &state.x, h, masses, gravity, forces, blocks);
+    }
+
+    /// [`Sewing::add_terms`] at `state` for a step that started at positions `start` (m): how
+    /// far the step may close a stitch is measured from `start`, so the springs are those of
+    /// the step's start however far `state` has moved (a Newton correction evaluates them at
+    /// the step's candidate end).
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_terms_from(
+        &self,
+        state: &State,
+        start: &[Vec3],
+        h: f64,
+        masses: &[f64],
+        gravity: &Vec3,
+        forces: &mut [Vec3],
+        blocks: &mut Vec<(usize, usize, Matrix3<f64>, Matrix3<f64>)>,
+    ) {
         let (t, x, v) = (state.t - self.start, &state.x, &state.v);
         for g in &self.groups {
             let s = &g.settings;
@@ -220,7 +238,8 @@ impl Sewing {
             };
             for (&[a, b], &d0) in g.pairs.iter().zip(&g.initial) {
                 let d = x[a] - x[b];
-                let rest = (d0 * (1.0 - progress)).max(d.norm() - STITCH_CLOSING_SPEED * h);
+                let gap = (start[a] - start[b]).norm();
+                let rest = (d0 * (1.0 - progress)).max(gap - STITCH_CLOSING_SPEED * h);
                 let Some((f, k)) = stitch_force(d, rest, s.stiffness) else {
                     continue;
                 };

@@ -405,6 +405,7 @@ fn implicit_frame(
 
 fn add_attempt(stats: &mut FrameStats, info: &StepInfo) {
     stats.cg_iterations += info.cg_iterations;
+    stats.corrections += info.corrections;
     stats.cg_not_converged += usize::from(info.cg_capped);
     stats.timings.add(&info.timings);
 }

@@ -127,6 +127,10 @@ pub struct FrameStats {
     pub h_min: f64,
     /// Largest accepted step (s).
     pub h_max: f64,
+    /// Newton corrections of steps whose first solve changed the stretch by more than the
+    /// threshold, summed over accepted and rejected steps (each an evaluation and a linear
+    /// solve, like an attempt; [`crate::ImplicitSettings::newton_corrections`]).
+    pub corrections: usize,
     /// Conjugate-gradient iterations summed over accepted and rejected steps.
     pub cg_iterations: usize,
     /// Linear solves that stopped at the iteration cap before reaching the tolerance.
@@ -189,6 +193,8 @@ pub struct Totals {
     pub rejected_steps: usize,
     /// Rejected steps by reason.
     pub rejections: Rejections,
+    /// Newton corrections (see [`FrameStats::corrections`]).
+    pub corrections: usize,
     /// CG iterations.
     pub cg_iterations: usize,
     /// Smallest accepted step (s).
@@ -215,6 +221,7 @@ impl Totals {
             t.steps += f.steps;
             t.rejected_steps += f.rejected_steps;
             t.rejections.add(&f.rejections);
+            t.corrections += f.corrections;
             t.cg_iterations += f.cg_iterations;
             if f.steps > 0 {
                 t.h_min = t.h_min.min(f.h_min);

@@ -226,6 +226,7 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
                 solver,
                 stretch_threshold: s.stretch_threshold,
                 step_control: s.step_control,
+                newton_corrections: s.newton_corrections,
                 grow_after: s.grow_after,
                 strain_limit: strain,
                 ..ImplicitSettings::default()

@@ -721,6 +721,11 @@ pub struct SolverSettings {
     /// `"halving"` (the paper's: halve after a rejection, double after `grow_after` accepted
     /// steps).
     pub step_control: crate::StepControl,
+    /// Implicit: Newton corrections tried on a step whose stretch change is over
+    /// `stretch_threshold` before it is rejected (see
+    /// [`crate::ImplicitSettings::newton_corrections`]). Key `newton_corrections`, default 1,
+    /// >= 0 (0: the paper's single linearised solve per attempt).
+    pub newton_corrections: usize,
     /// Implicit, with `step_control = "halving"`: after this many consecutive accepted steps
     /// the step is doubled again (up to `h_max`). Key `grow_after`, default 2 (as in the
     /// paper), >= 1.
@@ -786,6 +791,7 @@ impl SolverSettings {
             definiteness: Definiteness::Clamped,
             stretch_threshold: 0.03,
             step_control: crate::StepControl::default(),
+            newton_corrections: 1,
             grow_after: 2,
             strain_limit: match integrator {
                 IntegratorKind::Verlet => Some([0.9, 1.1]),

@@ -279,6 +279,7 @@ pub(super) struct RawSolver {
     pub(super) strain_global_after: Option<usize>,
     pub(super) grow_after: Option<usize>,
     pub(super) step_control: Option<crate::StepControl>,
+    pub(super) newton_corrections: Option<usize>,
     pub(super) verlet_h: Option<f64>,
     pub(super) spring_stiffness: Option<f64>,
     pub(super) bend_spring_stiffness: Option<f64>,

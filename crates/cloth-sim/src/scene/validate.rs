@@ -639,6 +639,7 @@ impl Ctx<'_> {
             strain_long_range: s.strain_long_range.unwrap_or(d.strain_long_range),
             strain_global_after: s.strain_global_after.unwrap_or(d.strain_global_after),
             step_control: s.step_control.unwrap_or(d.step_control),
+            newton_corrections: s.newton_corrections.unwrap_or(d.newton_corrections),
             grow_after: self.count("solver.grow_after", s.grow_after.unwrap_or(d.grow_after), 1)?,
             verlet_h,
             spring_stiffness: self.positive(

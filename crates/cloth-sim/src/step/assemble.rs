@@ -8,6 +8,9 @@
 //! their Jacobians, once per start state), the garment stitch springs ([`crate::Sewing`]; with
 //! their Jacobians, per attempt, as how far a step may close a stitch depends on h) and the
 //! kinetic friction of sliding contacts (a force without Jacobian, per attempt).
+//!
+//! A Newton correction ([`Assembly::correction`]) assembles the same terms at a candidate end
+//! state instead, with the backward Euler residual as right-hand side.
 
 use super::constrain::Constraints;
 use crate::stats::{Stopwatch, Timings};
@@ -50,6 +53,11 @@ pub(crate) struct Assembly {
     w: Vec<Vec3>,
     kw: Vec<Vec3>,
     pub b: Vec<Vec3>,
+    /// The force terms at the candidate end state of a Newton correction (kept for its
+    /// buffers).
+    end: Evaluation,
+    /// The contact and stitch terms at that end state.
+    end_terms: ExtraTerms,
 }
 
 impl Assembly {
@@ -76,6 +84,8 @@ impl Assembly {
             w: vec![Vec3::zeros(); n],
             kw: vec![Vec3::zeros(); n],
             b: vec![Vec3::zeros(); n],
+            end: Evaluation::default(),
+            end_terms: ExtraTerms::default(),
         })
     }
 
@@ -199,6 +209,66 @@ impl Assembly {
             .zip(self.eval.forces.par_iter().zip(self.kw.par_iter()))
             .zip(ef.par_iter().zip(friction.par_iter()))
             .for_each(|((b, (f, kw)), (fe, ff))| *b = (f + (fe + ff) + kw) * h);
+        Ok(())
+    }
+
+    /// Assembles one Newton correction of a solved step of size `h` (Knowl 2 solved beyond
+    /// its first linearisation): every force term is evaluated at the candidate `end`
+    /// (positions `x0 + h (v0 + dv) + y`, velocities `v0 + dv`), `A` is assembled from their
+    /// Jacobians there, and `b` is the residual of the backward Euler equations,
+    /// `h f(end) - M dv`. The correction `A d = b`, with the constrained components of `d`
+    /// zero, moves dv towards the nonlinear solution; for forces linear in x and v the residual
+    /// is the solve's own. The start's cloth-cloth proximities and the attempt's kinetic
+    /// friction are kept, and the stitches' closing bound is measured from the `start`
+    /// positions. The start's evaluation stays, for retries at other step sizes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn correction(
+        &mut self,
+        world: &World,
+        start: &[Vec3],
+        end: &State,
+        dv: &[Vec3],
+        friction: &[Vec3],
+        h: f64,
+        par: Par,
+    ) -> Result<(), SimError> {
+        let sys = &world.cloth;
+        sys.model.evaluate(&end.x, &end.v, &mut self.end, par);
+        sys.external
+            .accumulate(&sys.model, &end.x, &end.v, &mut self.end);
+        let terms = &mut self.end_terms;
+        terms.forces.clear();
+        terms.forces.resize(end.len(), Vec3::zeros());
+        terms.blocks.clear();
+        let (forces, blocks) = (&mut terms.forces, &mut terms.blocks);
+        if let Some(sc) = &world.self_collision {
+            sc.penalty(&end.x, &end.v, forces, blocks);
+            sc.friction(&end.x, &end.v, &sys.masses, h, forces, blocks);
+        }
+        if !world.sewing.is_empty() {
+            let gravity = &sys.external.gravity;
+            let (sewing, masses) = (&world.sewing, &sys.masses);
+            sewing.add_terms_from(end, start, h, masses, gravity, forces, blocks);
+        }
+        // The end state's terms take the start's place while A is assembled (its b is then
+        // replaced by the residual).
+        std::mem::swap(&mut self.eval, &mut self.end);
+        std::mem::swap(&mut self.extra, &mut self.end_terms);
+        let zeros = vec![Vec3::zeros(); end.len()];
+        let assembled = self.system(&end.v, &zeros, friction, h, &sys.masses, false);
+        std::mem::swap(&mut self.eval, &mut self.end);
+        std::mem::swap(&mut self.extra, &mut self.end_terms);
+        assembled?;
+        let ef = &self.end_terms.forces;
+        self.b
+            .par_iter_mut()
+            .zip(self.end.forces.par_iter().zip(ef.par_iter()))
+            .zip(
+                friction
+                    .par_iter()
+                    .zip(dv.par_iter().zip(sys.masses.par_iter())),
+            )
+            .for_each(|((b, (f, fe)), (ff, (dv, m)))| *b = (f + fe + ff) * h - dv * *m);
         Ok(())
     }
 
