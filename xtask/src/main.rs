@@ -32,7 +32,8 @@ bench options:
   --filter NAME        only cases whose name contains NAME, or one of several separated by
                        commas (e.g. scaling, bend, fig1, shirt,skirt,trousers)
   --threads N          worker threads per case (default: all cores)
-  --repeat K           run each case K times and report the median time (default 1)
+  --repeat K           run each case K times and report the median time (default 1); the
+                       runs are made in K rounds of all the selected cases (A B A B, not A A B B)
   --out DIR            output directory (default: <workspace>/bench-results)
   --docs               also write docs/benchmarks.md (the headline tables and the machine)
 

@@ -482,18 +482,63 @@ fn parse_child_result(line: &str) -> Result<CaseResult, String> {
 /// Runs a case `repeat` times and keeps the run with the (lower) median time per frame,
 /// with `seconds_per_frame` set to the median and every repeat's time in `repeats`.
 pub fn run_repeated(spec: &CaseSpec, repeat: usize) -> Outcome {
-    let mut runs = Vec::with_capacity(repeat);
-    for _ in 0..repeat.max(1) {
-        match run_in_child(spec) {
-            Ok(r) => runs.push(r),
-            Err(message) => {
-                return Outcome::Failed {
+    let specs = std::slice::from_ref(spec);
+    let mut outcomes = run_rounds(specs, repeat, run_in_child, |_, _| {});
+    outcomes.pop().expect("one outcome per case")
+}
+
+/// Runs every case of `specs` `repeat` times in rounds, each case once per round in order
+/// (A B C A B C ..., not A A B B C C), so that a slow spell of a shared machine falls on all
+/// the cases that are compared instead of on the ones that happened to run during it. A case
+/// that fails is not run again. Each outcome is as [`run_repeated`]'s: the run with the
+/// (lower) median time per frame, `seconds_per_frame` the median, `repeats` every time in run
+/// order. `report(k, outcome)` is called for case `k` once its outcome is final.
+pub fn run_rounds(
+    specs: &[CaseSpec],
+    repeat: usize,
+    mut run: impl FnMut(&CaseSpec) -> Result<CaseResult, String>,
+    mut report: impl FnMut(usize, &Outcome),
+) -> Vec<Outcome> {
+    let rounds = repeat.max(1);
+    let mut runs: Vec<Vec<CaseResult>> = specs.iter().map(|_| Vec::new()).collect();
+    let mut outcomes: Vec<Option<Outcome>> = specs.iter().map(|_| None).collect();
+    for round in 1..=rounds {
+        for (k, spec) in specs.iter().enumerate() {
+            if outcomes[k].is_some() {
+                continue;
+            }
+            let outcome = match run(spec) {
+                Err(message) => Some(Outcome::Failed {
                     spec: Box::new(spec.clone()),
                     message,
-                };
+                }),
+                Ok(r) => {
+                    if round < rounds {
+                        eprintln!(
+                            "      round {round}/{rounds}: {:<24} {:>9.2} ms/frame",
+                            spec.name,
+                            1e3 * r.seconds_per_frame
+                        );
+                    }
+                    runs[k].push(r);
+                    (round == rounds).then(|| median_run(std::mem::take(&mut runs[k])))
+                }
+            };
+            if let Some(outcome) = outcome {
+                report(k, &outcome);
+                outcomes[k] = Some(outcome);
             }
         }
     }
+    outcomes
+        .into_iter()
+        .map(|o| o.expect("every case has an outcome after the last round"))
+        .collect()
+}
+
+/// The run of `runs` (at least one) with the (lower) median time per frame, carrying the
+/// median and every run's time.
+fn median_run(mut runs: Vec<CaseResult>) -> Outcome {
     let times: Vec<f64> = runs.iter().map(|r| r.seconds_per_frame).collect();
     let pick = analysis::median_index(&times).unwrap_or(0);
     let mut r = runs.swap_remove(pick);
@@ -760,12 +805,9 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
         v
     };
     let total = cases.len() + explicit.len() + compare_names(o).len();
-    let mut outcomes = Vec::with_capacity(total);
-    for (i, spec) in cases.iter().enumerate() {
-        let outcome = run_repeated(spec, o.repeat);
-        progress(i + 1, total, &outcome);
-        outcomes.push(outcome);
-    }
+    let mut outcomes = run_rounds(&cases, o.repeat, run_in_child, |i, outcome| {
+        progress(i + 1, total, outcome)
+    });
     let mut searches = Vec::new();
     for (j, (name, k)) in explicit.iter().enumerate() {
         let (search, outcome) = explicit_case(o, name, *k);
@@ -898,6 +940,55 @@ mod tests {
         v["error"] = serde_json::Value::Null;
         let message = parse_child_result(&v.to_string()).unwrap_err();
         assert!(message.starts_with("cannot read"), "{message}");
+    }
+
+    /// Repeats run in rounds (A B C A B C, not A A B B C C), a case that fails is not run
+    /// again, and each outcome carries the median of its own runs.
+    #[test]
+    fn repeats_run_in_rounds_and_each_case_gets_the_median_of_its_own_runs() {
+        let mut spec = CaseSpec::new("a", "t", scene_path("fixed_sheet.toml"), 1);
+        spec.grid = Some(5);
+        spec.frames = Some(1);
+        let base = crate::case::measure(&spec).unwrap();
+        let specs: Vec<CaseSpec> = ["a", "b", "c"]
+            .iter()
+            .map(|n| {
+                let mut c = spec.clone();
+                c.name = n.to_string();
+                c
+            })
+            .collect();
+        let mut order: Vec<String> = Vec::new();
+        let mut reported = Vec::new();
+        let outcomes = run_rounds(
+            &specs,
+            3,
+            |s| {
+                order.push(s.name.clone());
+                if s.name == "b" && order.len() > 3 {
+                    return Err("b broke".into());
+                }
+                let mut r = base.clone();
+                r.spec = s.clone();
+                // The run's place in the run order stands for its time.
+                r.seconds_per_frame = order.len() as f64;
+                Ok(r)
+            },
+            |k, o| reported.push((k, o.name().to_string())),
+        );
+        assert_eq!(order, ["a", "b", "c", "a", "b", "c", "a", "c"]);
+        let ran = |k: usize| match &outcomes[k] {
+            Outcome::Ran(r) => (r.spec.name.clone(), r.seconds_per_frame, r.repeats.clone()),
+            other => panic!("case {k} did not run: {}", other.name()),
+        };
+        assert_eq!(ran(0), ("a".to_string(), 4.0, vec![1.0, 4.0, 7.0]));
+        assert_eq!(ran(2), ("c".to_string(), 6.0, vec![3.0, 6.0, 8.0]));
+        assert!(
+            matches!(&outcomes[1], Outcome::Failed { message, .. } if message == "b broke"),
+            "b's failure is its outcome"
+        );
+        let want = [(1, "b"), (0, "a"), (2, "c")].map(|(k, n)| (k, n.to_string()));
+        assert_eq!(reported, want);
     }
 
     #[test]
