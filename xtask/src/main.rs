@@ -33,7 +33,8 @@ bench options:
                        commas (e.g. scaling, bend, fig1, shirt,skirt,trousers)
   --threads N          worker threads per case (default: all cores)
   --repeat K           run each case K times and report the median time (default 1); the
-                       runs are made in K rounds of all the selected cases (A B A B, not A A B B)
+                       runs are made in K rounds of the selected cases (A B A B, not A A B B;
+                       the explicit and comparison cases repeat in a row)
   --out DIR            output directory (default: <workspace>/bench-results)
   --docs               also write docs/benchmarks.md (the headline tables and the machine)
 
