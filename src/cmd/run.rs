@@ -246,7 +246,16 @@ fn frames(
 ) -> Result<bool, String> {
     let due = |frame: usize| every > 0 && frame.is_multiple_of(every);
     if p.sim.frame() == 0 {
-        p.sim.preroll().map_err(|e| format!("preroll: {e}"))?;
+        let mut shown = f64::NEG_INFINITY;
+        let mut progress = |t: f64| {
+            // A message per millisecond of simulated time at most.
+            if t - shown >= 1e-3 {
+                shown = t;
+                bar.set_message(format!("preroll, t = {t:.3} s"));
+            }
+        };
+        (p.sim.preroll_with(&mut progress)).map_err(|e| format!("preroll: {e}"))?;
+        bar.set_message("");
         write_frame(&p.sim, p.out.path(), 0)?;
     }
     if due(p.sim.frame()) {

@@ -268,22 +268,36 @@ impl Simulation {
     /// statistics (as frame 0); does nothing when there is none left.
     /// [`Simulation::step_frame`] runs it first when it has not been run.
     pub fn preroll(&mut self) -> Result<FrameStats, SimError> {
+        self.preroll_with(&mut |_| {})
+    }
+
+    /// As [`Simulation::preroll`], calling `progress(t)` with the simulated time (s, below 0)
+    /// after every accepted step: a garment's preroll can take minutes before frame 0. The
+    /// callback sees the time only; the run is the same with or without it.
+    pub fn preroll_with(&mut self, progress: &mut dyn FnMut(f64)) -> Result<FrameStats, SimError> {
         if self.frame > 0 || self.state.t >= 0.0 {
             return Ok(FrameStats::default());
         }
-        self.advance(0.0, 0)
+        self.advance(0.0, 0, progress)
     }
 
     /// Advances to the next frame time, `(frame + 1) / fps`, and returns its statistics.
     pub fn step_frame(&mut self) -> Result<FrameStats, SimError> {
         self.preroll()?;
-        let stats = self.advance((self.frame + 1) as f64 / self.fps, self.frame + 1)?;
+        let t_end = (self.frame + 1) as f64 / self.fps;
+        let stats = self.advance(t_end, self.frame + 1, &mut |_| {})?;
         self.frame += 1;
         Ok(stats)
     }
 
-    /// Advances the state to `t_end` and measures it as frame `frame`.
-    fn advance(&mut self, t_end: f64, frame: usize) -> Result<FrameStats, SimError> {
+    /// Advances the state to `t_end` and measures it as frame `frame`, calling `progress`
+    /// with the time after every accepted step.
+    fn advance(
+        &mut self,
+        t_end: f64,
+        frame: usize,
+        progress: &mut dyn FnMut(f64),
+    ) -> Result<FrameStats, SimError> {
         let start = Instant::now();
         let mut stats = FrameStats {
             frame,
@@ -302,6 +316,7 @@ impl Simulation {
                 t_end,
                 &mut self.sanity,
                 &mut stats,
+                progress,
             )?,
             Engine::Verlet(v) => verlet_frame(
                 v,
@@ -310,6 +325,7 @@ impl Simulation {
                 t_end,
                 &self.sanity,
                 &mut stats,
+                progress,
             )?,
         }
         self.state.t = t_end;
@@ -363,6 +379,7 @@ impl Simulation {
 }
 
 /// Implicit steps from `state.t` to `t_end`, adapting h (Knowl 9).
+#[allow(clippy::too_many_arguments)]
 fn implicit_frame(
     stepper: &mut Implicit,
     controller: &mut StepController,
@@ -371,6 +388,7 @@ fn implicit_frame(
     t_end: f64,
     sanity: &mut Sanity,
     stats: &mut FrameStats,
+    progress: &mut dyn FnMut(f64),
 ) -> Result<(), SimError> {
     let (grow_after, h_max, h_min, threshold) = {
         let s = &stepper.settings;
@@ -392,6 +410,7 @@ fn implicit_frame(
                 stats.h_min = stats.h_min.min(h);
                 stats.h_max = stats.h_max.max(h);
                 controller.accepted(h, info.stretch_change, threshold, grow_after, h_max);
+                progress(state.t);
             }
             Step::Rejected(reason, info) => {
                 add_attempt(stats, &info);
@@ -418,6 +437,7 @@ fn verlet_frame(
     t_end: f64,
     sanity: &Sanity,
     stats: &mut FrameStats,
+    progress: &mut dyn FnMut(f64),
 ) -> Result<(), SimError> {
     let mut sw = Stopwatch::start();
     let dt = t_end - state.t;
@@ -430,6 +450,7 @@ fn verlet_frame(
         stats.strain_global_solves += info.global_solves;
         stats.strain_violation = stats.strain_violation.max(info.violation);
         sanity.check(world, state, stats.frame, None)?;
+        progress(state.t);
     }
     stats.steps = n;
     stats.h_min = h;

@@ -918,3 +918,32 @@ fn auto_preconditioner_takes_multigrid_from_its_size_threshold() {
     assert!(matches!(side(below), LinearSolver::Mpcg(_)));
     assert!(matches!(side(below + 1), LinearSolver::Multigrid(..)));
 }
+
+/// A preroll's progress callback sees the simulated time climb to 0 after every accepted step
+/// and changes nothing: the cloth ends the preroll on the same bits as without it.
+#[test]
+fn a_prerolls_progress_reports_its_time_and_changes_nothing() {
+    let text = "[run]\nfps = 30\nframes = 1\npreroll = 0.2\n\
+        [cloth]\nmesh = { kind = \"grid\", nx = 9, ny = 9, width = 0.4, height = 0.4 }\n\
+        [[pin]]\nvertices = [0, 8]\n";
+    let scene = parse(text).unwrap_or_else(|e| panic!("{e}"));
+    let mut quiet = cloth_sim::build_simulation(&scene).unwrap();
+    quiet.preroll().unwrap();
+    let mut watched = cloth_sim::build_simulation(&scene).unwrap();
+    let mut times = Vec::new();
+    watched.preroll_with(&mut |t| times.push(t)).unwrap();
+    assert!(times.len() >= 6, "{} calls for 0.2 s", times.len());
+    assert!(
+        times.windows(2).all(|w| w[0] < w[1]),
+        "time went back: {times:?}"
+    );
+    assert!(
+        times[0] > -0.2 && times[0] < 0.0,
+        "first call at {}",
+        times[0]
+    );
+    let last = times[times.len() - 1];
+    assert!(last.abs() < 1e-12, "the last call is at {last}, not t = 0");
+    assert_eq!(quiet.positions(), watched.positions());
+    assert_eq!(quiet.time(), watched.time());
+}
