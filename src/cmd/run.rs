@@ -367,9 +367,10 @@ fn print_summary(sim: &Simulation, records: &[FrameStats], wall: f64, out: &Path
         sim.system().mesh.num_triangles()
     );
     println!(
-        "frames / steps     {} / {} ({} rejected: {} stretch, {} penetration, {} inside solid, {} self-crossing, {} not SPD)",
+        "frames / steps     {} / {} ({} Newton-corrected; {} rejected: {} stretch, {} penetration, {} inside solid, {} self-crossing, {} not SPD)",
         t.frames,
         t.steps,
+        t.corrections,
         t.rejected_steps,
         t.rejections.stretch_change,
         t.rejections.penetration,
@@ -388,9 +389,9 @@ fn print_summary(sim: &Simulation, records: &[FrameStats], wall: f64, out: &Path
         rayon::current_num_threads()
     );
     println!(
-        "CG iterations      {} ({:.1} per step)",
+        "CG iterations      {} ({:.1} per solve, corrections and rejected attempts included)",
         t.cg_iterations,
-        t.cg_iterations as f64 / t.steps.max(1) as f64
+        t.cg_iterations as f64 / (t.steps + t.rejected_steps + t.corrections).max(1) as f64
     );
     println!(
         "EVAL / CG / C/C / C/S / other  {:.1} / {:.1} / {:.1} / {:.1} / {:.1} %",
