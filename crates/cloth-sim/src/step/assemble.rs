@@ -42,6 +42,10 @@ pub(crate) struct Assembly {
     sewn: ExtraTerms,
     /// Whether `eval` and `extra` belong to the current start state.
     evaluated: bool,
+    /// Whether a Newton correction evaluated the model into `eval` at its end state since:
+    /// the start's model terms are then evaluated again for a retry (`extra` stays). One
+    /// evaluation's Jacobians instead of two (for 100k vertices, ~270 MB each per array).
+    model_stale: bool,
     /// Off-diagonal vertex pairs of the matrix pattern (mesh pairs plus contact pairs seen).
     pairs: Vec<(usize, usize)>,
     pub matrix: BlockMatrix,
@@ -53,10 +57,7 @@ pub(crate) struct Assembly {
     w: Vec<Vec3>,
     kw: Vec<Vec3>,
     pub b: Vec<Vec3>,
-    /// The force terms at the candidate end state of a Newton correction (kept for its
-    /// buffers).
-    end: Evaluation,
-    /// The contact and stitch terms at that end state.
+    /// The contact and stitch terms at the end state of a Newton correction.
     end_terms: ExtraTerms,
 }
 
@@ -77,6 +78,7 @@ impl Assembly {
             extra: ExtraTerms::default(),
             sewn: ExtraTerms::default(),
             evaluated: false,
+            model_stale: false,
             matrix,
             pattern_changed: true,
             plan,
@@ -84,7 +86,6 @@ impl Assembly {
             w: vec![Vec3::zeros(); n],
             kw: vec![Vec3::zeros(); n],
             b: vec![Vec3::zeros(); n],
-            end: Evaluation::default(),
             end_terms: ExtraTerms::default(),
         })
     }
@@ -112,12 +113,15 @@ impl Assembly {
         timings: &mut Timings,
         sw: &mut Stopwatch,
     ) -> Result<(), SimError> {
-        if !self.evaluated {
+        if !self.evaluated || self.model_stale {
             let sys = &world.cloth;
             sys.model.evaluate(&state.x, &state.v, &mut self.eval, par);
             sys.external
                 .accumulate(&sys.model, &state.x, &state.v, &mut self.eval);
+            self.model_stale = false;
             timings.eval += sw.lap();
+        }
+        if !self.evaluated {
             self.extra.blocks.clear();
             self.extra.forces.clear();
             self.extra.forces.resize(state.len(), Vec3::zeros());
@@ -128,7 +132,7 @@ impl Assembly {
                     &mut self.extra.forces,
                     &mut self.extra.blocks,
                 );
-                let masses = &sys.masses;
+                let masses = &world.cloth.masses;
                 let (forces, blocks) = (&mut self.extra.forces, &mut self.extra.blocks);
                 sc.friction(&state.x, &state.v, masses, h, forces, blocks);
                 timings.cloth_cloth += sw.lap();
@@ -220,7 +224,8 @@ impl Assembly {
     /// zero, moves dv towards the nonlinear solution; for forces linear in x and v the residual
     /// is the solve's own. The start's cloth-cloth proximities and the attempt's kinetic
     /// friction are kept, and the stitches' closing bound is measured from the `start`
-    /// positions. The start's evaluation stays, for retries at other step sizes.
+    /// positions. The start's contact terms stay for retries at other step sizes; its model
+    /// terms are evaluated again then (the end's take their buffers).
     #[allow(clippy::too_many_arguments)]
     pub fn correction(
         &mut self,
@@ -233,9 +238,11 @@ impl Assembly {
         par: Par,
     ) -> Result<(), SimError> {
         let sys = &world.cloth;
-        sys.model.evaluate(&end.x, &end.v, &mut self.end, par);
+        // The end state's model terms take the start's place (evaluated again for a retry).
+        self.model_stale = true;
+        sys.model.evaluate(&end.x, &end.v, &mut self.eval, par);
         sys.external
-            .accumulate(&sys.model, &end.x, &end.v, &mut self.end);
+            .accumulate(&sys.model, &end.x, &end.v, &mut self.eval);
         let terms = &mut self.end_terms;
         terms.forces.clear();
         terms.forces.resize(end.len(), Vec3::zeros());
@@ -252,17 +259,15 @@ impl Assembly {
         }
         // The end state's terms take the start's place while A is assembled (its b is then
         // replaced by the residual).
-        std::mem::swap(&mut self.eval, &mut self.end);
         std::mem::swap(&mut self.extra, &mut self.end_terms);
         let zeros = vec![Vec3::zeros(); end.len()];
         let assembled = self.system(&end.v, &zeros, friction, h, &sys.masses, false);
-        std::mem::swap(&mut self.eval, &mut self.end);
         std::mem::swap(&mut self.extra, &mut self.end_terms);
         assembled?;
         let ef = &self.end_terms.forces;
         self.b
             .par_iter_mut()
-            .zip(self.end.forces.par_iter().zip(ef.par_iter()))
+            .zip(self.eval.forces.par_iter().zip(ef.par_iter()))
             .zip(
                 friction
                     .par_iter()
@@ -308,5 +313,66 @@ impl Assembly {
         self.matrix = grown;
         self.pattern_changed = true;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ClothSystem;
+    use cloth_forces::{ClothModel, Definiteness, External, Material};
+    use cloth_mesh::{GridPattern, grid};
+
+    /// Every block of the pattern and b, to compare two assemblies bit for bit.
+    fn snapshot(a: &Assembly) -> (Vec<Matrix3<f64>>, Vec<Vec3>) {
+        let n = a.matrix.n();
+        let mut blocks: Vec<Matrix3<f64>> = (0..n).map(|i| a.matrix.diagonal_block(i)).collect();
+        blocks.extend(a.pairs.iter().filter_map(|&(i, j)| a.matrix.block(i, j)));
+        (blocks, a.b.clone())
+    }
+
+    #[test]
+    fn a_retry_after_a_newton_correction_assembles_the_starts_system_again() {
+        let mesh = grid(6, 6, 0.3, 0.3, GridPattern::Alternating).unwrap();
+        let model = ClothModel::new(&mesh, &Material::default(), Definiteness::default()).unwrap();
+        let system = ClothSystem::new(mesh, model, External::default()).unwrap();
+        let world = World::new(system, Vec::new()).unwrap();
+        let n = world.cloth.num_vertices();
+        // A bent, moving start state, so that its forces and Jacobians are not the rest's.
+        let x: Vec<Vec3> = (world.cloth.x0.iter())
+            .map(|p| p + Vec3::new(0.0, 0.2 * (7.0 * p.x).sin() * p.z, 0.01 * p.x))
+            .collect();
+        let v: Vec<Vec3> = x.iter().map(|p| Vec3::new(0.0, -p.x, 0.3 * p.z)).collect();
+        let state = State { x, v, t: 0.0 };
+        let cons = Constraints::new(n);
+        let (par, h) = (Par::default(), 0.01);
+        let mut asm = Assembly::new(&world.cloth, par).unwrap();
+        let (mut timings, mut sw) = (Timings::default(), Stopwatch::start());
+        asm.run(&world, &state, &cons, h, par, &mut timings, &mut sw)
+            .unwrap();
+        let first = snapshot(&asm);
+        // A correction at a candidate end state far from the start replaces the system...
+        let dv: Vec<Vec3> = (0..n)
+            .map(|i| Vec3::new(0.1, -0.5, 0.02 * i as f64))
+            .collect();
+        let end = State {
+            x: (state.x.iter().zip(&state.v).zip(&dv))
+                .map(|((x, v), dv)| x + (v + dv) * h)
+                .collect(),
+            v: state.v.iter().zip(&dv).map(|(v, dv)| v + dv).collect(),
+            t: h,
+        };
+        let zeros = vec![Vec3::zeros(); n];
+        asm.correction(&world, &state.x, &end, &dv, &zeros, h, par)
+            .unwrap();
+        assert_ne!(
+            snapshot(&asm),
+            first,
+            "the end state's system differs from the start's"
+        );
+        // ...and a retry from the same start gets the start's system back, bit for bit.
+        asm.run(&world, &state, &cons, h, par, &mut timings, &mut sw)
+            .unwrap();
+        assert_eq!(snapshot(&asm), first);
     }
 }
