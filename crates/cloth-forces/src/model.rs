@@ -91,7 +91,8 @@ impl Structure {
         }
         let (slot_start, slots) = csr(n, owner);
         // Entry and vertex indices fit 31 and 32 bits: a mesh with 2^31 entries (tens of
-        // millions of vertices) is refused long before, by its memory budget.
+        // millions of vertices) would need over 300 GB for its Jacobians; the `cloth` command's
+        // budget refuses it, and a direct caller runs out of memory before reaching these.
         let index = |k: usize| u32::try_from(k).expect("entry or vertex index within u32");
         assert!(entries.len() < 1 << 31, "entries exceed 2^31");
         let mut m = Vec::with_capacity(2 * entries.len());
