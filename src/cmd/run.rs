@@ -402,5 +402,18 @@ fn print_summary(sim: &Simulation, records: &[FrameStats], wall: f64, out: &Path
         pct(t.timings.other)
     );
     println!("max stretch        {:.2} %", t.max_stretch * 100.0);
+    if let Some(bytes) = cloth::sim::peak_memory_bytes() {
+        let n = sim.system().num_vertices().max(1) as f64;
+        let b = bytes as f64;
+        let size = if b >= 1e9 {
+            format!("{:.2} GB", b / 1e9)
+        } else {
+            format!("{:.0} MB", b / 1e6)
+        };
+        println!(
+            "peak memory        {size} ({:.1} KB per cloth vertex, whole process)",
+            b / n / 1e3
+        );
+    }
     println!("output             {}", out.display());
 }

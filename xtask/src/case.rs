@@ -313,14 +313,6 @@ pub fn parse_cpu_ticks(stat: &str) -> Option<u64> {
     Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
 }
 
-/// Peak resident set size of this process in bytes (VmHWM of `/proc/self/status`).
-pub fn peak_memory_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 /// Runs one case in this process (the child side) and returns its result. Simulation errors
 /// end the run early and are recorded in `error`; scene errors are returned as `Err`.
 pub fn run_child(spec: &CaseSpec) -> Result<CaseResult, String> {
@@ -459,7 +451,7 @@ pub(crate) fn measure(spec: &CaseSpec) -> Result<CaseResult, String> {
         timings: t,
         rejections: totals.rejections,
         percent,
-        peak_memory_bytes: peak_memory_bytes(),
+        peak_memory_bytes: cloth::sim::peak_memory_bytes(),
         threads: rayon::current_num_threads(),
         max_stretch: max_or_nan(stats.iter().map(|s| s.max_stretch)),
         max_kinetic_energy: max_or_nan(stats.iter().map(|s| s.kinetic_energy)),

@@ -207,3 +207,38 @@ pub fn available_memory() -> f64 {
     });
     0.8 * kb.map_or(8.0 * (1u64 << 30) as f64, |kb| kb * 1024.0)
 }
+
+/// Peak resident memory of this process so far (bytes; `VmHWM` of `/proc/self/status`), or
+/// `None` where that file is not available (systems other than Linux).
+pub fn peak_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_peak_memory_counts_a_buffer_this_process_touched() {
+        let Some(before) = peak_memory_bytes() else {
+            return; // Not Linux: nothing to read.
+        };
+        // 256 MB written page by page is resident at once, so the peak is at least that.
+        let size = 256 << 20;
+        let mut buffer = vec![0u8; size];
+        for page in buffer.chunks_mut(4096) {
+            page[0] = 1;
+        }
+        let touched = buffer.iter().step_by(4096).filter(|&&b| b == 1).count();
+        let after = peak_memory_bytes().expect("read once, readable again");
+        assert_eq!(touched, size / 4096);
+        assert!(
+            after >= size as u64,
+            "peak {after} B after touching {size} B"
+        );
+        assert!(after >= before);
+    }
+}

@@ -77,7 +77,7 @@ pub use cloth_mesh as mesh;
 pub use cloth_mesh::{Par, Vec3, nalgebra};
 pub use cloth_solver as solver;
 
-pub use budget::{Budget, admit, available_memory, estimate};
+pub use budget::{Budget, admit, available_memory, estimate, peak_memory_bytes};
 pub use checkpoint::{Checkpoint, ImplicitMemory};
 pub use cloth_collide::{Keyframe, Motion};
 pub use contact::{ContactModes, ContactSettings, PUSH_OUT_FRACTION};
