@@ -149,10 +149,8 @@ impl External {
     /// If `out` was not evaluated by `model` or `x`, `v` are shorter than the vertex count.
     pub fn accumulate(&self, model: &ClothModel, x: &[Vec3], v: &[Vec3], out: &mut Evaluation) {
         let n = model.num_vertices();
-        let diag0 = model.diagonal_entries_start();
-        assert_eq!(
-            out.entries().len(),
-            diag0 + n,
+        assert!(
+            model.evaluated(out),
             "External::accumulate: `out` was not evaluated by this model"
         );
         let (forces, dfdx, dfdv) = out.parts_mut();
@@ -163,7 +161,7 @@ impl External {
             if self.drag != 0.0 {
                 let c = self.drag * areas[i];
                 forces[i] -= (v[i] - self.wind) * c;
-                dfdv[diag0 + i] -= Matrix3::from_diagonal_element(c);
+                dfdv[model.diagonal_entry(i)] -= Matrix3::from_diagonal_element(c);
             }
         }
         if self.wind_coefficient != 0.0 {
@@ -187,8 +185,9 @@ impl External {
                 forces[j] += f;
                 forces[k] += f;
                 let jac = nh * nh.transpose() * (-c / 9.0);
-                for b in &mut dfdv[6 * t..6 * t + 6] {
-                    *b += jac;
+                // Symmetric: the same block whichever way an entry stores the pair.
+                for e in model.triangle_entries(t) {
+                    dfdv[e] += jac;
                 }
             }
         }
@@ -198,8 +197,9 @@ impl External {
             }
             let i = s.vertex;
             forces[i] -= (x[i] - s.target) * s.stiffness + (v[i] - s.target_velocity) * s.damping;
-            dfdx[diag0 + i] -= Matrix3::from_diagonal_element(s.stiffness);
-            dfdv[diag0 + i] -= Matrix3::from_diagonal_element(s.damping);
+            let d = model.diagonal_entry(i);
+            dfdx[d] -= Matrix3::from_diagonal_element(s.stiffness);
+            dfdv[d] -= Matrix3::from_diagonal_element(s.damping);
         }
     }
 }

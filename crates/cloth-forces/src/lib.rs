@@ -73,6 +73,7 @@ mod error;
 mod external;
 mod material;
 mod model;
+mod scatter;
 mod shape;
 mod split;
 #[cfg(test)]

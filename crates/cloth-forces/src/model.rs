@@ -13,6 +13,7 @@ use crate::bend::{
 use crate::condition::{
     Blocks, Definiteness, ElementResponse, ElementSlots, Kernel, Vec3, respond,
 };
+use crate::scatter::{Accumulator, Coloring, TRANSPOSED};
 use crate::shape::{
     SHAPE_PAIRS_FLAP, SHAPE_PAIRS_WIDE, Shape, ShapeRest, drop_flap_pairs, flap_matrix,
     midedge_map, shape_energy,
@@ -36,85 +37,138 @@ enum BendLayout<'a> {
     },
 }
 
+/// Triangles per chunk of the colour-ordered evaluation (see the `scatter` module).
+const TRI_CHUNK: usize = 256;
+/// Bend elements per chunk.
+const BEND_CHUNK: usize = 128;
+
 /// Fixed structure shared by a model and its evaluations.
 #[derive(Debug)]
 struct Structure {
     num_vertices: usize,
     num_triangles: usize,
-    /// Number of bend elements (hinges or shape triangles).
-    num_bend: usize,
     /// Entries per bend element (10 hinge, 12 or 21 shape).
     bend_entries: usize,
-    /// Vertices (force slots) per bend element (4 hinge, 6 shape).
-    bend_slots: usize,
+    /// The evaluation's blocks: every vertex pair (i, j), i <= j, that an element couples, and
+    /// (i, i) for every vertex, sorted; row i starts at `row_start[i]` with its diagonal.
     entries: Vec<(usize, usize)>,
-    /// CSR over vertices of element force slots (triangle t vertex a: 3t + a; bend element h
-    /// slot a: 3T + bend_slots * h + a), ascending.
-    slot_start: Vec<usize>,
-    slots: Vec<usize>,
-    /// CSR over vertices of `[entry | transposed << 31, other vertex]` for df/dx products,
-    /// ascending entry (8 bytes per item instead of 24: the products stream these).
+    row_start: Vec<usize>,
+    /// Block of each element entry (6 per triangle, then `bend_entries` per bend element), with
+    /// [`TRANSPOSED`] when the element's pair (i, j) has i > j.
+    elem_pair: Vec<u32>,
+    /// Chunk colourings of the triangles and of the bend elements.
+    tri_colors: Coloring,
+    bend_colors: Coloring,
+    /// CSR over vertices of `[block | TRANSPOSED, other vertex]` for df/dx products, ascending
+    /// block (row i's own blocks, then the blocks (j, i) of rows j < i, transposed).
     mul_start: Vec<usize>,
     mul: Vec<[u32; 2]>,
 }
 
 impl Structure {
     fn new(n: usize, tris: &[[usize; 3]], bend: BendLayout<'_>) -> Self {
-        let (stencils, pairs): (Vec<&[usize]>, &[(usize, usize)]) = match bend {
-            BendLayout::Hinge(h) => (h.iter().map(|s| &s[..]).collect(), &HINGE_PAIRS),
+        let (pairs, nb, bend_colors): (&[(usize, usize)], _, _) = match bend {
+            BendLayout::Hinge(h) => (&HINGE_PAIRS, h.len(), Coloring::new(n, h, BEND_CHUNK)),
             BendLayout::Shape { stencils, wide } => (
-                stencils.iter().map(|s| &s[..]).collect(),
                 if wide {
                     &SHAPE_PAIRS_WIDE
                 } else {
                     &SHAPE_PAIRS_FLAP
                 },
+                stencils.len(),
+                Coloring::new(n, stencils, BEND_CHUNK),
             ),
         };
-        let bend_slots = stencils.first().map_or(4, |s| s.len());
-        let mut entries = Vec::with_capacity(6 * tris.len() + pairs.len() * stencils.len() + n);
-        for t in tris {
-            entries.extend(TRI_PAIRS.iter().map(|&(a, b)| (t[a], t[b])));
-        }
-        for h in &stencils {
-            entries.extend(pairs.iter().map(|&(a, b)| (h[a], h[b])));
-        }
-        entries.extend((0..n).map(|i| (i, i)));
-        let mut owner: Vec<(usize, usize)> =
-            Vec::with_capacity(3 * tris.len() + bend_slots * stencils.len());
-        for (t, tri) in tris.iter().enumerate() {
-            owner.extend((0..3).map(|a| (tri[a], 3 * t + a)));
-        }
-        let base = 3 * tris.len();
-        for (h, hv) in stencils.iter().enumerate() {
-            owner.extend((0..bend_slots).map(|a| (hv[a], base + bend_slots * h + a)));
-        }
-        let (slot_start, slots) = csr(n, owner);
-        // Entry and vertex indices fit 31 and 32 bits: a mesh with 2^31 entries (tens of
+        // Vertex pairs of the element entries, in entry order.
+        let stencil = |e: usize| -> &[usize] {
+            match bend {
+                BendLayout::Hinge(h) => &h[e],
+                BendLayout::Shape { stencils, .. } => &stencils[e],
+            }
+        };
+        let elem_vertices = || {
+            let tri = tris
+                .iter()
+                .flat_map(|t| TRI_PAIRS.iter().map(|&(a, b)| (t[a], t[b])));
+            let bend = (0..nb).flat_map(move |e| {
+                pairs
+                    .iter()
+                    .map(move |&(a, b)| (stencil(e)[a], stencil(e)[b]))
+            });
+            tri.chain(bend)
+        };
+        // Entry and vertex indices fit 31 and 32 bits: a mesh with 2^31 blocks (hundreds of
         // millions of vertices) would need over 300 GB for its Jacobians; the `cloth` command's
         // budget refuses it, and a direct caller runs out of memory before reaching these.
-        let index = |k: usize| u32::try_from(k).expect("entry or vertex index within u32");
-        assert!(entries.len() < 1 << 31, "entries exceed 2^31");
+        let index = |k: usize| u32::try_from(k).expect("block or vertex index within u32");
+        // Half the bytes of usize pairs while the repeats are still in (the construction's
+        // peak).
+        let mut all: Vec<(u32, u32)> = elem_vertices()
+            .map(|(i, j)| (index(i.min(j)), index(i.max(j))))
+            .chain((0..n).map(|i| (index(i), index(i))))
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        let entries: Vec<(usize, usize)> = all
+            .into_iter()
+            .map(|(i, j)| (i as usize, j as usize))
+            .collect();
+        assert!(entries.len() < 1 << 31, "blocks exceed 2^31");
+        let mut row_start = vec![0usize; n + 1];
+        for &(i, _) in &entries {
+            row_start[i + 1] += 1;
+        }
+        for r in 0..n {
+            row_start[r + 1] += row_start[r];
+        }
+        let find = |i: usize, j: usize| -> u32 {
+            let (a, b) = (i.min(j), i.max(j));
+            let row = &entries[row_start[a]..row_start[a + 1]];
+            let k = row.partition_point(|&(_, c)| c < b);
+            debug_assert_eq!(row[k], (a, b));
+            index(row_start[a] + k) | if i > j { TRANSPOSED } else { 0 }
+        };
+        let elem_pair: Vec<u32> = elem_vertices().map(|(i, j)| find(i, j)).collect();
         let mut m = Vec::with_capacity(2 * entries.len());
         for (k, &(i, j)) in entries.iter().enumerate() {
             m.push((i, [index(k), index(j)]));
             if i != j {
-                m.push((j, [index(k) | 1 << 31, index(i)]));
+                m.push((j, [index(k) | TRANSPOSED, index(i)]));
             }
         }
         let (mul_start, mul) = csr(n, m);
         Self {
             num_vertices: n,
             num_triangles: tris.len(),
-            num_bend: stencils.len(),
             bend_entries: pairs.len(),
-            bend_slots,
             entries,
-            slot_start,
-            slots,
+            row_start,
+            elem_pair,
+            tri_colors: Coloring::new(n, tris, TRI_CHUNK),
+            bend_colors,
             mul_start,
             mul,
         }
+    }
+
+    /// Block codes of triangle t's 6 entries.
+    fn tri_pairs(&self, t: usize) -> &[u32] {
+        &self.elem_pair[6 * t..6 * t + 6]
+    }
+
+    /// Block codes of bend element e's entries.
+    fn bend_pairs(&self, e: usize) -> &[u32] {
+        let (base, k) = (6 * self.num_triangles, self.bend_entries);
+        &self.elem_pair[base + k * e..base + k * (e + 1)]
+    }
+
+    /// Index of the block of pair (i, j) (either order), if the structure has it.
+    fn find(&self, i: usize, j: usize) -> Option<usize> {
+        let (a, b) = (i.min(j), i.max(j));
+        let row = self.row_start.get(a..a + 2)?;
+        let row = &self.entries[row[0]..row[1]];
+        let k = row.partition_point(|&(_, c)| c < b);
+        (row.get(k) == Some(&(a, b))).then(|| self.row_start[a] + k)
     }
 }
 
@@ -174,19 +228,23 @@ pub struct ClothModel {
 
 /// Forces and Jacobian blocks at one state, with storage reused across calls.
 ///
-/// Entries are listed once per element-local vertex pair (a <= b) in a FIXED order independent
-/// of positions and velocities: 6 per triangle (stretch + shear of that triangle, local pairs
-/// (0,0),(0,1),(0,2),(1,1),(1,2),(2,2) of its vertices), then the bend elements, then one
-/// diagonal entry (i, i) per vertex (zero from the internal model; used by
-/// [`crate::External`]). Bend elements: [`BendModel::Hinge`]: 10 per hinge (local pairs of
-/// `[v0, v1, v2, v3]`); [`BendModel::ShapeOperator`]: per triangle, the local pairs (a <= b) of
-/// its stencil `[p0, p1, p2, q0, q1, q2]` (see [`ClothModel::shape_stencils`]), 12 under
-/// [`Definiteness::Clamped`] (the pairs with a flap, without the flap-flap pairs (3,4),
-/// (3,5), (4,5), so every off-diagonal entry is in `ClothMesh::vertex_pairs`; the element's
-/// triangle-triangle blocks are added to its triangle's 6 entries) and 21 under `Exact` and
-/// `Projected`
+/// One block per vertex pair: the entries are every pair (i, j), i <= j, that an element
+/// couples, and the diagonal (i, i) of every vertex, sorted (row i's pairs start with its
+/// diagonal), fixed for a model and independent of positions and velocities. The elements'
+/// blocks are summed into them as they are evaluated (about 7 blocks per vertex instead of
+/// the elements' 37), in an order that does not depend on the thread count.
+///
+/// The elements: 6 local pairs per triangle (stretch + shear); then the bend elements:
+/// [`BendModel::Hinge`]: 10 local pairs per hinge `[v0, v1, v2, v3]`;
+/// [`BendModel::ShapeOperator`]: per triangle, local pairs of its stencil
+/// `[p0, p1, p2, q0, q1, q2]` (see [`ClothModel::shape_stencils`]), 12 under
+/// [`Definiteness::Clamped`] (the pairs with a flap, without the flap-flap pairs (3,4), (3,5),
+/// (4,5), so every off-diagonal entry is in `ClothMesh::vertex_pairs`; the element's
+/// triangle-triangle blocks add onto its triangle's pairs) and 21 under `Exact` and `Projected`
 /// (the flap-flap pairs couple vertices outside the mesh pattern: build the matrix pattern
-/// from [`ClothModel::vertex_pairs`]). Callers can precompute where each entry goes once.
+/// from [`ClothModel::vertex_pairs`]). The diagonal blocks carry no internal term of their own
+/// beyond the elements' (i, i) blocks; [`crate::External`] adds to them. Callers can precompute
+/// where each entry goes once.
 #[derive(Clone, Debug, Default)]
 pub struct Evaluation {
     /// Force per vertex (N): internal elastic + damping (+ external if accumulated).
@@ -196,8 +254,8 @@ pub struct Evaluation {
     structure: Option<Arc<Structure>>,
     dfdx: Vec<Matrix3<f64>>,
     dfdv: Vec<Matrix3<f64>>,
-    slot_forces: Vec<Vec3>,
-    elem_energy: Vec<f64>,
+    /// Energy per element chunk (the triangles' chunks, then the bend elements').
+    chunk_energy: Vec<f64>,
     /// Shape-operator pre-pass: wrapped `theta - theta0` and its gradient per hinge.
     hinge_angles: Vec<(f64, [Vec3; 4])>,
     /// Shape-operator midedge split per hinge (see the `split` module), its right-hand side
@@ -208,10 +266,17 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
-    /// `(i, j)` of every entry; entry k contributes block `dfdx()[k]` (and `dfdv()[k]`) to
-    /// (i, j) and its transpose to (j, i) when i != j. Empty before the first evaluation.
+    /// `(i, j)`, i <= j, of every entry; entry k contributes block `dfdx()[k]` (and
+    /// `dfdv()[k]`) to (i, j) and its transpose to (j, i) when i != j. Empty before the first
+    /// evaluation.
     pub fn entries(&self) -> &[(usize, usize)] {
         self.structure.as_ref().map_or(&[], |s| &s.entries)
+    }
+
+    /// Index of the entry of vertex pair (i, j) or (j, i) in [`Evaluation::entries`], if the
+    /// model couples them (every (i, i) of an evaluated model is an entry).
+    pub fn entry_of(&self, i: usize, j: usize) -> Option<usize> {
+        self.structure.as_ref()?.find(i, j)
     }
 
     /// Position Jacobian blocks df_i/dx_j (N/m), one per entry.
@@ -260,8 +325,8 @@ impl Evaluation {
             .for_each(|(i, o)| {
                 let mut acc = Vec3::zeros();
                 for &[code, j] in &s.mul[s.mul_start[i]..s.mul_start[i + 1]] {
-                    let (k, j) = ((code & !(1 << 31)) as usize, j as usize);
-                    acc += if code >> 31 == 1 {
+                    let (k, j) = ((code & !TRANSPOSED) as usize, j as usize);
+                    acc += if code & TRANSPOSED != 0 {
                         blocks[k].tr_mul(&w[j])
                     } else {
                         blocks[k] * w[j]
@@ -499,22 +564,30 @@ impl ClothModel {
     /// `ClothMesh::vertex_pairs` except for [`BendModel::ShapeOperator`] under `Exact` or
     /// `Projected`, which adds the flap-flap pairs of every triangle.
     pub fn vertex_pairs(&self) -> Vec<(usize, usize)> {
-        let mut p: Vec<(usize, usize)> = self
-            .structure
-            .entries
-            .iter()
-            .filter(|(i, j)| i != j)
-            .map(|&(i, j)| (i.min(j), i.max(j)))
-            .collect();
-        p.sort_unstable();
-        p.dedup();
-        p
+        let s = &self.structure.entries;
+        s.iter().filter(|(i, j)| i != j).copied().collect()
     }
 
-    /// Index of the first per-vertex diagonal entry in [`Evaluation::entries`] (the entries
-    /// before it belong to triangles and bend elements).
-    pub fn diagonal_entries_start(&self) -> usize {
-        self.structure.entries.len() - self.structure.num_vertices
+    /// Number of entries (blocks) of this model's evaluations: its vertex pairs and one
+    /// diagonal per vertex.
+    pub fn num_entries(&self) -> usize {
+        self.structure.entries.len()
+    }
+
+    /// Entry of vertex i's diagonal block (i, i).
+    pub(crate) fn diagonal_entry(&self, i: usize) -> usize {
+        self.structure.row_start[i]
+    }
+
+    /// Entries of triangle t's 6 local pairs (their blocks may be stored transposed).
+    pub(crate) fn triangle_entries(&self, t: usize) -> [usize; 6] {
+        let p = self.structure.tri_pairs(t);
+        std::array::from_fn(|k| (p[k] & !TRANSPOSED) as usize)
+    }
+
+    /// Whether `out` holds an evaluation of this model's structure.
+    pub(crate) fn evaluated(&self, out: &Evaluation) -> bool {
+        (out.structure.as_ref()).is_some_and(|o| Arc::ptr_eq(o, &self.structure))
     }
 
     /// Lumped vertex masses (kg): density * rest area / 3 per incident triangle.
@@ -907,144 +980,105 @@ impl ClothModel {
         let s = &self.structure;
         if !out.structure.as_ref().is_some_and(|o| Arc::ptr_eq(o, s)) {
             out.structure = Some(Arc::clone(s));
-            let ne = s.entries.len();
-            out.dfdx.resize(ne, Matrix3::zeros());
-            out.dfdv.resize(ne, Matrix3::zeros());
-            out.slot_forces.resize(
-                3 * s.num_triangles + s.bend_slots * s.num_bend,
-                Vec3::zeros(),
-            );
-            out.elem_energy.resize(s.num_triangles + s.num_bend, 0.0);
+            out.dfdx.resize(s.entries.len(), Matrix3::zeros());
+            out.dfdv.resize(s.entries.len(), Matrix3::zeros());
             out.forces.resize(s.num_vertices, Vec3::zeros());
+            let chunks = s.tri_colors.num_chunks() + s.bend_colors.num_chunks();
+            out.chunk_energy.resize(chunks, 0.0);
         }
-        let nt = s.num_triangles;
-        let nh = s.num_bend;
-        let nbe = s.bend_entries;
-        let def = self.definiteness;
+        let zero = |b: &mut Matrix3<f64>| *b = Matrix3::zeros();
+        out.dfdx.par_iter_mut().with_min_len(4096).for_each(zero);
+        out.dfdv.par_iter_mut().with_min_len(4096).for_each(zero);
+        (out.forces.par_iter_mut().with_min_len(4096)).for_each(|f| *f = Vec3::zeros());
         let shape = self.bend_model() == BendModel::ShapeOperator;
         if shape {
             self.shape_prepass(x, out);
         }
-        let angles = &out.hinge_angles;
-        let psi = self.split.as_ref().map(|_| &out.split_psi[..]);
-        let (tx, rest_x) = out.dfdx.split_at_mut(6 * nt);
-        let (hx, dx) = rest_x.split_at_mut(nbe * nh);
-        let (tv, rest_v) = out.dfdv.split_at_mut(6 * nt);
-        let (hv, dv) = rest_v.split_at_mut(nbe * nh);
-        let (tf, hf) = out.slot_forces.split_at_mut(3 * nt);
-        let (te, he) = out.elem_energy.split_at_mut(nt);
-        tx.par_chunks_mut(6)
-            .zip(tv.par_chunks_mut(6))
-            .zip(tf.par_chunks_mut(3))
-            .zip(te.par_iter_mut())
-            .enumerate()
-            .with_min_len(MIN_LEN)
-            .for_each(|(t, (((bx, bv), f), e))| {
-                if def == Definiteness::Projected {
+        let Evaluation {
+            dfdx,
+            dfdv,
+            forces,
+            hinge_angles,
+            split_psi,
+            chunk_energy,
+            ..
+        } = out;
+        let psi = self.split.as_ref().map(|_| &split_psi[..]);
+        let acc = Accumulator::new(&s.entries, dfdx, dfdv, forces);
+        let (tri, bend) = chunk_energy.split_at_mut(s.tri_colors.num_chunks());
+        self.triangle_pass(x, v, &acc, tri);
+        if shape && self.definiteness == Definiteness::Clamped {
+            self.shape_clamped_pass(v, hinge_angles, psi, &acc, bend);
+        } else if shape {
+            self.shape_pass(x, v, psi, &acc, bend);
+        } else {
+            self.hinge_pass(x, v, &acc, bend);
+        }
+        out.energy = chunk_energy.iter().sum();
+    }
+
+    /// Stretch and shear of every triangle into `acc`, the energy per chunk into `energy`.
+    fn triangle_pass(&self, x: &[Vec3], v: &[Vec3], acc: &Accumulator<'_>, energy: &mut [f64]) {
+        let s = &self.structure;
+        let def = self.definiteness;
+        acc.run(&s.tri_colors, &self.tris, energy, |sink| {
+            let mut energy = 0.0;
+            let (mut bx, mut bv) = ([Matrix3::zeros(); 6], [Matrix3::zeros(); 6]);
+            let mut f = [Vec3::zeros(); 3];
+            for t in sink.elements() {
+                energy += if def == Definiteness::Projected {
                     let mut r = ElementResponse::zero();
                     self.triangle_response(t, x, v, def, &mut r);
                     for (k, &(a, b)) in TRI_PAIRS.iter().enumerate() {
                         bx[k] = r.dfdx[a][b];
                         bv[k] = r.dfdv[a][b];
                     }
-                    f.copy_from_slice(&r.forces);
-                    *e = r.energy;
+                    f = r.forces;
+                    r.energy
                 } else {
-                    *e = self.triangle_fast_at(t, x, v, bx, bv, f);
-                }
-            });
-        if shape && def == Definiteness::Clamped {
-            // The bend elements' triangle-triangle blocks add onto their triangle's entries.
-            tx.par_chunks_mut(6)
-                .zip(tv.par_chunks_mut(6))
-                .zip(hx.par_chunks_mut(nbe))
-                .zip(hv.par_chunks_mut(nbe))
-                .zip(hf.par_chunks_mut(6))
-                .zip(he.par_iter_mut())
-                .enumerate()
-                .with_min_len(MIN_LEN / 2)
-                .for_each(|(t, (((((bx, bv), sx), sv), sf), se))| {
-                    *se = self.shape_clamped_at(
-                        t,
-                        v,
-                        angles,
-                        psi,
-                        [bx, bv],
-                        ElementSlots {
-                            dfdx: sx,
-                            dfdv: sv,
-                            forces: sf,
-                        },
-                    );
-                });
-        } else if shape {
-            self.shape_pass(x, v, hx, hv, hf, he, nbe, psi);
-        } else {
-            self.hinge_pass(x, v, hx, hv, hf, he);
-        }
-        dx.par_iter_mut().zip(dv.par_iter_mut()).for_each(|(a, b)| {
-            *a = Matrix3::zeros();
-            *b = Matrix3::zeros();
-        });
-        let slot_forces = &out.slot_forces;
-        out.forces
-            .par_iter_mut()
-            .enumerate()
-            .with_min_len(256)
-            .for_each(|(i, f)| {
-                let mut acc = Vec3::zeros();
-                for &k in &s.slots[s.slot_start[i]..s.slot_start[i + 1]] {
-                    acc += slot_forces[k];
-                }
-                *f = acc;
-            });
-        out.energy = out.elem_energy.iter().sum();
+                    self.triangle_fast_at(t, x, v, &mut bx, &mut bv, &mut f)
+                };
+                sink.add_blocks(t, s.tri_pairs(t), &bx, &bv);
+                sink.add_forces(t, &f);
+            }
+            energy
+        })
     }
 
-    fn hinge_pass(
-        &self,
-        x: &[Vec3],
-        v: &[Vec3],
-        hx: &mut [Matrix3<f64>],
-        hv: &mut [Matrix3<f64>],
-        hf: &mut [Vec3],
-        he: &mut [f64],
-    ) {
+    /// Every hinge's bending into `acc`, the energy per chunk into `energy`.
+    fn hinge_pass(&self, x: &[Vec3], v: &[Vec3], acc: &Accumulator<'_>, energy: &mut [f64]) {
+        let s = &self.structure;
         let def = self.definiteness;
-        hx.par_chunks_mut(10)
-            .zip(hv.par_chunks_mut(10))
-            .zip(hf.par_chunks_mut(4))
-            .zip(he.par_iter_mut())
-            .enumerate()
-            .with_min_len(MIN_LEN)
-            .for_each(|(h, (((bx, bv), f), e))| {
+        acc.run(&s.bend_colors, &self.hinges, energy, |sink| {
+            let mut energy = 0.0;
+            let (mut bx, mut bv) = ([Matrix3::zeros(); 10], [Matrix3::zeros(); 10]);
+            let mut f = [Vec3::zeros(); 4];
+            for h in sink.elements() {
                 let hr = &self.hinge_rest[h];
-                if def == Definiteness::Clamped || hr.stiffness == 0.0 {
+                energy += if def == Definiteness::Clamped || hr.stiffness == 0.0 {
                     let (xs, vs) = (self.hinge_gather(h, x), self.hinge_gather(h, v));
                     let kd = self.materials[self.hinge_material[h]].bend_damping * hr.stiffness;
-                    *e = hinge_fast_gauss_newton(
-                        hr,
-                        xs,
-                        &vs,
-                        hr.stiffness,
-                        kd,
-                        ElementSlots {
-                            dfdx: bx,
-                            dfdv: bv,
-                            forces: f,
-                        },
-                    );
-                    return;
-                }
-                let mut r = ElementResponse::zero();
-                self.hinge_response(h, x, v, def, &mut r);
-                for (k, &(a, b)) in HINGE_PAIRS.iter().enumerate() {
-                    bx[k] = r.dfdx[a][b];
-                    bv[k] = r.dfdv[a][b];
-                }
-                f.copy_from_slice(&r.forces);
-                *e = r.energy;
-            });
+                    let slots = ElementSlots {
+                        dfdx: &mut bx,
+                        dfdv: &mut bv,
+                        forces: &mut f,
+                    };
+                    hinge_fast_gauss_newton(hr, xs, &vs, hr.stiffness, kd, slots)
+                } else {
+                    let mut r = ElementResponse::zero();
+                    self.hinge_response(h, x, v, def, &mut r);
+                    for (k, &(a, b)) in HINGE_PAIRS.iter().enumerate() {
+                        bx[k] = r.dfdx[a][b];
+                        bv[k] = r.dfdv[a][b];
+                    }
+                    f = r.forces;
+                    r.energy
+                };
+                sink.add_blocks(h, s.bend_pairs(h), &bx, &bv);
+                sink.add_forces(h, &f);
+            }
+            energy
+        })
     }
 
     /// Shape-operator pre-pass: the wrapped angle deviation and its gradient per hinge (into
@@ -1164,28 +1198,54 @@ impl ClothModel {
         )
     }
 
+    /// The shape-operator elements under `Clamped` into `acc` (their triangle-triangle blocks
+    /// onto the triangle's pairs), from the pre-pass's `angles` and split `psi`, the energy per
+    /// chunk into `energy`.
+    fn shape_clamped_pass(
+        &self,
+        v: &[Vec3],
+        angles: &[(f64, [Vec3; 4])],
+        psi: Option<&[f64]>,
+        acc: &Accumulator<'_>,
+        energy: &mut [f64],
+    ) {
+        let s = &self.structure;
+        acc.run(&s.bend_colors, &self.shape_stencils, energy, |sink| {
+            let mut energy = 0.0;
+            let (mut sx, mut sv) = ([Matrix3::zeros(); 12], [Matrix3::zeros(); 12]);
+            let mut f = [Vec3::zeros(); 6];
+            for t in sink.elements() {
+                let (mut tx, mut tv) = ([Matrix3::zeros(); 6], [Matrix3::zeros(); 6]);
+                let slots = ElementSlots {
+                    dfdx: &mut sx,
+                    dfdv: &mut sv,
+                    forces: &mut f,
+                };
+                energy += self.shape_clamped_at(t, v, angles, psi, [&mut tx, &mut tv], slots);
+                sink.add_blocks(t, s.tri_pairs(t), &tx, &tv);
+                sink.add_blocks(t, s.bend_pairs(t), &sx, &sv);
+                sink.add_forces(t, &f);
+            }
+            energy
+        })
+    }
+
     /// The shape-operator elements under `Exact` or `Projected` (21 entries each, the generic
-    /// routine at the split `psi`).
-    #[allow(clippy::too_many_arguments)]
+    /// routine at the split `psi`) into `acc`, the energy per chunk into `energy`.
     fn shape_pass(
         &self,
         x: &[Vec3],
         v: &[Vec3],
-        hx: &mut [Matrix3<f64>],
-        hv: &mut [Matrix3<f64>],
-        hf: &mut [Vec3],
-        he: &mut [f64],
-        nbe: usize,
         psi: Option<&[f64]>,
+        acc: &Accumulator<'_>,
+        energy: &mut [f64],
     ) {
+        let s = &self.structure;
         let def = self.definiteness;
-        hx.par_chunks_mut(nbe)
-            .zip(hv.par_chunks_mut(nbe))
-            .zip(hf.par_chunks_mut(6))
-            .zip(he.par_iter_mut())
-            .enumerate()
-            .with_min_len(MIN_LEN / 2)
-            .for_each(|(t, (((bx, bv), f), e))| {
+        acc.run(&s.bend_colors, &self.shape_stencils, energy, |sink| {
+            let mut energy = 0.0;
+            let (mut bx, mut bv) = ([Matrix3::zeros(); 21], [Matrix3::zeros(); 21]);
+            for t in sink.elements() {
                 let mut r = ElementResponse::zero();
                 let offsets = self.split_offsets(t, psi);
                 self.shape_response(t, x, v, def, offsets, &mut r);
@@ -1194,9 +1254,12 @@ impl ClothModel {
                     bx[k] = pair_block(&r.dfdx, st, a, b);
                     bv[k] = pair_block(&r.dfdv, st, a, b);
                 }
-                f.copy_from_slice(&r.forces);
-                *e = r.energy;
-            });
+                sink.add_blocks(t, s.bend_pairs(t), &bx, &bv);
+                sink.add_forces(t, &r.forces);
+                energy += r.energy;
+            }
+            energy
+        })
     }
 
     /// Per-triangle stretch `(|w_u|, |w_v|)` at `x` (dimensionless; 1 = rest length along u / v),

@@ -198,28 +198,27 @@ fn entries_are_fixed_and_storage_is_reused() {
     );
     assert_eq!(e1, ev.entries());
     assert_eq!(p1, ev.dfdx().as_ptr(), "buffers reallocated");
-    // Default (shape operator, Clamped): 6 stretch/shear entries per triangle, which also hold
-    // the bend element's triangle-triangle blocks, + 12 bend entries per triangle.
+    // One entry per coupled vertex pair and per vertex, sorted, each row starting with its
+    // diagonal.
     assert_eq!(model.bend_model(), BendModel::ShapeOperator);
-    assert_eq!(ev.entries().len(), 18 * model.num_triangles() + n);
-    assert_eq!(model.diagonal_entries_start(), 18 * model.num_triangles());
-    // Every off-diagonal entry is a vertex pair of the mesh's sparsity pattern.
-    let pairs = mesh.vertex_pairs();
-    for &(i, j) in ev.entries() {
-        if i != j {
-            assert!(
-                pairs.binary_search(&(i.min(j), i.max(j))).is_ok(),
-                "({i}, {j})"
-            );
-        }
+    assert_eq!(ev.entries().len(), model.num_entries());
+    assert!(ev.entries().windows(2).all(|w| w[0] < w[1]));
+    assert!(ev.entries().iter().all(|&(i, j)| i <= j));
+    for i in 0..n {
+        let k = ev.entry_of(i, i).unwrap();
+        assert_eq!(ev.entries()[k], (i, i));
+        assert!(k == 0 || ev.entries()[k - 1].0 < i);
     }
-    assert!(
-        model
-            .vertex_pairs()
-            .iter()
-            .all(|p| pairs.binary_search(p).is_ok())
-    );
-    // The hinge model: 10 entries per hinge, same pattern.
+    // Default (shape operator, Clamped): the off-diagonal entries are exactly the mesh's vertex
+    // pairs (edges and the wing pairs of interior edges).
+    let pairs = mesh.vertex_pairs();
+    assert_eq!(model.vertex_pairs(), pairs);
+    assert_eq!(ev.entries().len(), pairs.len() + n);
+    for &(i, j) in pairs {
+        assert_eq!(ev.entries()[ev.entry_of(j, i).unwrap()], (i, j));
+    }
+    assert_eq!(ev.entry_of(0, n - 1), None);
+    // The hinge model: the same pattern.
     let hinge = ClothModel::new(
         &mesh,
         &Material {
@@ -236,10 +235,7 @@ fn entries_are_fixed_and_storage_is_reused() {
         &mut eh,
         Par::default(),
     );
-    assert_eq!(
-        eh.entries().len(),
-        6 * model.num_triangles() + 10 * model.num_hinges() + n
-    );
+    assert_eq!(eh.entries(), ev.entries());
     // Exact needs the flap-flap pairs too: 21 per triangle, pattern grows beyond the mesh's.
     let mut exact = model.clone();
     exact.set_definiteness(Definiteness::Exact);
@@ -256,19 +252,22 @@ fn entries_are_fixed_and_storage_is_reused() {
         &mut ee,
         Par::default(),
     );
-    assert_eq!(ee.entries().len(), 27 * model.num_triangles() + n);
     let wide = exact.vertex_pairs();
     assert!(wide.len() > pairs.len());
+    assert!(pairs.iter().all(|p| wide.binary_search(p).is_ok()));
+    assert_eq!(ee.entries().len(), wide.len() + n);
     assert!(
         ee.entries()
             .iter()
-            .all(|&(i, j)| i == j || wide.binary_search(&(i.min(j), i.max(j))).is_ok())
+            .all(|&(i, j)| i == j || wide.binary_search(&(i, j)).is_ok())
     );
 }
 
+/// 41 x 41 vertices: 3,200 triangles, 13 chunks of the colour-ordered evaluation, several of
+/// each colour running at once on two threads.
 #[test]
 fn evaluation_is_bitwise_identical_for_one_and_two_threads() {
-    let mesh = grid(21, 21, 1.0, 1.0, GridPattern::Alternating).unwrap();
+    let mesh = grid(41, 41, 1.0, 1.0, GridPattern::Alternating).unwrap();
     let model = ClothModel::new(&mesh, &material(), Definiteness::Clamped).unwrap();
     let n = mesh.num_vertices();
     let x = deformed(&mesh, 0.01, 21);
