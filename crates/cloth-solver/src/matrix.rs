@@ -297,14 +297,31 @@ impl BlockMatrix {
         blocks: &[Matrix3<f64>],
         diagonal: Option<&[Matrix3<f64>]>,
     ) {
-        assert!(
-            plan.n == self.n && plan.nnz_off == self.cols.len(),
-            "AssemblyPlan built for another pattern"
-        );
         assert_eq!(
             blocks.len(),
             plan.n_entries,
             "blocks.len() != plan.n_entries()"
+        );
+        self.assemble_with(plan, |e| blocks[e], diagonal);
+    }
+
+    /// [`BlockMatrix::assemble`] with entry e's block given by `block(e)` instead of stored:
+    /// no array of blocks (e.g. `A = M - h df/dv - h^2 df/dx` straight from the Jacobians).
+    /// `block` is called once per slot an entry reaches (twice for an off-diagonal entry);
+    /// same order and bits as `assemble` with `blocks[e] = block(e)`.
+    ///
+    /// # Panics
+    /// If `plan` was built for another pattern or `diagonal` is given with a length other than
+    /// `n`.
+    pub fn assemble_with(
+        &mut self,
+        plan: &AssemblyPlan,
+        block: impl Fn(usize) -> Matrix3<f64> + Sync,
+        diagonal: Option<&[Matrix3<f64>]>,
+    ) {
+        assert!(
+            plan.n == self.n && plan.nnz_off == self.cols.len(),
+            "AssemblyPlan built for another pattern"
         );
         if let Some(d) = diagonal {
             assert_eq!(d.len(), self.n, "diagonal.len() != n");
@@ -319,7 +336,7 @@ impl BlockMatrix {
                     None => Matrix3::zeros(),
                 };
                 for &e in &plan.diag_src[plan.diag_ptr[i]..plan.diag_ptr[i + 1]] {
-                    acc += blocks[e];
+                    acc += block(e);
                 }
                 *out = acc;
             });
@@ -330,7 +347,7 @@ impl BlockMatrix {
             .for_each(|(s, out)| {
                 let mut acc = Matrix3::zeros();
                 for &code in &plan.off_src[plan.off_ptr[s]..plan.off_ptr[s + 1]] {
-                    let b = &blocks[code >> 1];
+                    let b = block(code >> 1);
                     if code & 1 == 0 {
                         acc += b;
                     } else {

@@ -52,7 +52,6 @@ pub(crate) struct Assembly {
     /// Whether the pattern changed since the solver last saw it.
     pub pattern_changed: bool,
     plan: AssemblyPlan,
-    blocks: Vec<Matrix3<f64>>,
     diagonal: Vec<Matrix3<f64>>,
     w: Vec<Vec3>,
     kw: Vec<Vec3>,
@@ -73,7 +72,6 @@ impl Assembly {
         let plan = matrix.plan(eval.entries())?;
         Ok(Self {
             pairs,
-            blocks: vec![Matrix3::zeros(); eval.entries().len()],
             eval,
             extra: ExtraTerms::default(),
             sewn: ExtraTerms::default(),
@@ -178,20 +176,18 @@ impl Assembly {
         for (d, &m) in self.diagonal.iter_mut().zip(masses) {
             *d = Matrix3::from_diagonal_element(m);
         }
-        let (dfdx, dfdv) = (self.eval.dfdx(), self.eval.dfdv());
         let h2 = h * h;
-        self.blocks
-            .par_iter_mut()
-            .zip(dfdx.par_iter().zip(dfdv.par_iter()))
-            .for_each(|(blk, (kx, kv))| *blk = -(kv * h) - kx * h2);
         let terms = if sewing { &self.sewn } else { &self.extra };
         if (terms.blocks.iter()).any(|e| self.matrix.block(e.0, e.1).is_none()) {
             self.grow_pattern(sewing)?;
         }
         let terms = if sewing { &self.sewn } else { &self.extra };
         let extra = &terms.blocks;
-        self.matrix
-            .assemble(&self.plan, &self.blocks, Some(&self.diagonal));
+        // The model's entries are one per vertex pair: each block of A is made where it is
+        // stored, with no array of combined blocks.
+        let (dfdx, dfdv) = (self.eval.dfdx(), self.eval.dfdv());
+        let block = |e: usize| -(dfdv[e] * h) - dfdx[e] * h2;
+        (self.matrix).assemble_with(&self.plan, block, Some(&self.diagonal));
         for (i, j, kx, kv) in extra {
             self.matrix.add_block(*i, *j, &(-(kv * h) - kx * h2))?;
         }
