@@ -3,10 +3,11 @@
 //!
 //! - **Memory.** [`IMPLICIT_BYTES_PER_VERTEX`] / [`EXPLICIT_BYTES_PER_VERTEX`] times the cloth's
 //!   vertices plus [`COLLIDER_BYTES_PER_VERTEX`] times the mesh colliders' vertices (per frame
-//!   for OBJ sequences), measured as the peak resident memory of `cloth run` on grids of 2,601
-//!   to 40,401 vertices (17.4 KB per vertex for the implicit integrator with the default shape
-//!   operator bending). The limit is `run.max_memory_gb` when the scene sets it, else 80% of
-//!   the memory the machine has available (`MemAvailable` of `/proc/meminfo`; 8 GiB where it
+//!   for OBJ sequences), measured as the peak resident memory of `cloth run` (2026-12-05, 2
+//!   threads): 8.1 to 10.8 KB per vertex for the implicit integrator on the cylinder drape
+//!   from 2,601 to 100,489 vertices, 13.0 KB on the thrown sheet with self-contact at 10,201
+//!   vertices. The limit is `run.max_memory_gb` when the scene sets it, else 80% of the memory
+//!   the machine has available (`MemAvailable` of `/proc/meminfo`; 8 GiB where it
 //!   cannot be read).
 //! - **Time.** The steps a run implies — the simulated duration over the step (`verlet_h` for
 //!   Verlet; for the implicit integrator the smaller of `h_max` and [`TYPICAL_IMPLICIT_STEP`],
@@ -20,8 +21,9 @@ use crate::scene::{ColliderShape, IntegratorKind, MeshSpec, Scene};
 use std::io::BufRead;
 use std::path::Path;
 
-/// Peak memory per cloth vertex of an implicit run (bytes; measured 17.4 KB, rounded up).
-pub const IMPLICIT_BYTES_PER_VERTEX: f64 = 20_000.0;
+/// Peak memory per cloth vertex of an implicit run (bytes; measured at most 13.0 KB, with
+/// self-contact, rounded up).
+pub const IMPLICIT_BYTES_PER_VERTEX: f64 = 16_000.0;
 /// Peak memory per cloth vertex of an explicit (Verlet) run (bytes).
 pub const EXPLICIT_BYTES_PER_VERTEX: f64 = 2_000.0;
 /// Memory per vertex of a mesh collider, per stored frame (bytes).
