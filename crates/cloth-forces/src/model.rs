@@ -125,7 +125,9 @@ impl Structure {
             let (a, b) = (i.min(j), i.max(j));
             let row = &entries[row_start[a]..row_start[a + 1]];
             let k = row.partition_point(|&(_, c)| c < b);
-            debug_assert_eq!(row[k], (a, b));
+            // The colour-ordered evaluation's safety rests on this: an element's codes name
+            // pairs of its own vertices.
+            assert_eq!(row.get(k), Some(&(a, b)), "pair ({a}, {b}) of an element");
             index(row_start[a] + k) | if i > j { TRANSPOSED } else { 0 }
         };
         let elem_pair: Vec<u32> = elem_vertices().map(|(i, j)| find(i, j)).collect();
@@ -1006,10 +1008,16 @@ impl ClothModel {
         let psi = self.split.as_ref().map(|_| &split_psi[..]);
         let acc = Accumulator::new(&s.entries, dfdx, dfdv, forces);
         let (tri, bend) = chunk_energy.split_at_mut(s.tri_colors.num_chunks());
-        self.triangle_pass(x, v, &acc, tri);
         if shape && self.definiteness == Definiteness::Clamped {
-            self.shape_clamped_pass(v, hinge_angles, psi, &acc, bend);
-        } else if shape {
+            // One pass: each triangle's stretch, shear and bend blocks are summed before they
+            // reach the pairs (their triangle-triangle pairs are the same).
+            tri.fill(0.0);
+            self.shape_clamped_pass(x, v, hinge_angles, psi, &acc, bend);
+            out.energy = chunk_energy.iter().sum();
+            return;
+        }
+        self.triangle_pass(x, v, &acc, tri);
+        if shape {
             self.shape_pass(x, v, psi, &acc, bend);
         } else {
             self.hinge_pass(x, v, &acc, bend);
@@ -1198,11 +1206,13 @@ impl ClothModel {
         )
     }
 
-    /// The shape-operator elements under `Clamped` into `acc` (their triangle-triangle blocks
-    /// onto the triangle's pairs), from the pre-pass's `angles` and split `psi`, the energy per
-    /// chunk into `energy`.
+    /// Every triangle's stretch and shear and its shape-operator element under `Clamped`, in
+    /// one pass into `acc` (the bend element's triangle-triangle blocks add onto the
+    /// triangle's own before they reach the pairs), from the pre-pass's `angles` and split
+    /// `psi`; the energy per chunk into `energy`.
     fn shape_clamped_pass(
         &self,
+        x: &[Vec3],
         v: &[Vec3],
         angles: &[(f64, [Vec3; 4])],
         psi: Option<&[f64]>,
@@ -1212,16 +1222,26 @@ impl ClothModel {
         let s = &self.structure;
         acc.run(&s.bend_colors, &self.shape_stencils, energy, |sink| {
             let mut energy = 0.0;
+            let (mut tx, mut tv) = ([Matrix3::zeros(); 6], [Matrix3::zeros(); 6]);
             let (mut sx, mut sv) = ([Matrix3::zeros(); 12], [Matrix3::zeros(); 12]);
-            let mut f = [Vec3::zeros(); 6];
-            for t in sink.elements() {
-                let (mut tx, mut tv) = ([Matrix3::zeros(); 6], [Matrix3::zeros(); 6]);
+            let (mut ft, mut f) = ([Vec3::zeros(); 3], [Vec3::zeros(); 6]);
+            let range = sink.elements();
+            for t in range.clone() {
+                if t + 1 < range.end {
+                    sink.prefetch(s.tri_pairs(t + 1));
+                    sink.prefetch(s.bend_pairs(t + 1));
+                }
+                energy += self.triangle_fast_at(t, x, v, &mut tx, &mut tv, &mut ft);
                 let slots = ElementSlots {
                     dfdx: &mut sx,
                     dfdv: &mut sv,
                     forces: &mut f,
                 };
                 energy += self.shape_clamped_at(t, v, angles, psi, [&mut tx, &mut tv], slots);
+                // Stencil slots 0..3 are the triangle's vertices, in its order.
+                for (fa, fb) in f.iter_mut().zip(&ft) {
+                    *fa += fb;
+                }
                 sink.add_blocks(t, s.tri_pairs(t), &tx, &tv);
                 sink.add_blocks(t, s.bend_pairs(t), &sx, &sv);
                 sink.add_forces(t, &f);

@@ -111,6 +111,26 @@ impl<'a, T> Shared<'a, T> {
         }
     }
 
+    /// Asks the processor to bring element `i` into cache (a hint; no effect on values, and
+    /// none at all off x86-64).
+    #[inline]
+    fn prefetch(&self, i: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if i < self.len {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let first = self.ptr.wrapping_add(i).cast::<i8>();
+            let last = first.wrapping_add(std::mem::size_of::<T>().saturating_sub(1));
+            // SAFETY: a prefetch reads nothing into the program and cannot fault; the
+            // addresses are in the slice anyway (checked above).
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(first);
+                _mm_prefetch::<_MM_HINT_T0>(last);
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = i;
+    }
+
     /// Applies `f` to element `i`.
     ///
     /// # Safety
@@ -213,17 +233,20 @@ impl<const K: usize> ElementSink<'_, K> {
     /// Adds element `e`'s blocks: `bx[k]`, `bv[k]` to the pair coded by `pairs[k]` (index, with
     /// [`TRANSPOSED`] when the block is stored transposed).
     ///
+    /// `pairs` must be element e's own codes (the model's per-element table, whose pairs join
+    /// vertices of the element: asserted when the table is built, and here in debug builds);
+    /// the chunk's exclusive access to those pairs rests on it.
+    ///
     /// # Panics
-    /// If `e` is outside the chunk or a pair has a vertex outside `e`'s stencil.
+    /// If `e` is outside the chunk or a pair index is out of range.
     pub fn add_blocks(&self, e: usize, pairs: &[u32], bx: &[Matrix3<f64>], bv: &[Matrix3<f64>]) {
         let st = self.stencil(e);
         for ((&code, x), v) in pairs.iter().zip(bx).zip(bv) {
             let p = (code & !TRANSPOSED) as usize;
-            let (i, j) = self.acc.pairs[p];
-            assert!(
-                st.contains(&i) && st.contains(&j),
-                "pair outside element {e}"
-            );
+            debug_assert!({
+                let (i, j) = self.acc.pairs[p];
+                st.contains(&i) && st.contains(&j)
+            });
             let t = code & TRANSPOSED != 0;
             // SAFETY: pair (i, j) joins two vertices of element e, which belongs to this chunk;
             // the chunks running at the same time are of this chunk's colour, which gives them
@@ -236,6 +259,17 @@ impl<const K: usize> ElementSink<'_, K> {
                     .dfdv
                     .update(p, |b| *b += if t { v.transpose() } else { *v });
             }
+        }
+    }
+
+    /// Hints that blocks `pairs` (codes as for [`ElementSink::add_blocks`]) are about to be
+    /// added to: call it one element ahead, so that their cache misses overlap the element's
+    /// arithmetic.
+    pub fn prefetch(&self, pairs: &[u32]) {
+        for &code in pairs {
+            let p = (code & !TRANSPOSED) as usize;
+            self.acc.dfdx.prefetch(p);
+            self.acc.dfdv.prefetch(p);
         }
     }
 
