@@ -44,7 +44,7 @@ pub(crate) struct Assembly {
     evaluated: bool,
     /// Whether a Newton correction evaluated the model into `eval` at its end state since:
     /// the start's model terms are then evaluated again for a retry (`extra` stays). One
-    /// evaluation's Jacobians instead of two (for 100k vertices, ~270 MB each per array).
+    /// evaluation's Jacobians instead of two (for 100k vertices, ~50 MB per array).
     model_stale: bool,
     /// Off-diagonal vertex pairs of the matrix pattern (mesh pairs plus contact pairs seen).
     pairs: Vec<(usize, usize)>,
