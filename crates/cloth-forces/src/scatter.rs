@@ -292,6 +292,99 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Past 64 colours every further chunk gets a colour of its own.
+    #[test]
+    fn chunks_that_all_conflict_run_one_by_one() {
+        let stencils = vec![[0usize, 1, 2]; 100];
+        let col = Coloring::new(3, &stencils, 1);
+        assert_eq!(col.colors.len(), 100);
+        assert!(col.colors.iter().all(|c| c.len() == 1));
+        let mut chunks: Vec<u32> = col.colors.iter().flatten().copied().collect();
+        chunks.sort_unstable();
+        assert_eq!(chunks, (0..100).collect::<Vec<u32>>());
+    }
+
+    /// The accumulated sums are those of a serial loop over the elements in colour order, and
+    /// the same bits on one thread and on two.
+    #[test]
+    fn accumulation_matches_a_serial_sum_on_any_pool() {
+        let n = 40;
+        let stencils: Vec<[usize; 3]> = (0..300)
+            .map(|e| [e % n, (7 * e + 3) % n, (13 * e + 5) % n])
+            .collect();
+        let col = Coloring::new(n, &stencils, 4);
+        let mut pairs: Vec<(usize, usize)> = stencils
+            .iter()
+            .flat_map(|s| [(s[0], s[1]), (s[1], s[2]), (s[0], s[2]), (s[0], s[0])])
+            .map(|(i, j)| (i.min(j), i.max(j)))
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let code = |i: usize, j: usize| {
+            let k = pairs.binary_search(&(i.min(j), i.max(j))).unwrap() as u32;
+            if i > j { k | TRANSPOSED } else { k }
+        };
+        let block = |e: usize, k: usize| {
+            Matrix3::from_fn(|r, c| ((e * 31 + k * 7 + r * 3 + c) % 17) as f64 * 0.1 + 1e-3)
+        };
+        let run = |threads: usize| {
+            let (mut x, mut v) = (
+                vec![Matrix3::zeros(); pairs.len()],
+                vec![Matrix3::zeros(); pairs.len()],
+            );
+            let mut f = vec![Vec3::zeros(); n];
+            let mut values = vec![0.0; col.num_chunks()];
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let acc = Accumulator::new(&pairs, &mut x, &mut v, &mut f);
+                acc.run(&col, &stencils, &mut values, |sink| {
+                    for e in sink.elements() {
+                        let s = stencils[e];
+                        let codes = [
+                            code(s[0], s[1]),
+                            code(s[1], s[2]),
+                            code(s[0], s[2]),
+                            code(s[0], s[0]),
+                        ];
+                        let b: Vec<Matrix3<f64>> = (0..4).map(|k| block(e, k)).collect();
+                        sink.add_blocks(e, &codes, &b, &b);
+                        sink.add_forces(e, &[Vec3::new(e as f64, 1.0, 0.5); 3]);
+                    }
+                    sink.elements().len() as f64
+                });
+            });
+            (x, f, values)
+        };
+        let (x1, f1, v1) = run(1);
+        let (x2, f2, v2) = run(2);
+        assert_eq!(x1, x2);
+        assert_eq!(f1, f2);
+        assert_eq!(v1, v2);
+        assert_eq!(v1.iter().sum::<f64>(), 300.0);
+        // Serial reference in colour order.
+        let mut xr = vec![Matrix3::<f64>::zeros(); pairs.len()];
+        for c in col.colors.iter().flatten() {
+            for e in col.range(*c) {
+                let s = stencils[e];
+                for (k, (i, j)) in [(s[0], s[1]), (s[1], s[2]), (s[0], s[2]), (s[0], s[0])]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let p = pairs.binary_search(&(i.min(j), i.max(j))).unwrap();
+                    xr[p] += if i > j {
+                        block(e, k).transpose()
+                    } else {
+                        block(e, k)
+                    };
+                }
+            }
+        }
+        assert_eq!(x1, xr);
+    }
+
     proptest! {
         /// No two chunks of one colour share a vertex, and every chunk has exactly one colour.
         #[test]
