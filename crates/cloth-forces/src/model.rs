@@ -1037,12 +1037,7 @@ impl ClothModel {
                 energy += if def == Definiteness::Projected {
                     let mut r = ElementResponse::zero();
                     self.triangle_response(t, x, v, def, &mut r);
-                    for (k, &(a, b)) in TRI_PAIRS.iter().enumerate() {
-                        bx[k] = r.dfdx[a][b];
-                        bv[k] = r.dfdv[a][b];
-                    }
-                    f = r.forces;
-                    r.energy
+                    unpack(&r, &TRI_PAIRS, [&mut bx, &mut bv], &mut f)
                 } else {
                     self.triangle_fast_at(t, x, v, &mut bx, &mut bv, &mut f)
                 };
@@ -1075,12 +1070,7 @@ impl ClothModel {
                 } else {
                     let mut r = ElementResponse::zero();
                     self.hinge_response(h, x, v, def, &mut r);
-                    for (k, &(a, b)) in HINGE_PAIRS.iter().enumerate() {
-                        bx[k] = r.dfdx[a][b];
-                        bv[k] = r.dfdv[a][b];
-                    }
-                    f = r.forces;
-                    r.energy
+                    unpack(&r, &HINGE_PAIRS, [&mut bx, &mut bv], &mut f)
                 };
                 sink.add_blocks(h, s.bend_pairs(h), &bx, &bv);
                 sink.add_forces(h, &f);
@@ -1472,6 +1462,22 @@ fn shape_fast_gauss_newton(
         out.dfdv[e] = blk * -beta;
     }
     energy
+}
+
+/// Copies an element response's blocks of the local `pairs` into `[bx, bv]` and its forces
+/// into `f`; returns its energy.
+fn unpack<const S: usize>(
+    r: &ElementResponse<S>,
+    pairs: &[(usize, usize)],
+    [bx, bv]: [&mut [Matrix3<f64>]; 2],
+    f: &mut [Vec3; S],
+) -> f64 {
+    for (k, &(a, b)) in pairs.iter().enumerate() {
+        bx[k] = r.dfdx[a][b];
+        bv[k] = r.dfdv[a][b];
+    }
+    *f = r.forces;
+    r.energy
 }
 
 /// Checks the materials and the triangle-to-material map of [`ClothModel::with_materials`].
