@@ -12,10 +12,11 @@
 //! blocks per vertex, written where they are summed.
 
 // Chunks of one colour write to the same arrays from several threads at indices that are
-// disjoint by construction (their elements share no vertex, and every pair and force an
-// element writes belongs to its own vertices, checked at each write). Safe Rust cannot express
-// writes to disjoint scattered indices without a lock or atomics per entry, hence the one
-// unsafe block below.
+// disjoint by construction: their elements share no vertex, and every pair and force an
+// element writes belongs to its own vertices (the model's table of element pairs is checked
+// when it is built, each write in debug builds). Safe Rust cannot express writes to disjoint
+// scattered indices without a lock or an atomic per entry, hence the unsafe blocks of this
+// module (the writes through `Shared`, and a prefetch hint).
 #![allow(unsafe_code)]
 
 use std::marker::PhantomData;
