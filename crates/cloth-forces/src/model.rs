@@ -122,13 +122,10 @@ impl Structure {
             row_start[r + 1] += row_start[r];
         }
         let find = |i: usize, j: usize| -> u32 {
-            let (a, b) = (i.min(j), i.max(j));
-            let row = &entries[row_start[a]..row_start[a + 1]];
-            let k = row.partition_point(|&(_, c)| c < b);
             // The colour-ordered evaluation's safety rests on this: an element's codes name
             // pairs of its own vertices.
-            assert_eq!(row.get(k), Some(&(a, b)), "pair ({a}, {b}) of an element");
-            index(row_start[a] + k) | if i > j { TRANSPOSED } else { 0 }
+            let k = locate(&entries, &row_start, i, j).expect("every element pair is an entry");
+            index(k) | if i > j { TRANSPOSED } else { 0 }
         };
         let elem_pair: Vec<u32> = elem_vertices().map(|(i, j)| find(i, j)).collect();
         let mut m = Vec::with_capacity(2 * entries.len());
@@ -166,12 +163,18 @@ impl Structure {
 
     /// Index of the block of pair (i, j) (either order), if the structure has it.
     fn find(&self, i: usize, j: usize) -> Option<usize> {
-        let (a, b) = (i.min(j), i.max(j));
-        let row = self.row_start.get(a..a + 2)?;
-        let row = &self.entries[row[0]..row[1]];
-        let k = row.partition_point(|&(_, c)| c < b);
-        (row.get(k) == Some(&(a, b))).then(|| self.row_start[a] + k)
+        locate(&self.entries, &self.row_start, i, j)
     }
+}
+
+/// Index of pair (min(i, j), max(i, j)) in sorted `entries` whose row r starts at
+/// `row_start[r]`, if present.
+fn locate(entries: &[(usize, usize)], row_start: &[usize], i: usize, j: usize) -> Option<usize> {
+    let (a, b) = (i.min(j), i.max(j));
+    let row = row_start.get(a..a + 2)?;
+    let row = &entries[row[0]..row[1]];
+    let k = row.partition_point(|&(_, c)| c < b);
+    (row.get(k) == Some(&(a, b))).then(|| row_start[a] + k)
 }
 
 /// Stable CSR from (row, item) pairs, preserving input order within each row.
