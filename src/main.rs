@@ -83,6 +83,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    one_malloc_arena();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run {
@@ -125,3 +126,26 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// Limits glibc's malloc to one arena. By default every thread that allocates gets an arena of
+/// its own (up to 8 per core), and memory freed in one arena is not reused by another, so the
+/// worker threads' short-lived buffers add to the peak: the cylinder drape (first 30 frames,
+/// 2 threads, `/usr/bin/time -v`) peaked at 402-455 MB resident with the default arenas and at
+/// 384 MB with one on 40,401 vertices, at 1,063 against 945 MB on 100,489, in the same time.
+/// An environment variable `MALLOC_ARENA_MAX`, when set, is left to decide.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+fn one_malloc_arena() {
+    if std::env::var_os("MALLOC_ARENA_MAX").is_some() {
+        return;
+    }
+    // SAFETY: `mallopt` sets one allocator parameter and reads no memory of ours; it runs
+    // first in `main`, before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
+/// Elsewhere the allocator keeps its defaults.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn one_malloc_arena() {}
