@@ -1016,14 +1016,13 @@ impl ClothModel {
             // reach the pairs (their triangle-triangle pairs are the same).
             tri.fill(0.0);
             self.shape_clamped_pass(x, v, hinge_angles, psi, &acc, bend);
-            out.energy = chunk_energy.iter().sum();
-            return;
-        }
-        self.triangle_pass(x, v, &acc, tri);
-        if shape {
-            self.shape_pass(x, v, psi, &acc, bend);
         } else {
-            self.hinge_pass(x, v, &acc, bend);
+            self.triangle_pass(x, v, &acc, tri);
+            if shape {
+                self.shape_pass(x, v, psi, &acc, bend);
+            } else {
+                self.hinge_pass(x, v, &acc, bend);
+            }
         }
         out.energy = chunk_energy.iter().sum();
     }
