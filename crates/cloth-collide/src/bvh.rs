@@ -54,7 +54,7 @@ impl Aabb {
     pub fn contains(&self, p: &Vec3) -> bool {
         (0..3).all(|k| self.min[k] <= p[k] && p[k] <= self.max[k])
     }
-    fn centre(&self) -> Vec3 {
+    pub fn centre(&self) -> Vec3 {
         (self.min + self.max) * 0.5
     }
 }

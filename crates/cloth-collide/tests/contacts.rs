@@ -277,3 +277,153 @@ fn rims_and_tips_poking_through_a_sheet() {
     assert!((tips[0].distance + 0.01).abs() < 1e-12);
     assert!((tips[0].normal - Vec3::y()).norm() < 1e-12);
 }
+
+/// A closed, outward-wound, star-shaped (so never self-intersecting) but non-convex mesh: a
+/// UV sphere of `rings` x `segments` whose radius has bumps, `phase` moving the bumps.
+fn bumpy_sphere(rings: usize, segments: usize, phase: f64) -> (Vec<Vec3>, Vec<[usize; 3]>) {
+    let radius = |th: f64, ph: f64| 0.5 + 0.12 * (3.0 * th + phase).sin() * (4.0 * ph).cos();
+    let mut v = vec![Vec3::new(0.0, radius(0.0, 0.0), 0.0)];
+    for r in 1..rings {
+        let th = std::f64::consts::PI * r as f64 / rings as f64;
+        for s in 0..segments {
+            let ph = std::f64::consts::TAU * s as f64 / segments as f64;
+            let d = Vec3::new(th.sin() * ph.cos(), th.cos(), th.sin() * ph.sin());
+            v.push(d * radius(th, ph));
+        }
+    }
+    v.push(Vec3::new(0.0, -radius(std::f64::consts::PI, 0.0), 0.0));
+    let south = v.len() - 1;
+    let at = |r: usize, s: usize| 1 + (r - 1) * segments + s % segments;
+    let mut t = Vec::new();
+    for s in 0..segments {
+        t.push([0, at(1, s + 1), at(1, s)]);
+        t.push([south, at(rings - 1, s), at(rings - 1, s + 1)]);
+        for r in 1..rings - 1 {
+            t.push([at(r, s), at(r, s + 1), at(r + 1, s + 1)]);
+            t.push([at(r, s), at(r + 1, s + 1), at(r + 1, s)]);
+        }
+    }
+    (v, t)
+}
+
+/// Distance from `p` to triangle (a, b, c), by the nearest of the plane projection (when it
+/// falls inside) and the three edges: written apart from the crate's Voronoi-region walk.
+fn point_triangle_distance(p: &Vec3, a: &Vec3, b: &Vec3, c: &Vec3) -> f64 {
+    let seg = |u: &Vec3, w: &Vec3| {
+        let d = w - u;
+        let s = ((p - u).dot(&d) / d.norm_squared()).clamp(0.0, 1.0);
+        (p - (u + d * s)).norm()
+    };
+    let n = (b - a).cross(&(c - a)).normalize();
+    let q = p - n * (p - a).dot(&n);
+    let side = |u: &Vec3, w: &Vec3| (w - u).cross(&(q - u)).dot(&n) >= 0.0;
+    if side(a, b) && side(b, c) && side(c, a) {
+        return (p - q).norm();
+    }
+    seg(a, b).min(seg(b, c)).min(seg(c, a))
+}
+
+/// Whether `p` is inside the closed mesh: parity of the crossings of a ray (Moller-Trumbore).
+fn inside_by_parity(p: &Vec3, v: &[Vec3], t: &[[usize; 3]]) -> bool {
+    let dir = Vec3::new(0.3123, -0.1378, 0.9399).normalize();
+    let mut crossings = 0;
+    for tri in t {
+        let [a, b, c] = tri.map(|i| v[i]);
+        let (e1, e2) = (b - a, c - a);
+        let h = dir.cross(&e2);
+        let det = e1.dot(&h);
+        if det.abs() < 1e-15 {
+            continue;
+        }
+        let s = p - a;
+        let u = s.dot(&h) / det;
+        let qv = s.cross(&e1);
+        let w = dir.dot(&qv) / det;
+        if u >= 0.0 && w >= 0.0 && u + w <= 1.0 && e2.dot(&qv) / det > 0.0 {
+            crossings += 1;
+        }
+    }
+    crossings % 2 == 1
+}
+
+/// Contacts against a deforming, non-convex mesh agree with a brute force that shares nothing
+/// with the collider code: a vertex is reported exactly when it is inside (ray parity) or
+/// within range of the surface, with the signed distance of the nearest triangle.
+#[test]
+fn deforming_mesh_contacts_match_an_independent_brute_force() {
+    let (rings, segments) = (14, 20);
+    let frames: Vec<Vec<Vec3>> = (0..3)
+        .map(|k| bumpy_sphere(rings, segments, 0.8 * k as f64).0)
+        .collect();
+    let (_, t) = bumpy_sphere(rings, segments, 0.0);
+    let c = Collider {
+        shape: Shape::Mesh {
+            vertices: frames[0].clone(),
+            triangles: t.clone(),
+        },
+        thickness: 0.003,
+        motion: Motion::MeshSequence {
+            frames: frames.clone(),
+            fps: 10.0,
+            start: 0.0,
+        },
+        ..Collider::default()
+    };
+    let mut set = ColliderSet::new(vec![c]).unwrap();
+    let (cloth_thickness, margin) = (0.004, 0.02);
+    let range = cloth_thickness + 0.003 + margin;
+    let mut rng = Lcg(11);
+    let mut counts = [0usize; 3]; // inside, near outside, far outside
+    for time in [0.0, 0.07, 0.15] {
+        set.update(time);
+        // Interpolated vertices, as the collider holds them at this time.
+        let (k, s) = ((time * 10.0) as usize, time * 10.0 - (time * 10.0).floor());
+        let v: Vec<Vec3> = frames[k]
+            .iter()
+            .zip(&frames[k + 1])
+            .map(|(a, b)| a + (b - a) * s)
+            .collect();
+        // Points spread over the body's neighbourhood, half of them close to its surface.
+        let x: Vec<Vec3> = (0..3000)
+            .map(|i| {
+                if i % 2 == 0 {
+                    rng.vec(-0.75, 0.75)
+                } else {
+                    let p = v[(rng.next() * v.len() as f64) as usize % v.len()];
+                    p + rng.vec(-0.04, 0.04)
+                }
+            })
+            .collect();
+        let mut got = Vec::new();
+        set.vertex_contacts(&x, cloth_thickness, margin, &mut got);
+        let mut next = got.iter().peekable();
+        for (i, p) in x.iter().enumerate() {
+            let dist = t
+                .iter()
+                .map(|tri| point_triangle_distance(p, &v[tri[0]], &v[tri[1]], &v[tri[2]]))
+                .fold(f64::INFINITY, f64::min);
+            let inside = inside_by_parity(p, &v, &t);
+            let signed = if inside { -dist } else { dist };
+            let want = signed < range;
+            let have = next.peek().is_some_and(|c| c.vertex == i);
+            assert_eq!(have, want, "point {i} {p:?}: signed distance {signed}");
+            counts[if inside {
+                0
+            } else if dist < range {
+                1
+            } else {
+                2
+            }] += 1;
+            if have {
+                let c = next.next().unwrap();
+                assert!(
+                    (c.distance - signed).abs() < 1e-9,
+                    "point {i}: {} against {signed}",
+                    c.distance
+                );
+            }
+        }
+    }
+    // Every case was exercised.
+    assert!(counts.iter().all(|&n| n > 100), "{counts:?}");
+}
