@@ -571,7 +571,8 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
              counted). `shirt_twist` plays the mannequin's twist clip (the paper's Figure 3), \
              `trousers_walk` its walk (Figure 4), `dancer_skirt` its dance (Figure 5) and \
              `dancer_long_skirt` the same dance in a mid-calf skirt (Figure 6), both without the \
-             blouse; `outfit` is the trousers with the shirt sewn over them; the others stand \
+             blouse, and `dancer_skirt_blouse` and `dancer_long_skirt_blouse` with the \
+             sleeveless blouse sewn over them (not under `--quick`); `outfit` is the trousers with the shirt sewn over them; the others stand \
              in A-pose. The rows of Figures 3, 5 and 6 have the paper's vertex counts within 4% \
              (`--quick` coarsens them to 3 cm edges); the trousers and the standing garments \
              are coarser: compare time per vertex and the split of the time there, not the \

@@ -531,6 +531,21 @@ fn the_long_skirt_on_the_dancing_mannequin_stays_sewn_outside_and_uncrossed() {
     garment_scene_sews_and_settles("dancer_long_skirt.toml", 2);
 }
 
+/// The paper's Figure 5: the short skirt with the sleeveless blouse sewn over it, dancing.
+#[test]
+#[ignore = "minutes of CPU: the garment rows on the moving mannequin, run with --ignored"]
+fn the_skirt_and_blouse_on_the_dancing_mannequin_stay_sewn_outside_and_uncrossed() {
+    // Openings: the skirt's waist and hem; the blouse's neck, hem and two armholes.
+    garment_scene_sews_and_settles("dancer_skirt_blouse.toml", 6);
+}
+
+/// The paper's Figure 6: the long skirt with the blouse over it, dancing.
+#[test]
+#[ignore = "minutes of CPU: the garment rows on the moving mannequin, run with --ignored"]
+fn the_long_skirt_and_blouse_on_the_dancing_mannequin_stay_sewn_outside_and_uncrossed() {
+    garment_scene_sews_and_settles("dancer_long_skirt_blouse.toml", 6);
+}
+
 /// The binned parity test the garment checks use answers as the brute-force one, on points
 /// spread over the mannequin's box (inside and outside, near its surface and far from it).
 #[test]
