@@ -568,8 +568,8 @@ fn build_mesh(
             reason: format!("mesh rejected by parry: {e:?}"),
         }
     })?;
-    let sharp = sharp_vertices(vertices, &indices);
     let topology = Topology::new(vertices.len(), &indices);
+    let sharp = sharp_vertices(vertices, &indices, &topology);
     Ok(MeshData {
         tri,
         indices,
@@ -654,6 +654,11 @@ impl Topology {
         }
     }
 
+    /// The faces of vertex `v`.
+    fn faces_of(&self, v: usize) -> &[u32] {
+        &self.vertex_faces[self.vertex_ptr[v] as usize..self.vertex_ptr[v + 1] as usize]
+    }
+
     /// Unit normal of triangle `t` (zero if degenerate).
     fn face_normal(pos: &[Vec3], tris: &[[usize; 3]], t: u32) -> Vec3 {
         let [a, b, c] = tris[t as usize].map(|i| pos[i]);
@@ -669,9 +674,7 @@ impl Topology {
     /// Angle-weighted pseudo-normal of vertex `v` (not normalised): the unit normals of its
     /// faces weighted by their angles at `v`.
     fn vertex_normal(&self, pos: &[Vec3], tris: &[[usize; 3]], v: usize) -> Vec3 {
-        let faces =
-            &self.vertex_faces[self.vertex_ptr[v] as usize..self.vertex_ptr[v + 1] as usize];
-        faces.iter().fold(Vec3::zeros(), |acc, &t| {
+        self.faces_of(v).iter().fold(Vec3::zeros(), |acc, &t| {
             let tri = tris[t as usize];
             let k = tri.iter().position(|&i| i == v).unwrap_or(0);
             let (p, q, r) = (pos[tri[k]], pos[tri[(k + 1) % 3]], pos[tri[(k + 2) % 3]]);
@@ -718,37 +721,26 @@ impl Topology {
 /// Vertices that are convex (every neighbour on or behind the tangent plane of the
 /// angle-weighted pseudo-normal) and sharp (some incident face normal deviates from it by more
 /// than `SHARP_ANGLE_DEG`).
-fn sharp_vertices(v: &[Vec3], tris: &[[usize; 3]]) -> Vec<usize> {
-    let n = v.len();
-    let mut pn = vec![Vec3::zeros(); n];
-    let mut faces: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let normals: Vec<Option<Vec3>> = tris
-        .iter()
-        .map(|t| triangle_normal(&v[t[0]], &v[t[1]], &v[t[2]]))
-        .collect();
-    for (ti, t) in tris.iter().enumerate() {
-        let Some(fnrm) = normals[ti] else { continue };
-        for k in 0..3 {
-            let (i, j, l) = (t[k], t[(k + 1) % 3], t[(k + 2) % 3]);
-            let e1 = (v[j] - v[i]).normalize();
-            let e2 = (v[l] - v[i]).normalize();
-            pn[i] += fnrm * e1.dot(&e2).clamp(-1.0, 1.0).acos();
-            faces[i].push(ti);
-        }
-    }
+fn sharp_vertices(v: &[Vec3], tris: &[[usize; 3]], topology: &Topology) -> Vec<usize> {
     let cos_sharp = SHARP_ANGLE_DEG.to_radians().cos();
-    (0..n)
+    (0..v.len())
         .filter(|&i| {
-            let l = pn[i].norm();
+            let pn = topology.vertex_normal(v, tris, i);
+            let l = pn.norm();
             if !(l > 0.0) {
                 return false;
             }
-            let p = pn[i] / l;
-            let sharp = faces[i]
-                .iter()
-                .any(|&t| normals[t].is_some_and(|f| f.dot(&p) < cos_sharp));
-            let convex = faces[i].iter().all(|&t| {
-                tris[t].iter().all(|&j| {
+            let p = pn / l;
+            // Degenerate faces (zero normal) neither make a vertex sharp nor bound it.
+            let faces = || {
+                topology
+                    .faces_of(i)
+                    .iter()
+                    .filter(|&&t| Topology::face_normal(v, tris, t) != Vec3::zeros())
+            };
+            let sharp = faces().any(|&t| Topology::face_normal(v, tris, t).dot(&p) < cos_sharp);
+            let convex = faces().all(|&t| {
+                tris[t as usize].iter().all(|&j| {
                     let e = v[j] - v[i];
                     e.dot(&p) <= 1e-9 * e.norm()
                 })
