@@ -89,8 +89,8 @@ struct MeshData {
     indices: Vec<[usize; 3]>,
     /// Faces around each vertex and edge, for the pseudo-normals.
     topology: Topology,
-    /// Centre of the bounding box at the current time.
-    centre: Vec3,
+    /// Local bounding box of the vertices at the current time.
+    bounds: Aabb,
     /// Local vertex positions and velocities (m, m/s) at the current time.
     local_pos: Vec<Vec3>,
     local_vel: Vec<Vec3>,
@@ -164,7 +164,7 @@ impl ColliderSet {
             if let (Some(m), Some((pos, vel))) = (p.mesh.as_mut(), c.sequence_state(t)) {
                 let pv: Vec<PVec> = pos.iter().map(to_p).collect();
                 m.tri.set_vertices(&pv);
-                m.centre = Aabb::from_points(pos.iter()).centre();
+                m.bounds = Aabb::from_points(pos.iter());
                 m.local_pos = pos;
                 m.local_vel = vel;
             }
@@ -523,7 +523,7 @@ const SIDE_RAY: [f64; 3] = [0.267_261_2, 0.801_783_7, 0.534_522_5];
 /// leaves the hierarchy at once. The direction depends only on `q` and the mesh, so results are
 /// reproducible.
 fn ray_shows_inside(m: &MeshData, q: &Vec3) -> bool {
-    let out = q - m.centre;
+    let out = q - m.bounds.centre();
     let l = out.norm();
     let radial = if l > 0.0 && l.is_finite() {
         out / l
@@ -574,7 +574,7 @@ fn build_mesh(
         tri,
         indices,
         topology,
-        centre: Aabb::from_points(vertices.iter()).centre(),
+        bounds: Aabb::from_points(vertices.iter()),
         local_pos: vertices.to_vec(),
         local_vel: vec![Vec3::zeros(); vertices.len()],
         sharp,
@@ -758,7 +758,7 @@ fn local_bounds(c: &Collider, mesh: Option<&MeshData>) -> Option<Aabb> {
         Shape::Cylinder { radius, length } => Vec3::new(*radius, 0.5 * length, *radius),
         Shape::Cuboid { size } => size * 0.5,
         Shape::Plane => return None,
-        Shape::Mesh { .. } => return mesh.map(|m| Aabb::from_points(m.local_pos.iter())),
+        Shape::Mesh { .. } => return mesh.map(|m| m.bounds),
     };
     Some(Aabb { min: -h, max: h })
 }
