@@ -75,8 +75,8 @@ pub use obj::{
 };
 pub use par::Par;
 pub use pattern::{
-    Curvature, Garment, GarmentPanel, GarmentSummary, MAX_GARMENT_VERTICES, MAX_PATTERN_BYTES,
-    MAX_STITCH_LENGTH_RATIO, Panel, PanelEdge, PanelSummary, Pattern, PatternLocation,
-    PatternProblem, PatternStitch, Stitch, StitchSide, count_boundary_loops, parse_pattern,
-    read_pattern,
+    Curvature, Garment, GarmentPanel, GarmentSummary, GarmentTransfer, MAX_GARMENT_VERTICES,
+    MAX_PATTERN_BYTES, MAX_STITCH_LENGTH_RATIO, Panel, PanelEdge, PanelSummary, Pattern,
+    PatternLocation, PatternProblem, PatternStitch, Stitch, StitchSide, count_boundary_loops,
+    parse_pattern, read_pattern,
 };

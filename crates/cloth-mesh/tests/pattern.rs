@@ -940,3 +940,94 @@ fn read_pattern_names_the_missing_file() {
     );
     assert!(read_pattern(&asset("tshirt.json")).is_ok());
 }
+
+// ---------------------------------------------------------------------------------------
+// Carrying values between builds at two edge lengths.
+
+/// Each panel is placed flat (an affine map of its rest coordinates), so carrying the coarse
+/// build's placed positions must give the fine build's placed positions: exactly inside the
+/// coarse triangulation, within the chord's sagitta on curved outlines.
+#[test]
+fn coarse_placement_carried_to_a_fine_build_is_the_fine_placement() {
+    for (name, _) in EXAMPLES {
+        let (_, _, fine) = build(name, 0.015);
+        let (_, _, coarse) = build(name, 0.04);
+        let t = fine.transfer_from(&coarse).unwrap();
+        assert_eq!(t.len(), fine.mesh.num_vertices());
+        let carried = t.apply(coarse.mesh.positions()).unwrap();
+        let mut interior_worst: f64 = 0.0;
+        for (v, (c, x)) in carried.iter().zip(fine.mesh.positions()).enumerate() {
+            let (_, w) = t.weights(v).unwrap();
+            assert!(
+                w.iter().all(|w| (0.0..=1.0).contains(w)),
+                "{name}: vertex {v}: {w:?}"
+            );
+            assert!(
+                (w.iter().sum::<f64>() - 1.0).abs() < 1e-12,
+                "{name}: vertex {v}"
+            );
+            let d = (c - x).norm();
+            // A curved edge's fine sample lies off the coarse chord by at most the chord's
+            // sagitta, well under a tenth of the coarse edge length for these outlines.
+            assert!(
+                d < 0.004,
+                "{name}: vertex {v} carried {d} m from its placement"
+            );
+            if fine.mesh.vertex_triangles(v).len() >= 2 && w.iter().all(|&w| w > 1e-9) {
+                interior_worst = interior_worst.max(d);
+            }
+        }
+        assert!(
+            interior_worst < 1e-9,
+            "{name}: interior error {interior_worst} m"
+        );
+    }
+}
+
+/// A smooth non-affine deformation of the coarse build, carried to the fine one, is
+/// piecewise-linear interpolation: its error shrinks about fourfold when the source's edge
+/// length halves.
+#[test]
+fn carrying_a_smooth_deformation_converges_at_second_order() {
+    let bend = |p: &Vec3| {
+        Vec3::new(
+            p.x,
+            p.y + 0.5 * (3.0 * p.x).sin(),
+            p.z + 0.4 * (2.0 * p.y).cos(),
+        )
+    };
+    let (_, _, fine) = build("skirt.json", 0.01);
+    let exact: Vec<Vec3> = fine.mesh.positions().iter().map(bend).collect();
+    let worst = |h: f64| {
+        let (_, _, coarse) = build("skirt.json", h);
+        let bent: Vec<Vec3> = coarse.mesh.positions().iter().map(bend).collect();
+        let carried = fine.transfer_from(&coarse).unwrap().apply(&bent).unwrap();
+        carried
+            .iter()
+            .zip(&exact)
+            .map(|(a, b)| (a - b).norm())
+            .fold(0.0, f64::max)
+    };
+    let (e4, e2) = (worst(0.04), worst(0.02));
+    assert!(
+        e4 > 0.0 && e2 < 0.4 * e4,
+        "error {e4} m at 4 cm, {e2} m at 2 cm"
+    );
+}
+
+#[test]
+fn carrying_between_different_patterns_or_lengths_is_an_error() {
+    let (_, _, skirt) = build("skirt.json", 0.04);
+    let (_, _, shirt) = build("tshirt.json", 0.04);
+    assert!(matches!(
+        shirt.transfer_from(&skirt),
+        Err(MeshError::InvalidParameter { name: "source", .. })
+    ));
+    let t = skirt.transfer_from(&skirt).unwrap();
+    assert!(t.apply(&[Vec3::zeros(); 3]).is_err());
+    // A build carried onto itself is the identity.
+    let same = t.apply(skirt.mesh.positions()).unwrap();
+    for (a, b) in same.iter().zip(skirt.mesh.positions()) {
+        assert!((a - b).norm() < 1e-12);
+    }
+}

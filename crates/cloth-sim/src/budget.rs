@@ -139,7 +139,9 @@ fn cloth_vertices(spec: &MeshSpec) -> Result<usize, SimError> {
             let (v, f) = count_obj(path)?;
             Ok((v.saturating_mul(3) / 2).min(f.saturating_mul(3)))
         }
-        MeshSpec::Garmentcode { path, edge_length } => pattern_vertices(path, *edge_length),
+        MeshSpec::Garmentcode {
+            path, edge_length, ..
+        } => pattern_vertices(path, *edge_length),
         other => Ok(other.vertex_count().unwrap_or(usize::MAX)),
     }
 }

@@ -48,6 +48,7 @@
 
 mod budget;
 mod checkpoint;
+mod coarse;
 mod contact;
 mod controller;
 mod error;

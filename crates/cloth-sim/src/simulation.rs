@@ -2,6 +2,7 @@
 //! implicit step with the [`StepController`], and measures each frame.
 
 use crate::checkpoint::{Checkpoint, ImplicitMemory};
+use crate::coarse::CoarseStart;
 use crate::controller::StepController;
 use crate::sanity::Sanity;
 use crate::stats::{FrameStats, Stopwatch};
@@ -10,6 +11,13 @@ use crate::verlet::{Verlet, VerletSettings};
 use crate::{DirectionalConstraint, PinGroup, SimError, State, World};
 use cloth_mesh::Vec3;
 use std::time::Instant;
+
+/// Steps of the relaxation after a coarse copy's state is carried to a garment.
+const RELAX_STEPS: usize = 8;
+
+/// Length (s) of each relaxation step (shorter when the preroll has less than twice
+/// `RELAX_STEPS` of them left).
+const RELAX_STEP: f64 = 0.002;
 
 /// Which integrator advances the cloth, with its settings.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,6 +48,9 @@ pub struct Simulation {
     sanity: Sanity,
     /// The per-frame crossing count's hierarchy, refitted from frame to frame.
     crossings: cloth_collide::IntersectionCounter,
+    /// A coarse copy that sews before this simulation's preroll continues (see
+    /// [`crate::MeshSpec::Garmentcode`]'s `sew_edge_length`); taken when the preroll runs.
+    coarse: Option<Box<CoarseStart>>,
 }
 
 impl Simulation {
@@ -76,6 +87,7 @@ impl Simulation {
             frame: 0,
             stretch: Vec::new(),
             crossings: Default::default(),
+            coarse: None,
         })
     }
 
@@ -236,6 +248,7 @@ impl Simulation {
         }
         self.state = state;
         self.frame = c.frame;
+        self.coarse = None;
         Ok(())
     }
 
@@ -278,7 +291,76 @@ impl Simulation {
         if self.frame > 0 || self.state.t >= 0.0 {
             return Ok(FrameStats::default());
         }
-        self.advance(0.0, 0, progress)
+        let sewn = match self.coarse.take() {
+            Some(c) => Some(self.sew_coarse(*c, progress)?),
+            None => None,
+        };
+        let mut stats = self.advance(0.0, 0, progress)?;
+        if let Some(s) = sewn {
+            stats.absorb(&s);
+        }
+        Ok(stats)
+    }
+
+    /// Lets a coarse copy sew first: the preroll runs `c` and continues from its carried state.
+    pub(crate) fn with_coarse_start(mut self, c: CoarseStart) -> Self {
+        self.coarse = Some(Box::new(c));
+        self
+    }
+
+    /// Quasi-static relaxation of a state carried from a coarse copy: fine triangles that
+    /// straddle a fold of the coarse mesh start compressed (up to 80% on the walking
+    /// trousers), and springing back they change their stretch faster than any step passes
+    /// the stretch-change check. [`RELAX_STEPS`] implicit steps of [`RELAX_STEP`] run with
+    /// that check off, each followed by zeroing every velocity: with `h^2 k >> m` each is close
+    /// to a Newton step on the elastic energy, so the compressed triangles open out while
+    /// contact and the continuous self-collision check still hold. A rejected attempt halves
+    /// the step (down to `h_min`, then the relaxation ends).
+    fn relax_carried(&mut self) -> Result<(), SimError> {
+        let Engine::Implicit { stepper, .. } = &mut self.engine else {
+            return Ok(());
+        };
+        let saved = stepper.settings.stretch_threshold;
+        stepper.settings.stretch_threshold = f64::INFINITY;
+        let mut h = RELAX_STEP.min(-self.state.t / (2 * RELAX_STEPS) as f64);
+        let mut done = 0;
+        let mut result = Ok(());
+        while done < RELAX_STEPS && h >= stepper.settings.h_min {
+            match stepper.step(&mut self.world, &mut self.state, h) {
+                Ok(Step::Accepted(_)) => {
+                    done += 1;
+                    self.state.v.fill(Vec3::zeros());
+                }
+                Ok(Step::Rejected(..)) => h *= 0.5,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        stepper.settings.stretch_threshold = saved;
+        result
+    }
+
+    /// Sews on a coarse copy: runs it from the start of the preroll to `c.until` and takes its
+    /// carried positions, velocities and time. Returns the copy's statistics.
+    fn sew_coarse(
+        &mut self,
+        mut c: CoarseStart,
+        progress: &mut dyn FnMut(f64),
+    ) -> Result<FrameStats, SimError> {
+        let failed = |e: SimError| SimError::Invalid {
+            key: "cloth.mesh.sew_edge_length".into(),
+            message: format!("the coarse copy failed while sewing (its own vertex numbers): {e}"),
+        };
+        let stats = c.sim.advance(c.until, 0, progress).map_err(failed)?;
+        let n = self.state.len();
+        self.state.x = c.carry(&c.sim.state.x, n)?;
+        self.state.v = c.carry(&c.sim.state.v, n)?;
+        self.state.t = c.sim.state.t;
+        self.relax_carried()?;
+        self.sanity = Sanity::new(&self.world, &self.state);
+        Ok(stats)
     }
 
     /// Advances to the next frame time, `(frame + 1) / fps`, and returns its statistics.

@@ -174,6 +174,32 @@ pub struct FrameStats {
 }
 
 impl FrameStats {
+    /// Adds the work of `earlier`, a run that came before this frame's on another mesh (a
+    /// garment's coarse sewing copy, whose steps the preroll's statistics include): steps,
+    /// rejections, corrections, iterations, impact-zone vertices and time add up; the step
+    /// range widens. The end-of-frame measures stay this frame's.
+    pub fn absorb(&mut self, earlier: &FrameStats) {
+        if earlier.steps > 0 {
+            self.h_min = if self.steps > 0 {
+                self.h_min.min(earlier.h_min)
+            } else {
+                earlier.h_min
+            };
+            self.h_max = self.h_max.max(earlier.h_max);
+        }
+        self.steps += earlier.steps;
+        self.rejections.add(&earlier.rejections);
+        self.rejected_steps = self.rejections.total();
+        self.corrections += earlier.corrections;
+        self.cg_iterations += earlier.cg_iterations;
+        self.cg_not_converged += earlier.cg_not_converged;
+        self.zone_vertices += earlier.zone_vertices;
+        self.strain_iterations += earlier.strain_iterations;
+        self.strain_global_solves += earlier.strain_global_solves;
+        self.timings.add(&earlier.timings);
+        self.wall += earlier.wall;
+    }
+
     /// Counts a rejected attempt.
     pub fn reject(&mut self, r: &Reject) {
         self.rejections.count(r);

@@ -322,6 +322,20 @@ fn garment_keys_are_checked_and_named() {
             format!("[[cloth]]\n{grid}\n[[cloth]]\n{grid}sew_gravity = 0.5\n"),
             "cloth[1].sew_gravity",
         ),
+        // Sewing on a coarse copy is for sewing patterns, at a positive edge length.
+        (
+            "[cloth]\nmesh = { kind = \"grid\", nx = 3, ny = 3, width = 1.0, height = 1.0, \
+             sew_edge_length = 0.1 }\n"
+                .to_owned(),
+            "cloth.mesh.sew_edge_length",
+        ),
+        (
+            format!(
+                "[cloth]\nmesh = {{ kind = \"garmentcode\", path = {:?}, sew_edge_length = -0.1 }}\n",
+                assets().join("patterns/skirt.json")
+            ),
+            "cloth.mesh.sew_edge_length",
+        ),
         (
             format!(
                 "[[cloth]]\n{grid}\n[[cloth]]\n{grid}\n[[pin]]\ncloth = \"x\"\nvertices = [0]\n"
@@ -342,6 +356,23 @@ fn garment_keys_are_checked_and_named() {
     );
     let e = build_cloth(&uv, 0).unwrap_err().to_string();
     assert!(e.contains("cloth.mesh.path") && e.contains("line"), "{e}");
+    // A coarse copy must finish sewing within the preroll, and cannot carry pins.
+    let skirt = format!(
+        "[cloth]\nmesh = {{ kind = \"garmentcode\", path = {:?}, edge_length = 0.06, \
+         sew_edge_length = 0.1 }}\nsew_time = 0.5\n",
+        assets().join("patterns/skirt.json")
+    );
+    for (extra, says) in [
+        ("[run]\npreroll = 0.4\n", "within the preroll"),
+        ("[run]\npreroll = 1.0\n[[pin]]\nvertices = [0]\n", "pins"),
+    ] {
+        let scene = scene_with(&dir, &format!("{extra}{skirt}"));
+        let e = build_simulation(&scene).err().expect("refused").to_string();
+        assert!(
+            e.contains("cloth.mesh.sew_edge_length") && e.contains(says),
+            "{extra}: {e}"
+        );
+    }
 }
 
 /// Vertex pairs closer than `tol` (m), found from the positions alone (a uniform grid).
@@ -425,6 +456,12 @@ impl Body {
 /// within 1 mm are merged. Returns the largest stitch gap seen after the deadlines (m).
 fn garment_scene_sews_and_settles(name: &str, openings: usize) -> f64 {
     let scene = Scene::load(&assets().join("../scenes").join(name)).expect("scene");
+    garment_sews_and_settles(name, &scene, openings)
+}
+
+/// [`garment_scene_sews_and_settles`] on a scene given as a value.
+fn garment_sews_and_settles(name: &str, scene: &Scene, openings: usize) -> f64 {
+    let scene = scene.clone();
     let body = Body::of(&scene);
     let mut sim = build_simulation(&scene).unwrap();
     let stitches: Vec<[usize; 2]> = sim.world().sewing.pairs().collect();
@@ -483,6 +520,37 @@ fn garment_scene_sews_and_settles(name: &str, openings: usize) -> f64 {
          deadlines {worst:.2e} m"
     );
     worst
+}
+
+/// The skirt sewn on a copy at twice its edge length during the preroll, then carried to its
+/// own mesh: the fine skirt starts frame 0 closed, and stays closed, outside the body and
+/// uncrossed, checked as the shipped scenes are.
+#[test]
+fn a_skirt_sewn_on_a_coarse_copy_is_closed_outside_and_uncrossed_at_full_resolution() {
+    let text = std::fs::read_to_string(assets().join("../scenes/skirt_mannequin.toml"))
+        .unwrap()
+        .replace(
+            "edge_length = 0.03 }",
+            "edge_length = 0.03, sew_edge_length = 0.06 }",
+        )
+        .replace("frames = 45", "frames = 15\npreroll = 0.6");
+    assert!(text.contains("sew_edge_length") && text.contains("preroll"));
+    let scene = scene_with(&assets().join("../scenes"), &text);
+    let fine = build_cloth(&scene, 0).unwrap().mesh.num_vertices();
+    let mut sim = build_simulation(&scene).unwrap();
+    assert_eq!(sim.positions().len(), fine, "the scene's own mesh runs");
+    let frame0 = sim.preroll().unwrap();
+    assert!(
+        frame0.seam_gap < 1e-3,
+        "seam gap {} m at frame 0",
+        frame0.seam_gap
+    );
+    // Frame 0 counts the copy's steps too: steps are at most 1/30 s, so the copy's 0.5 s
+    // of sewing takes at least 15 and the fine mesh's last 0.1 s (less 16 ms of
+    // relaxation, not counted) at least 3.
+    assert!(frame0.steps >= 18, "{frame0:?}");
+    // The skirt: waist and hem.
+    garment_sews_and_settles("skirt sewn coarse", &scene, 2);
 }
 
 #[test]

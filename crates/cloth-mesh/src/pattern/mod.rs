@@ -101,6 +101,7 @@ mod garment;
 mod outline;
 mod parse;
 mod problem;
+mod transfer;
 mod triangulate;
 mod validate;
 
@@ -112,6 +113,7 @@ pub use garment::{
 };
 pub use parse::{MAX_PATTERN_BYTES, parse_pattern, read_pattern};
 pub use problem::{PatternLocation, PatternProblem};
+pub use transfer::GarmentTransfer;
 
 use crate::{MeshError, Vec2, Vec3};
 use curve::Curve;

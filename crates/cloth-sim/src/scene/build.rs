@@ -4,6 +4,7 @@
 use super::{
     ColliderSettings, ColliderShape, IntegratorKind, MeshSpec, RestAngles, Scene, SolverChoice,
 };
+use crate::coarse::{CarriedCloth, CoarseStart};
 use crate::contact::ContactSettings;
 use crate::pins::PinGroup;
 use crate::sewing::{SEAM_STIFFNESS_FACTOR, SewSettings, Sewing};
@@ -90,7 +91,9 @@ pub fn build_cloth(scene: &Scene, k: usize) -> Result<BuiltCloth, SimError> {
                 None => used == RestShape::Mesh,
             };
         }
-        MeshSpec::Garmentcode { path, edge_length } => {
+        MeshSpec::Garmentcode {
+            path, edge_length, ..
+        } => {
             let pattern = cloth_mesh::read_pattern(path).map_err(|e| file_error(path, e))?;
             let garment = pattern
                 .build(*edge_length)
@@ -422,7 +425,88 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
             sim = sim.with_initial_velocity(range, c.velocity);
         }
     }
-    sim.with_preroll(scene.run.preroll)
+    let sim = sim.with_preroll(scene.run.preroll)?;
+    let parts = sim.system().parts.clone();
+    Ok(
+        match coarse_start(scene, &parts, sim.world().sewing.sewn_by())? {
+            Some(c) => sim.with_coarse_start(c),
+            None => sim,
+        },
+    )
+}
+
+/// The coarse copy that sews the garments with a `sew_edge_length` (see
+/// [`MeshSpec::Garmentcode`]), or `None` when no cloth asks for one. `parts` are the scene's
+/// cloths in the simulation; `sewn_by` (s) is when every seam is held closed.
+fn coarse_start(
+    scene: &Scene,
+    parts: &[ClothPart],
+    sewn_by: f64,
+) -> Result<Option<CoarseStart>, SimError> {
+    let coarse_of = |c: &super::ClothSettings| match &c.mesh {
+        MeshSpec::Garmentcode {
+            path,
+            edge_length,
+            sew_edge_length: Some(h),
+        } => Some((path.clone(), *edge_length, *h)),
+        _ => None,
+    };
+    if !scene.cloths.iter().any(|c| coarse_of(c).is_some()) {
+        return Ok(None);
+    }
+    let invalid = |message: String| SimError::Invalid {
+        key: "cloth.mesh.sew_edge_length".into(),
+        message,
+    };
+    if !scene.pins.is_empty() {
+        return Err(invalid(
+            "cannot be used with pins (they would select different vertices on the two meshes)"
+                .into(),
+        ));
+    }
+    if sewn_by > 0.0 {
+        return Err(invalid(format!(
+            "needs the seams closed within the preroll: they close {sewn_by} s after t = 0 (sew_start + sew_time > run.preroll = {} s)",
+            scene.run.preroll
+        )));
+    }
+    let mut copy = scene.clone();
+    for c in &mut copy.cloths {
+        if let MeshSpec::Garmentcode {
+            edge_length,
+            sew_edge_length,
+            ..
+        } = &mut c.mesh
+            && let Some(h) = sew_edge_length.take()
+        {
+            *edge_length = h;
+        }
+    }
+    let sim = build_simulation(&copy)?;
+    let mut cloths = Vec::with_capacity(parts.len());
+    for ((c, to), from) in scene.cloths.iter().zip(parts).zip(&sim.system().parts) {
+        let transfer = match coarse_of(c) {
+            Some((path, fine, coarse)) => {
+                let pattern = cloth_mesh::read_pattern(&path)?;
+                Some(
+                    pattern
+                        .build(fine)?
+                        .transfer_from(&pattern.build(coarse)?)?,
+                )
+            }
+            None => None,
+        };
+        cloths.push(CarriedCloth {
+            to: to.vertices.clone(),
+            from: from.vertices.clone(),
+            transfer,
+        });
+    }
+    Ok(Some(CoarseStart {
+        sim,
+        cloths,
+        until: sewn_by,
+    }))
 }
 
 /// The rigid motion of a collider: keyframes, constant velocity, or none.

@@ -127,10 +127,10 @@ impl Ctx<'_> {
                 "obj",
                 &["path", "uv_scale", "rest", "rest_angles", "split_seams"],
             ),
-            MeshKind::Garmentcode => ("garmentcode", &["path", "edge_length"]),
+            MeshKind::Garmentcode => ("garmentcode", &["path", "edge_length", "sew_edge_length"]),
         };
         let ctx = format!("kind = \"{kind}\"");
-        let given: [(&str, bool); 14] = [
+        let given: [(&str, bool); 15] = [
             ("nx", m.nx.is_some()),
             ("ny", m.ny.is_some()),
             ("width", m.width.is_some()),
@@ -144,6 +144,7 @@ impl Ctx<'_> {
             ("rest_angles", m.rest_angles.is_some()),
             ("split_seams", m.split_seams.is_some()),
             ("edge_length", m.edge_length.is_some()),
+            ("sew_edge_length", m.sew_edge_length.is_some()),
             ("kind", false),
         ];
         for (name, present) in given {
@@ -199,6 +200,10 @@ impl Ctx<'_> {
                     &format!("{k}.edge_length"),
                     m.edge_length.unwrap_or(DEFAULT_EDGE_LENGTH),
                 )?,
+                sew_edge_length: m
+                    .sew_edge_length
+                    .map(|h| self.positive(&format!("{k}.sew_edge_length"), h))
+                    .transpose()?,
             },
         };
         match spec.vertex_count() {

@@ -17,7 +17,8 @@
 //! mesh = { kind = "grid", nx = 51, ny = 51, width = 1.0, height = 1.0, pattern = "alternating" }
 //! # or { kind = "disc", radius = 0.5, resolution = 20 }
 //! # or { kind = "obj", path = "shirt.obj", rest = "auto", uv_scale = 1.0 }
-//! # or { kind = "garmentcode", path = "tshirt.json", edge_length = 0.02 }  (sewn: sew_time)
+//! # or { kind = "garmentcode", path = "tshirt.json", edge_length = 0.02 }  (sewn: sew_time;
+//! #    sew_edge_length = 0.04 sews a coarser copy during the preroll, then carries it over)
 //! position = [0, 1, 0]       # m, where the mesh centre goes (default origin)
 //! rotation = [0, 0, 0]       # degrees (default none)
 //! material = "cotton"        # preset, or a table { preset = "cotton", bend = 1e-5, ... }
@@ -343,6 +344,16 @@ pub enum MeshSpec {
         path: PathBuf,
         /// Target triangle edge length in m (key `edge_length`, default 0.02), > 0.
         edge_length: f64,
+        /// Sew on a coarser copy (key `sew_edge_length`, m, > 0; default none): the pattern
+        /// is also built at this edge length, that copy is simulated through the sewing (to
+        /// the time every seam of the scene is held closed, which must fall within
+        /// `run.preroll`), and its positions and velocities are carried to this mesh through
+        /// the panels' rest coordinates ([`cloth_mesh::GarmentTransfer`]); this mesh then
+        /// runs the rest of the preroll and the frames. A fine garment pulled closed at full
+        /// resolution can catch on itself (the paper-size walking trousers did); the coarse
+        /// copy sews in a fraction of the time. Not with pins on the scene.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        sew_edge_length: Option<f64>,
     },
 }
 

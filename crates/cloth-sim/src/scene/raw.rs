@@ -120,6 +120,7 @@ pub(super) struct RawMesh {
     pub(super) rest_angles: Option<RestAngles>,
     pub(super) split_seams: Option<bool>,
     pub(super) edge_length: Option<f64>,
+    pub(super) sew_edge_length: Option<f64>,
 }
 
 pub(super) enum RawMaterial {
