@@ -569,7 +569,8 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
              Sewing patterns from `assets/patterns/` sewn onto the project's mannequin and draped \
              (time per frame from frame 1: a scene's preroll, in which the garment is sewn, is not \
              counted). `shirt_twist` plays the mannequin's twist clip (the paper's Figure 3), \
-             `trousers_walk` its walk (Figure 4), `dancer_skirt` its dance (Figure 5) and \
+             `trousers_walk` its walk (Figure 4) and `outfit_walk` the same walk in the trousers \
+             with the T-shirt sewn over them (as the paper's walking man is dressed), `dancer_skirt` its dance (Figure 5) and \
              `dancer_long_skirt` the same dance in a mid-calf skirt (Figure 6), both without the \
              blouse, and `dancer_skirt_blouse` and `dancer_long_skirt_blouse` with the \
              sleeveless blouse sewn over them (not under `--quick`); `outfit` is the trousers with the shirt sewn over them; the others stand \

@@ -312,13 +312,14 @@ pub fn scaling_grids(o: &BenchOptions) -> &'static [usize] {
 const QUICK_MIN_EDGE_LENGTH: f64 = 0.03;
 
 /// The garment cases: name and scene file.
-const GARMENT_SCENES: [(&str, &str); 10] = [
+const GARMENT_SCENES: [(&str, &str); 11] = [
     ("shirt", "shirt_mannequin.toml"),
     ("trousers", "trousers_mannequin.toml"),
     ("skirt", "skirt_mannequin.toml"),
     ("outfit", "outfit_mannequin.toml"),
     ("shirt_twist", "shirt_twist.toml"),
     ("trousers_walk", "trousers_walk.toml"),
+    ("outfit_walk", "outfit_walk.toml"),
     ("dancer_skirt", "dancer_skirt.toml"),
     ("dancer_long_skirt", "dancer_long_skirt.toml"),
     ("dancer_skirt_blouse", "dancer_skirt_blouse.toml"),
@@ -1089,6 +1090,7 @@ mod tests {
             "skirt",
             "shirt_twist",
             "trousers_walk",
+            "outfit_walk",
             "dancer_skirt",
             "dancer_long_skirt",
             "dancer_skirt_blouse",

@@ -587,6 +587,14 @@ fn the_trousers_on_the_walking_mannequin_stay_sewn_outside_and_uncrossed() {
     garment_scene_sews_and_settles("trousers_walk.toml", 3);
 }
 
+/// The paper's Figure 4 as dressed there: the T-shirt sewn over the trousers, walking.
+#[test]
+#[ignore = "minutes of CPU: the garment rows on the moving mannequin, run with --ignored"]
+fn the_shirt_over_trousers_on_the_walking_mannequin_stay_sewn_outside_and_uncrossed() {
+    // Openings: the shirt's neck, hem and two cuffs; the trousers' waist and two hems.
+    garment_scene_sews_and_settles("outfit_walk.toml", 7);
+}
+
 #[test]
 #[ignore = "minutes of CPU: the garment rows on the moving mannequin, run with --ignored"]
 fn the_skirt_on_the_dancing_mannequin_stays_sewn_outside_and_uncrossed() {
