@@ -482,7 +482,8 @@ fn coarse_start(
             *edge_length = h;
         }
     }
-    let sim = build_simulation(&copy)?;
+    let sim = build_simulation(&copy)
+        .map_err(|e| invalid(format!("the copy at the coarse edge length: {e}")))?;
     let mut cloths = Vec::with_capacity(parts.len());
     for ((c, to), from) in scene.cloths.iter().zip(parts).zip(&sim.system().parts) {
         let transfer = match coarse_of(c) {
