@@ -461,9 +461,8 @@ fn garment_scene_sews_and_settles(name: &str, openings: usize) -> f64 {
 
 /// [`garment_scene_sews_and_settles`] on a scene given as a value.
 fn garment_sews_and_settles(name: &str, scene: &Scene, openings: usize) -> f64 {
-    let scene = scene.clone();
-    let body = Body::of(&scene);
-    let mut sim = build_simulation(&scene).unwrap();
+    let body = Body::of(scene);
+    let mut sim = build_simulation(scene).unwrap();
     let stitches: Vec<[usize; 2]> = sim.world().sewing.pairs().collect();
     let tris = sim.system().mesh.triangles().to_vec();
     assert!(!stitches.is_empty());
