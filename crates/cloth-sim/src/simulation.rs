@@ -291,21 +291,11 @@ impl Simulation {
         if self.frame > 0 || self.state.t >= 0.0 {
             return Ok(FrameStats::default());
         }
-        self.preroll_to(0.0, progress)
-    }
-
-    /// Runs the preroll up to `until` (s, <= 0), sewing on the coarse copy first if there is
-    /// one, and returns the statistics of all of it.
-    fn preroll_to(
-        &mut self,
-        until: f64,
-        progress: &mut dyn FnMut(f64),
-    ) -> Result<FrameStats, SimError> {
         let sewn = match self.coarse.take() {
             Some(c) => Some(self.sew_coarse(*c, progress)?),
             None => None,
         };
-        let mut stats = self.advance(until, 0, progress)?;
+        let mut stats = self.advance(0.0, 0, progress)?;
         if let Some(s) = sewn {
             stats.absorb(&s);
         }
@@ -363,7 +353,7 @@ impl Simulation {
             key: "cloth.mesh.sew_edge_length".into(),
             message: format!("the coarse copy failed while sewing (its own vertex numbers): {e}"),
         };
-        let stats = c.sim.preroll_to(c.until, progress).map_err(failed)?;
+        let stats = c.sim.advance(c.until, 0, progress).map_err(failed)?;
         let n = self.state.len();
         self.state.x = c.carry(&c.sim.state.x, n)?;
         self.state.v = c.carry(&c.sim.state.v, n)?;

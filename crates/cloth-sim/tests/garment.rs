@@ -552,31 +552,6 @@ fn a_skirt_sewn_on_a_coarse_copy_is_closed_outside_and_uncrossed_at_full_resolut
     garment_sews_and_settles("skirt sewn coarse", &scene, 2);
 }
 
-/// Two garments worn one over the other, each sewn on its own coarse copy: the trousers are
-/// carried when their seams close, before the shirt sews over them, then the shirt. Frame 0
-/// starts closed; no crossing pair, within a cloth or between the two, in any frame.
-#[test]
-fn an_outfit_sewn_on_coarse_copies_is_carried_one_garment_at_a_time() {
-    let text = std::fs::read_to_string(assets().join("../scenes/outfit_mannequin.toml"))
-        .unwrap()
-        .replace(
-            "trousers.json\", edge_length = 0.04 }",
-            "trousers.json\", edge_length = 0.03, sew_edge_length = 0.05 }",
-        )
-        .replace(
-            "tshirt.json\", edge_length = 0.025 }",
-            "tshirt.json\", edge_length = 0.025, sew_edge_length = 0.04 }",
-        )
-        .replace("frames = 45", "frames = 10\npreroll = 1.3");
-    assert_eq!(text.matches("sew_edge_length = ").count(), 2, "{text}");
-    let scene = scene_with(&assets().join("../scenes"), &text);
-    let mut sim = build_simulation(&scene).unwrap();
-    let frame0 = sim.preroll().unwrap();
-    assert!(frame0.seam_gap < 1e-3, "seam gap {} m", frame0.seam_gap);
-    // Openings: the shirt's neck, hem and two cuffs; the trousers' waist and two hems.
-    garment_sews_and_settles("outfit sewn coarse", &scene, 7);
-}
-
 #[test]
 fn the_shirt_scene_sews_and_settles_on_the_mannequin() {
     // Openings: neck, hem and two cuffs.

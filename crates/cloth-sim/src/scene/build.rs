@@ -427,22 +427,22 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
     }
     let sim = sim.with_preroll(scene.run.preroll)?;
     let parts = sim.system().parts.clone();
-    Ok(match coarse_start(scene, &parts)? {
-        Some(c) => sim.with_coarse_start(c),
-        None => sim,
-    })
+    Ok(
+        match coarse_start(scene, &parts, sim.world().sewing.sewn_by())? {
+            Some(c) => sim.with_coarse_start(c),
+            None => sim,
+        },
+    )
 }
 
 /// The coarse copy that sews the garments with a `sew_edge_length` (see
 /// [`MeshSpec::Garmentcode`]), or `None` when no cloth asks for one. `parts` are the scene's
-/// cloths in the simulation.
-///
-/// Garments worn over one another sew one after the other (`sew_start`), and each is carried
-/// when its own seams are held closed, before the next sews over it: the copy coarsens only
-/// the garments whose sewing ends last, and the others keep their `sew_edge_length`, so the
-/// copy has a coarse copy of its own (carried earlier), and so on. Carrying two layers at once
-/// put fine triangles of one through the other where they lie within the cloth's thickness.
-fn coarse_start(scene: &Scene, parts: &[ClothPart]) -> Result<Option<CoarseStart>, SimError> {
+/// cloths in the simulation; `sewn_by` (s) is when every seam is held closed.
+fn coarse_start(
+    scene: &Scene,
+    parts: &[ClothPart],
+    sewn_by: f64,
+) -> Result<Option<CoarseStart>, SimError> {
     let coarse_of = |c: &super::ClothSettings| match &c.mesh {
         MeshSpec::Garmentcode {
             path,
@@ -451,17 +451,9 @@ fn coarse_start(scene: &Scene, parts: &[ClothPart]) -> Result<Option<CoarseStart
         } => Some((path.clone(), *edge_length, *h)),
         _ => None,
     };
-    // When a cloth's seams are held closed, counted from the start of the run.
-    let sewn = |c: &super::ClothSettings| c.sew_start.unwrap_or(0.0) + c.sew_time.unwrap_or(0.0);
-    let Some(last) = (scene.cloths.iter())
-        .filter(|c| coarse_of(c).is_some())
-        .map(sewn)
-        .reduce(f64::max)
-    else {
+    if !scene.cloths.iter().any(|c| coarse_of(c).is_some()) {
         return Ok(None);
-    };
-    let carried_now = |c: &super::ClothSettings| coarse_of(c).is_some() && sewn(c) == last;
-    let sewn_by = last - scene.run.preroll;
+    }
     let invalid = |message: String| SimError::Invalid {
         key: "cloth.mesh.sew_edge_length".into(),
         message,
@@ -479,7 +471,7 @@ fn coarse_start(scene: &Scene, parts: &[ClothPart]) -> Result<Option<CoarseStart
         )));
     }
     let mut copy = scene.clone();
-    for c in copy.cloths.iter_mut().filter(|c| carried_now(c)) {
+    for c in &mut copy.cloths {
         if let MeshSpec::Garmentcode {
             edge_length,
             sew_edge_length,
@@ -494,7 +486,7 @@ fn coarse_start(scene: &Scene, parts: &[ClothPart]) -> Result<Option<CoarseStart
         .map_err(|e| invalid(format!("the copy at the coarse edge length: {e}")))?;
     let mut cloths = Vec::with_capacity(parts.len());
     for ((c, to), from) in scene.cloths.iter().zip(parts).zip(&sim.system().parts) {
-        let transfer = match coarse_of(c).filter(|_| carried_now(c)) {
+        let transfer = match coarse_of(c) {
             Some((path, fine, coarse)) => {
                 let pattern = cloth_mesh::read_pattern(&path)?;
                 Some(

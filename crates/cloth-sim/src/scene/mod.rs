@@ -346,11 +346,10 @@ pub enum MeshSpec {
         edge_length: f64,
         /// Sew on a coarser copy (key `sew_edge_length`, m, > 0; default none): the pattern
         /// is also built at this edge length, that copy is simulated through the sewing (to
-        /// the time this cloth's seams are held closed, `sew_start + sew_time`, which must fall
-        /// within `run.preroll`), and its positions and velocities are carried to this mesh
-        /// through the panels' rest coordinates ([`cloth_mesh::GarmentTransfer`]); this mesh
-        /// then runs the rest of the preroll and the frames. Garments sewn one after the other
-        /// are carried one at a time, each before the next sews over it. A fine garment pulled closed at full
+        /// the time every seam of the scene is held closed, which must fall within
+        /// `run.preroll`), and its positions and velocities are carried to this mesh through
+        /// the panels' rest coordinates ([`cloth_mesh::GarmentTransfer`]); this mesh then
+        /// runs the rest of the preroll and the frames. A fine garment pulled closed at full
         /// resolution can catch on itself (the paper-size walking trousers did); the coarse
         /// copy sews in a fraction of the time. Not with pins on the scene.
         #[serde(skip_serializing_if = "Option::is_none")]
