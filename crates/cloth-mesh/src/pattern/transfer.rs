@@ -87,6 +87,9 @@ impl Garment {
                 self.panels.len()
             )));
         }
+        // A garment's panels are single charts: every corner of a vertex has its coordinates.
+        let rest = (self.mesh.vertex_rest())
+            .ok_or_else(|| mismatch("this garment has no per-vertex rest coordinates".into()))?;
         let n = self.mesh.num_vertices();
         let mut weights = vec![([0; 3], [1.0, 0.0, 0.0]); n];
         for (p, q) in self.panels.iter().zip(&source.panels) {
@@ -101,8 +104,7 @@ impl Garment {
             }
             let grid = TriangleGrid::new(source, q.triangles.clone());
             for v in p.vertices.clone() {
-                let uv = rest_of(self, v);
-                weights[v] = grid.locate(source, uv);
+                weights[v] = grid.locate(source, rest[v]);
             }
         }
         Ok(GarmentTransfer {
@@ -110,20 +112,6 @@ impl Garment {
             weights,
         })
     }
-}
-
-/// Rest (u, v) of vertex `v`: the coordinates of its corner in any triangle (a garment's
-/// panels are single charts, so every corner of a vertex agrees).
-fn rest_of(g: &Garment, v: usize) -> Vec2 {
-    if let Some(rest) = g.mesh.vertex_rest() {
-        return rest[v];
-    }
-    let t = g.mesh.vertex_triangles(v)[0];
-    let k = g.mesh.triangles()[t]
-        .iter()
-        .position(|&w| w == v)
-        .unwrap_or(0);
-    g.mesh.triangle_rest(t)[k]
 }
 
 /// A uniform grid over one panel's source triangles (by their rest bounding boxes), so a

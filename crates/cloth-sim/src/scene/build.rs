@@ -426,13 +426,11 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
         }
     }
     let sim = sim.with_preroll(scene.run.preroll)?;
-    let parts = sim.system().parts.clone();
-    Ok(
-        match coarse_start(scene, &parts, sim.world().sewing.sewn_by())? {
-            Some(c) => sim.with_coarse_start(c),
-            None => sim,
-        },
-    )
+    let coarse = coarse_start(scene, &sim.system().parts, sim.world().sewing.sewn_by())?;
+    Ok(match coarse {
+        Some(c) => sim.with_coarse_start(c),
+        None => sim,
+    })
 }
 
 /// The coarse copy that sews the garments with a `sew_edge_length` (see
