@@ -66,6 +66,7 @@ mod selfcol;
 mod set;
 mod shapes;
 mod tessellate;
+mod untangle;
 
 pub use self::gltf::{GltfBody, GltfOptions, MAX_GLTF_BYTES};
 pub use attach::Attachment;
@@ -80,3 +81,4 @@ pub use selfcol::{
 };
 pub use set::{ColliderSet, Contact, FeatureContact};
 pub use tessellate::PLANE_DRAW_HALF_SIDE;
+pub use untangle::{Untangled, untangle};

@@ -772,6 +772,17 @@ impl IntersectionCounter {
     /// vertex pairs `welded` are joined (pairs out of range are ignored). Triangles with an
     /// index out of range take part in nothing.
     pub fn count(&mut self, triangles: &[[usize; 3]], x: &[Vec3], welded: &[[usize; 2]]) -> usize {
+        self.pairs(triangles, x, welded).len()
+    }
+
+    /// The intersecting pairs [`IntersectionCounter::count`] counts, as triangle indices
+    /// `(a, b)` with `a < b`, in increasing order.
+    pub fn pairs(
+        &mut self,
+        triangles: &[[usize; 3]],
+        x: &[Vec3],
+        welded: &[[usize; 2]],
+    ) -> Vec<(usize, usize)> {
         let class = weld_classes(x.len(), welded);
         let ok = |t: &[usize; 3]| t.iter().all(|&i| i < x.len());
         let joined: Vec<[usize; 3]> = if class.is_empty() {
@@ -794,15 +805,19 @@ impl IntersectionCounter {
         let candidates = self.bvh.overlapping_pairs(|a, b| {
             ok(&triangles[a]) && ok(&triangles[b]) && !tris[a].iter().any(|i| tris[b].contains(i))
         });
-        candidates
+        let mut found = candidates
             .par_chunks(4 * CHUNK)
             .map(|pairs| {
                 let corners = |t: u32| triangles[t as usize].map(|i| &x[i]);
                 (pairs.iter())
                     .filter(|&&(a, b)| triangles_intersect(corners(a), corners(b)))
-                    .count()
+                    .map(|&(a, b)| (a.min(b) as usize, a.max(b) as usize))
+                    .collect::<Vec<_>>()
             })
-            .sum()
+            .flatten()
+            .collect::<Vec<_>>();
+        found.sort_unstable();
+        found
     }
 }
 
