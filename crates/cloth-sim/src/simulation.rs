@@ -19,6 +19,11 @@ const RELAX_STEPS: usize = 8;
 /// `RELAX_STEPS` of them left).
 const RELAX_STEP: f64 = 0.002;
 
+/// Rounds of [`cloth_collide::untangle`] on a state carried from a coarse copy: each finds
+/// the crossings left and moves the vertices poking through; a crossing left after this many
+/// is not undone by more.
+const UNTANGLE_ROUNDS: usize = 16;
+
 /// Which integrator advances the cloth, with its settings.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Integrator {
@@ -342,6 +347,29 @@ impl Simulation {
         result
     }
 
+    /// Undoes crossings of the cloth with itself in a state carried from a coarse copy (fine
+    /// triangles are chords of the coarse surface and can cut through a layer lying within
+    /// the thickness; seen on the layered walking outfit at the paper's size): see
+    /// [`cloth_collide::untangle`]. Moved vertices land a tenth of the thickness beyond the
+    /// surface they poked through; the relaxation that follows pushes the layers apart.
+    /// Crossings it cannot undo in [`UNTANGLE_ROUNDS`] rounds stay, and frame 0's statistics
+    /// count them (`self_intersections`).
+    fn untangle_carried(&mut self) {
+        let Some(sc) = self.world.self_collision.as_ref() else {
+            return;
+        };
+        let margin = 0.1 * sc.thickness();
+        let welded: Vec<[usize; 2]> = self.world.sewing.pairs().collect();
+        let triangles = self.world.cloth.mesh.triangles();
+        cloth_collide::untangle(
+            triangles,
+            &mut self.state.x,
+            &welded,
+            margin,
+            UNTANGLE_ROUNDS,
+        );
+    }
+
     /// Sews on a coarse copy: runs it from the start of the preroll to `c.until` and takes its
     /// carried positions, velocities and time. Returns the copy's statistics.
     fn sew_coarse(
@@ -358,6 +386,7 @@ impl Simulation {
         self.state.x = c.carry(&c.sim.state.x, n)?;
         self.state.v = c.carry(&c.sim.state.v, n)?;
         self.state.t = c.sim.state.t;
+        self.untangle_carried();
         self.relax_carried()?;
         self.sanity = Sanity::new(&self.world, &self.state);
         Ok(stats)

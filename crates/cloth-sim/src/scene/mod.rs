@@ -348,8 +348,11 @@ pub enum MeshSpec {
         /// is also built at this edge length, that copy is simulated through the sewing (to
         /// the time every seam of the scene is held closed, which must fall within
         /// `run.preroll`), and its positions and velocities are carried to this mesh through
-        /// the panels' rest coordinates ([`cloth_mesh::GarmentTransfer`]); this mesh then
-        /// runs the rest of the preroll and the frames. A fine garment pulled closed at full
+        /// the panels' rest coordinates ([`cloth_mesh::GarmentTransfer`]); where the fine
+        /// triangles, chords of the coarse surface, then cut through another layer within
+        /// its thickness, the vertices poking through are moved back
+        /// ([`cloth_collide::untangle`], self-collision on); this mesh then runs the rest of
+        /// the preroll and the frames. A fine garment pulled closed at full
         /// resolution can catch on itself (the paper-size walking trousers did); the coarse
         /// copy sews in a fraction of the time. Not with pins on the scene.
         #[serde(skip_serializing_if = "Option::is_none")]
