@@ -254,10 +254,20 @@ pub fn prepare_scene(spec: &CaseSpec) -> Result<Scene, String> {
         if let Some(on) = spec.self_ccd {
             cloth.self_ccd = on;
         }
-        if let (Some(e), MeshSpec::Garmentcode { edge_length, .. }) =
-            (spec.min_edge_length, &mut cloth.mesh)
+        if let (
+            Some(e),
+            MeshSpec::Garmentcode {
+                edge_length,
+                sew_edge_length,
+                ..
+            },
+        ) = (spec.min_edge_length, &mut cloth.mesh)
         {
             *edge_length = edge_length.max(e);
+            // A coarse copy no coarser than the coarsened garment would only add work.
+            if sew_edge_length.is_some_and(|h| h <= *edge_length) {
+                *sew_edge_length = None;
+            }
         }
     }
     let fps = scene.run.fps;

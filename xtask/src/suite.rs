@@ -1069,6 +1069,25 @@ mod tests {
         );
         assert!(fine[0] > QUICK_MIN_EDGE_LENGTH && fine[1] < QUICK_MIN_EDGE_LENGTH);
         assert_eq!(coarse, [fine[0], QUICK_MIN_EDGE_LENGTH]);
+        // A coarse copy for sewing stays where it is coarser than the coarsened garment and
+        // goes where it is not (the walking outfit: trousers sewn at 4 cm, shirt at 2.5 cm).
+        let (cases, _) = plan(&quick);
+        let c = cases.iter().find(|c| c.name == "outfit_walk");
+        let scene = crate::case::prepare_scene(c.expect("the case")).expect("the scene");
+        let sewn = |s: &Scene| -> Vec<bool> {
+            (s.cloths.iter())
+                .map(|c| {
+                    matches!(
+                        c.mesh,
+                        MeshSpec::Garmentcode {
+                            sew_edge_length: Some(_),
+                            ..
+                        }
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(sewn(&scene), [true, false]);
     }
 
     #[test]
