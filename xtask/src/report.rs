@@ -575,10 +575,10 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
              blouse, and `dancer_skirt_blouse` and `dancer_long_skirt_blouse` with the \
              sleeveless blouse sewn over them (not under `--quick`); `outfit` is the trousers with the shirt sewn over them; the others stand \
              in A-pose. The rows of Figures 3-6 have the paper's vertex counts within 4% \
-             (`--quick` coarsens them to 3 cm edges; the walking trousers sew on a 4 cm copy, \
-             its preroll, then walk at 1.26 cm); `outfit_walk` and the standing garments are \
-             coarser: compare time per vertex and the split of the time there, not the \
-             totals.\n"
+             (`--quick` coarsens them to 3 cm edges; at full size the walking trousers sew on a \
+             4 cm copy in the preroll, then walk at 1.26 cm, and the walking outfit's shirt \
+             sews on a 2.5 cm copy and walks at 1.3 cm); the standing garments are coarser: \
+             compare time per vertex and the split of the time there, not the totals.\n"
         );
         let mut rows: Vec<Vec<String>> = garments.into_iter().map(case_row).collect();
         rows.extend(PAPER_GARMENT_ROWS.iter().map(paper_row));
