@@ -291,3 +291,38 @@ fn two_cloths_give_two_usd_meshes_and_two_obj_groups() {
     assert_eq!(corner_uvs(&usd), corner_uvs(&anim));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A scene with a preroll has its preroll's record in stats.json, apart from the frames and
+/// the totals; one without has none.
+#[test]
+fn stats_json_records_the_preroll_apart_from_the_frames() {
+    let dir = temp_dir("preroll");
+    let read = |out: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap()
+    };
+    let plain = sheet_scene(&dir, 6, 2);
+    let out = dir.join("plain");
+    let o = run(&plain, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(read(&out).get("preroll").is_none());
+
+    let text = std::fs::read_to_string(&plain)
+        .unwrap()
+        .replace("[run]\n", "[run]\npreroll = 0.2\n");
+    let scene = dir.join("preroll.toml");
+    std::fs::write(&scene, text).unwrap();
+    let out = dir.join("preroll");
+    let o = run(&scene, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stats = read(&out);
+    let pre = &stats["preroll"];
+    assert_eq!(pre["frame"], 0);
+    assert!(pre["time"].as_f64().unwrap().abs() < 1e-9, "{pre}");
+    // 0.2 s at no more than the frame's 1/30 s a step.
+    assert!(pre["steps"].as_u64().unwrap() >= 6, "{pre}");
+    let frames = stats["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 2);
+    let steps: u64 = frames.iter().map(|f| f["steps"].as_u64().unwrap()).sum();
+    assert_eq!(stats["totals"]["steps"].as_u64().unwrap(), steps);
+    let _ = std::fs::remove_dir_all(&dir);
+}

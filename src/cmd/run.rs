@@ -64,6 +64,8 @@ struct Prepared {
     scene_text: String,
     sim: Simulation,
     out: OutputDir,
+    /// The preroll's statistics, once it has run (and the scene has one).
+    preroll: Option<FrameStats>,
     records: Vec<FrameStats>,
 }
 
@@ -159,6 +161,7 @@ fn fresh(args: &RunArgs) -> Result<Prepared, String> {
         scene_text,
         sim,
         out,
+        preroll: None,
         records: Vec::new(),
     };
     write_colliders(&p.sim, &p.scene, p.out.path())?;
@@ -177,9 +180,9 @@ fn resume(dir: &Path, frames: Option<usize>) -> Result<Prepared, String> {
     }
     let mut sim = build_simulation(&scene).map_err(|e| e.to_string())?;
     sim.restore(&checkpoint).map_err(|e| e.to_string())?;
-    let mut records = match RunReport::read(&dir.join(STATS_FILE)) {
-        Ok(r) => r.frames,
-        Err(_) => Vec::new(),
+    let (preroll, mut records) = match RunReport::read(&dir.join(STATS_FILE)) {
+        Ok(r) => (r.preroll, r.frames),
+        Err(_) => (None, Vec::new()),
     };
     records.retain(|r| r.frame <= checkpoint.frame);
     if records.len() != checkpoint.frame {
@@ -197,6 +200,7 @@ fn resume(dir: &Path, frames: Option<usize>) -> Result<Prepared, String> {
         scene,
         sim,
         out,
+        preroll,
         records,
     };
     write_colliders(&p.sim, &p.scene, p.out.path())?;
@@ -254,7 +258,12 @@ fn frames(
                 bar.set_message(format!("preroll, t = {t:.3} s"));
             }
         };
-        (p.sim.preroll_with(&mut progress)).map_err(|e| format!("preroll: {e}"))?;
+        let stats = (p.sim.preroll_with(&mut progress)).map_err(|e| format!("preroll: {e}"))?;
+        // A resumed run restores the state after the preroll; it keeps the record read
+        // from stats.json.
+        if stats.steps > 0 {
+            p.preroll = Some(stats);
+        }
         bar.set_message("");
         write_frame(&p.sim, p.out.path(), 0)?;
     }
@@ -347,6 +356,7 @@ fn write_report(
         vertices: p.sim.system().num_vertices(),
         triangles: p.sim.system().mesh.num_triangles(),
         threads: rayon::current_num_threads(),
+        preroll: p.preroll.clone(),
         frames: p.records.clone(),
         totals: Totals::from_frames(&p.records, start.elapsed().as_secs_f64()),
         complete,

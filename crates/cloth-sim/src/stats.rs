@@ -286,7 +286,14 @@ pub struct RunReport {
     /// Worker threads.
     #[serde(default)]
     pub threads: usize,
-    /// Per-frame records, frame 1 first (frame 0 is the initial state and has none).
+    /// The preroll's record (`run.preroll` > 0; frame 0, the end of the preroll): its steps,
+    /// including those of a coarse copy that sewed the garments, and the measures of the state
+    /// the frames start from (its `self_intersections`: crossings a carried state kept).
+    /// Not counted in `totals`. Absent when the scene has no preroll.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preroll: Option<FrameStats>,
+    /// Per-frame records, frame 1 first (frame 0 is the initial state, or the end of the
+    /// preroll, see `preroll`).
     #[serde(default)]
     pub frames: Vec<FrameStats>,
     /// Totals.
@@ -325,6 +332,7 @@ impl Default for RunReport {
             vertices: 0,
             triangles: 0,
             threads: 0,
+            preroll: None,
             frames: Vec::new(),
             totals: Totals::default(),
             complete: false,
