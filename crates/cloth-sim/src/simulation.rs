@@ -352,8 +352,8 @@ impl Simulation {
     /// the thickness; seen on the layered walking outfit at the paper's size): see
     /// [`cloth_collide::untangle`]. Moved vertices land a tenth of the thickness beyond the
     /// surface they poked through; the relaxation that follows pushes the layers apart.
-    /// Crossings it cannot undo in [`UNTANGLE_ROUNDS`] rounds stay, and frame 0's statistics
-    /// count them (`self_intersections`).
+    /// Crossings it cannot undo in [`UNTANGLE_ROUNDS`] rounds stay, and the preroll's
+    /// statistics count them (`self_intersections` of [`Simulation::preroll`]'s record).
     fn untangle_carried(&mut self) {
         let Some(sc) = self.world.self_collision.as_ref() else {
             return;
