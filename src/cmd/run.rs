@@ -155,6 +155,15 @@ fn fresh(args: &RunArgs) -> Result<Prepared, String> {
         .clone()
         .unwrap_or_else(|| Path::new("out").join(path.file_stem().unwrap_or_default()));
     let sim = build_simulation(&scene).map_err(|e| e.to_string())?;
+    let u = sim.start_untangled();
+    if u.found > 0 {
+        eprintln!(
+            "warning: the cloth starts crossing itself ({} pairs of triangles); moving vertices \
+             back through the surfaces they poke through left {} (crossings kept at the start \
+             stay for good)",
+            u.found, u.remaining
+        );
+    }
     let out = OutputDir::create(&dir).map_err(|e| e.to_string())?;
     let p = Prepared {
         scene,

@@ -44,19 +44,27 @@ struct CrossingEdge {
 /// pairs `welded` are joined, as for [`IntersectionCounter::count`]) intersect, or for at most
 /// `max_rounds` rounds. A moved vertex lands `margin` (m) beyond the plane of the triangle
 /// its edge crossed, and its welded partners move with it. Vertices in no crossing are not
-/// touched. Never leaves more crossings than it found: if its last round left more than an
+/// touched, nor are those marked in `fixed` (pinned ones; empty for none): of a crossing edge
+/// with one fixed end the other end moves, and one with both fixed stays crossed (nor does a
+/// vertex move whose welded partner is fixed). Never leaves more crossings than it found: if its last round left more than an
 /// earlier one, the state after that earlier round is restored. Deterministic (the crossings
 /// are processed in increasing triangle order, moves in decreasing gain).
 pub fn untangle(
     triangles: &[[usize; 3]],
     x: &mut [Vec3],
     welded: &[[usize; 2]],
+    fixed: &[bool],
     margin: f64,
     max_rounds: usize,
 ) -> Untangled {
     let mut counter = IntersectionCounter::default();
     let class = weld_classes(x.len(), welded);
     let members = weld_members(&class, x.len());
+    let pinned = |v: usize| match members.get(v) {
+        Some(group) if !group.is_empty() => group.iter().any(|&w| fixed.get(w) == Some(&true)),
+        _ => fixed.get(v) == Some(&true),
+    };
+    let fixed: Vec<bool> = (0..x.len()).map(pinned).collect();
     let mut out = Untangled::default();
     let mut pairs = counter.pairs(triangles, x, welded);
     out.found = pairs.len();
@@ -76,12 +84,14 @@ pub fn untangle(
         let centroids = ring_centroids(triangles, x);
         let mut moves: Vec<(f64, CrossingEdge)> = crossing_edges(triangles, x, &pairs)
             .into_iter()
-            .filter_map(|c| push_back(&c, triangles, x, &centroids, margin).map(|m| (m.2, c)))
+            .filter_map(|c| {
+                push_back(&c, triangles, x, &centroids, &fixed, margin).map(|m| (m.2, c))
+            })
             .collect();
         // Best first: the moves that bring a vertex closest to its neighbours.
         moves.sort_by(|a, b| b.0.total_cmp(&a.0));
         for (_, c) in &moves {
-            if let Some((v, to, _)) = push_back(c, triangles, x, &centroids, margin) {
+            if let Some((v, to, _)) = push_back(c, triangles, x, &centroids, &fixed, margin) {
                 let d = to - x[v];
                 match members.get(v) {
                     Some(group) if !group.is_empty() => group.iter().for_each(|&w| x[w] += d),
@@ -166,7 +176,8 @@ fn ring_centroids(triangles: &[[usize; 3]], x: &[Vec3]) -> Vec<Vec3> {
 
 /// The vertex of `c`'s edge to move, where, and how much nearer the mean of its neighbours
 /// (`centroids`) that brings it (m, negative when it takes it away); `None` if the edge no
-/// longer crosses the triangle (an earlier move undid it) or the triangle is degenerate.
+/// longer crosses the triangle (an earlier move undid it), the triangle is degenerate or
+/// both ends are `fixed`.
 ///
 /// Either end can go back across the triangle's plane; the one that moves is the one whose
 /// move is the better for the smoothness of the surface: the tip of a poke is far from its
@@ -177,6 +188,7 @@ fn push_back(
     triangles: &[[usize; 3]],
     x: &[Vec3],
     centroids: &[Vec3],
+    fixed: &[bool],
     margin: f64,
 ) -> Option<(usize, Vec3, f64)> {
     let [a, b, cc] = triangles[c.triangle].map(|i| x[i]);
@@ -195,11 +207,16 @@ fn push_back(
         (v, to, gain)
     };
     let (mp, mq) = (candidate(p, dp, dq), candidate(q, dq, dp));
-    Some(if mp.2 > mq.2 || (mp.2 == mq.2 && p < q) {
-        mp
-    } else {
-        mq
-    })
+    match (fixed[p], fixed[q]) {
+        (true, true) => None,
+        (true, false) => Some(mq),
+        (false, true) => Some(mp),
+        _ => Some(if mp.2 > mq.2 || (mp.2 == mq.2 && p < q) {
+            mp
+        } else {
+            mq
+        }),
+    }
 }
 
 #[cfg(test)]
@@ -235,7 +252,7 @@ mod tests {
         x[tip].z = -0.001;
         let before = x.clone();
         assert!(count_intersections(&tris, &x) > 0);
-        let done = untangle(&tris, &mut x, &[], 0.0004, 10);
+        let done = untangle(&tris, &mut x, &[], &[], 0.0004, 10);
         assert_eq!(count_intersections(&tris, &x), 0, "{done:?}");
         assert_eq!(done.remaining, 0);
         for (v, (p, q)) in before.iter().zip(&x).enumerate() {
@@ -262,7 +279,7 @@ mod tests {
         }
         let before = x.clone();
         assert!(count_intersections(&tris, &x) > 0);
-        let done = untangle(&tris, &mut x, &[], 0.0004, 10);
+        let done = untangle(&tris, &mut x, &[], &[], 0.0004, 10);
         assert_eq!(count_intersections(&tris, &x), 0, "{done:?}");
         let near_row =
             |p: &Vec3| (row.iter()).any(|&r| (p.xy() - before[r].xy()).norm() < 1.5 * cell);
@@ -293,10 +310,32 @@ mod tests {
         x[tip].z = -0.001;
         x[copy].z = -0.001;
         let welded = [[tip, copy]];
-        let done = untangle(&tris, &mut x, &welded, 0.0004, 10);
+        let done = untangle(&tris, &mut x, &welded, &[], 0.0004, 10);
         assert_eq!(done.remaining, 0, "{done:?}");
         assert_eq!(x[tip], x[copy]);
         assert!(x[tip].z > 0.0);
+    }
+
+    /// A fixed (pinned) tip stays where it is: the sheet it pokes through gives way instead.
+    #[test]
+    fn a_fixed_vertex_is_not_moved() {
+        let (tris, mut x) = two_sheets(9, 0.004);
+        let m = x.len() / 2;
+        let tip = m + 4 * 9 + 4;
+        x[tip].z = -0.001;
+        let mut fixed = vec![false; x.len()];
+        fixed[tip] = true;
+        let before = x.clone();
+        let done = untangle(&tris, &mut x, &[], &fixed, 0.0004, 10);
+        assert_eq!(count_intersections(&tris, &x), 0, "{done:?}");
+        assert_eq!(x[tip], before[tip]);
+        assert!(done.moves > 0);
+        // Everything fixed: nothing can move and the crossing is reported.
+        let mut y = before.clone();
+        let all = vec![true; y.len()];
+        let done = untangle(&tris, &mut y, &[], &all, 0.0004, 10);
+        assert_eq!((done.moves, y == before), (0, true));
+        assert_eq!(done.remaining, done.found);
     }
 
     /// Two triangles hooked through each other (an edge of each passes through the other):
@@ -314,7 +353,7 @@ mod tests {
         let tris = [[0, 1, 2], [3, 4, 5]];
         assert_eq!(count_intersections(&tris, &x), 1);
         let before = x.clone();
-        let done = untangle(&tris, &mut x, &[], 0.0004, 10);
+        let done = untangle(&tris, &mut x, &[], &[], 0.0004, 10);
         assert_eq!(count_intersections(&tris, &x), 0, "{done:?}");
         let moved = before.iter().zip(&x).filter(|(p, q)| p != q).count();
         assert_eq!((moved, done.moves, done.remaining), (1, 1, 0), "{done:?}");
@@ -336,7 +375,7 @@ mod tests {
                 p.z += d;
             }
             let found = count_intersections(&tris, &x);
-            let done = untangle(&tris, &mut x, &[], 0.0003, rounds);
+            let done = untangle(&tris, &mut x, &[], &[], 0.0003, rounds);
             proptest::prop_assert_eq!(done.found, found);
             proptest::prop_assert_eq!(done.remaining, count_intersections(&tris, &x));
             proptest::prop_assert!(done.remaining <= found, "{:?}", done);
@@ -350,7 +389,7 @@ mod tests {
     fn separate_layers_are_left_alone() {
         let (tris, mut x) = two_sheets(5, 0.004);
         let before = x.clone();
-        let done = untangle(&tris, &mut x, &[], 0.0004, 10);
+        let done = untangle(&tris, &mut x, &[], &[], 0.0004, 10);
         assert_eq!(done, Untangled::default());
         assert_eq!(before, x);
     }

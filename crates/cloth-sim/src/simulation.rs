@@ -9,6 +9,7 @@ use crate::stats::{FrameStats, Stopwatch};
 use crate::step::{Implicit, ImplicitSettings, Step, StepInfo};
 use crate::verlet::{Verlet, VerletSettings};
 use crate::{DirectionalConstraint, PinGroup, SimError, State, World};
+use cloth_collide::Untangled;
 use cloth_mesh::Vec3;
 use std::time::Instant;
 
@@ -56,6 +57,8 @@ pub struct Simulation {
     /// A coarse copy that sews before this simulation's preroll continues (see
     /// [`crate::MeshSpec::Garmentcode`]'s `sew_edge_length`); taken when the preroll runs.
     coarse: Option<Box<CoarseStart>>,
+    /// What untangling the initial positions did ([`Simulation::with_untangled_start`]).
+    start_untangled: Untangled,
 }
 
 impl Simulation {
@@ -93,6 +96,7 @@ impl Simulation {
             stretch: Vec::new(),
             crossings: Default::default(),
             coarse: None,
+            start_untangled: Untangled::default(),
         })
     }
 
@@ -347,27 +351,42 @@ impl Simulation {
         result
     }
 
-    /// Undoes crossings of the cloth with itself in a state carried from a coarse copy (fine
-    /// triangles are chords of the coarse surface and can cut through a layer lying within
-    /// the thickness; seen on the layered walking outfit at the paper's size): see
-    /// [`cloth_collide::untangle`]. Moved vertices land a tenth of the thickness beyond the
-    /// surface they poked through; the relaxation that follows pushes the layers apart.
-    /// Crossings it cannot undo in [`UNTANGLE_ROUNDS`] rounds stay, and the preroll's
-    /// statistics count them (`self_intersections` of [`Simulation::preroll`]'s record).
-    fn untangle_carried(&mut self) {
+    /// Undoes local crossings of the cloth with itself in the current positions (see
+    /// [`cloth_collide::untangle`]): pinned vertices stay, moved ones land a tenth of the
+    /// thickness beyond the surface they poked through, and what [`UNTANGLE_ROUNDS`] rounds
+    /// leave stays (and is counted). Does nothing without self-collision.
+    fn untangle(&mut self) -> Untangled {
         let Some(sc) = self.world.self_collision.as_ref() else {
-            return;
+            return Untangled::default();
         };
         let margin = 0.1 * sc.thickness();
         let welded: Vec<[usize; 2]> = self.world.sewing.pairs().collect();
-        let triangles = self.world.cloth.mesh.triangles();
         cloth_collide::untangle(
-            triangles,
+            self.world.cloth.mesh.triangles(),
             &mut self.state.x,
             &welded,
+            self.world.pinned(),
             margin,
             UNTANGLE_ROUNDS,
-        );
+        )
+    }
+
+    /// Undoes local crossings of the cloth with itself in its initial positions, which the
+    /// continuous collision check would otherwise keep for good (it stops the motion that
+    /// would undo them): a mesh exported with a vertex or a fold poking through another layer.
+    /// Only before the first frame; [`Simulation::start_untangled`] reports what it did.
+    pub fn with_untangled_start(mut self) -> Self {
+        if self.frame == 0 && self.coarse.is_none() {
+            self.start_untangled = self.untangle();
+            self.sanity = Sanity::new(&self.world, &self.state);
+        }
+        self
+    }
+
+    /// What [`Simulation::with_untangled_start`] found and did (all zero when it did not run
+    /// or the start had no crossing).
+    pub fn start_untangled(&self) -> Untangled {
+        self.start_untangled
     }
 
     /// Sews on a coarse copy: runs it from the start of the preroll to `c.until` and takes its
@@ -386,7 +405,9 @@ impl Simulation {
         self.state.x = c.carry(&c.sim.state.x, n)?;
         self.state.v = c.carry(&c.sim.state.v, n)?;
         self.state.t = c.sim.state.t;
-        self.untangle_carried();
+        // Fine triangles are chords of the coarse surface and can cut through a layer within
+        // the thickness (the paper-size walking outfit came over with 8 crossing pairs).
+        self.untangle();
         self.relax_carried()?;
         self.sanity = Sanity::new(&self.world, &self.state);
         Ok(stats)
