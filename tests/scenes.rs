@@ -293,3 +293,36 @@ fn cloth_check_reports_the_skirt_pattern_and_its_seams() {
     assert!(text.contains("sews       from 0 s to 0.5 s"), "{text}");
     assert!(text.contains("problems   none"), "{text}");
 }
+
+/// `cloth check` says when a cloth starts crossing itself and what untangling left: two
+/// triangles hooked through each other (an edge of each passes through the other).
+#[test]
+fn cloth_check_reports_a_cloth_that_starts_crossed() {
+    let dir = std::env::temp_dir().join(format!("cloth-check-hooked-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let obj = "v 0 0 0\nv 0.02 0 0\nv 0 0.02 0\n\
+               v 0.005 0.005 -0.005\nv 0.005 0.005 0.005\nv 0.03 0.005 0\n\
+               f 1 2 3\nf 4 5 6\n";
+    std::fs::write(dir.join("hooked.obj"), obj).unwrap();
+    let scene = dir.join("hooked.toml");
+    std::fs::write(
+        &scene,
+        "[cloth]\nmesh = { kind = \"obj\", path = \"hooked.obj\" }\nself_collision = true\n",
+    )
+    .unwrap();
+    let o = cloth_cmd()
+        .args(["check", scene.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        text.contains("crossings  1 pair of triangles at the start; 0 left"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
