@@ -46,9 +46,10 @@ struct CrossingEdge {
 /// its edge crossed, and its welded partners move with it. Vertices in no crossing are not
 /// touched, nor are those marked in `fixed` (pinned ones; empty for none): of a crossing edge
 /// with one fixed end the other end moves, and one with both fixed stays crossed (nor does a
-/// vertex move whose welded partner is fixed). Never leaves more crossings than it found: if its last round left more than an
-/// earlier one, the state after that earlier round is restored. Deterministic (the crossings
-/// are processed in increasing triangle order, moves in decreasing gain).
+/// vertex move whose welded partner is fixed). Never leaves more crossings than it found: if
+/// its last round left more than an earlier one, the state after that earlier round is
+/// restored. Deterministic (the crossings are processed in increasing triangle order, moves
+/// in decreasing gain).
 pub fn untangle(
     triangles: &[[usize; 3]],
     x: &mut [Vec3],
