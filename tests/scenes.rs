@@ -270,21 +270,24 @@ fn cloth_check_prints_counts_and_bad_scenes_fail_with_one_line() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn cloth_check_reports_the_skirt_pattern_and_its_seams() {
+/// The standard output of a successful `cloth check SCENE`.
+fn cloth_check(scene: &Path) -> String {
     let o = cloth_cmd()
-        .args([
-            "check",
-            root().join("scenes/skirt_mannequin.toml").to_str().unwrap(),
-        ])
+        .args(["check", scene.to_str().unwrap()])
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&o.stdout);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(
         o.status.success(),
         "{text}{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    text
+}
+
+#[test]
+fn cloth_check_reports_the_skirt_pattern_and_its_seams() {
+    let text = cloth_check(&root().join("scenes/skirt_mannequin.toml"));
     assert!(text.contains("cloth      skirt:"), "{text}");
     assert!(text.contains("rest       pattern"), "{text}");
     assert!(text.contains("panel waistband_front"), "{text}");
@@ -310,16 +313,7 @@ fn cloth_check_reports_a_cloth_that_starts_crossed() {
         "[cloth]\nmesh = { kind = \"obj\", path = \"hooked.obj\" }\nself_collision = true\n",
     )
     .unwrap();
-    let o = cloth_cmd()
-        .args(["check", scene.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        o.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let text = cloth_check(&scene);
     assert!(
         text.contains("crossings  1 pair of triangles at the start; 0 left"),
         "{text}"

@@ -61,9 +61,11 @@ pub fn untangle(
     let mut counter = IntersectionCounter::default();
     let class = weld_classes(x.len(), welded);
     let members = weld_members(&class, x.len());
-    let pinned = |v: usize| match members.get(v) {
-        Some(group) if !group.is_empty() => group.iter().any(|&w| fixed.get(w) == Some(&true)),
-        _ => fixed.get(v) == Some(&true),
+    // The vertices welded to `v` (itself included), or `None` when nothing is welded.
+    let group = |v: usize| class.get(v).map(|&r| members[r].as_slice());
+    let pinned = |v: usize| match group(v) {
+        Some(g) => g.iter().any(|&w| fixed.get(w) == Some(&true)),
+        None => fixed.get(v) == Some(&true),
     };
     let fixed: Vec<bool> = (0..x.len()).map(pinned).collect();
     let mut out = Untangled::default();
@@ -93,10 +95,12 @@ pub fn untangle(
         moves.sort_by(|a, b| b.0.total_cmp(&a.0));
         for (_, c) in &moves {
             if let Some((v, to, _)) = push_back(c, triangles, x, &centroids, &fixed, margin) {
-                let d = to - x[v];
-                match members.get(v) {
-                    Some(group) if !group.is_empty() => group.iter().for_each(|&w| x[w] += d),
-                    _ => x[v] = to,
+                match group(v) {
+                    Some(g) => {
+                        let d = to - x[v];
+                        g.iter().for_each(|&w| x[w] += d);
+                    }
+                    None => x[v] = to,
                 }
                 out.moves += 1;
             }
@@ -113,8 +117,8 @@ pub fn untangle(
     out
 }
 
-/// For every vertex, the vertices welded to it (itself included); empty lists when nothing
-/// is welded.
+/// The vertices welded together, per weld class (indexed by the class's root in `class`);
+/// empty when nothing is welded.
 fn weld_members(class: &[usize], n: usize) -> Vec<Vec<usize>> {
     if class.is_empty() {
         return Vec::new();
@@ -123,7 +127,7 @@ fn weld_members(class: &[usize], n: usize) -> Vec<Vec<usize>> {
     for (v, &r) in class.iter().enumerate() {
         by_root[r].push(v);
     }
-    (0..n).map(|v| by_root[class[v]].clone()).collect()
+    by_root
 }
 
 /// The edges of each intersecting pair that pass through the other triangle.

@@ -425,11 +425,12 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
             sim = sim.with_initial_velocity(range, c.velocity);
         }
     }
-    let sim = sim.with_untangled_start().with_preroll(scene.run.preroll)?;
+    let sim = sim.with_preroll(scene.run.preroll)?;
     let coarse = coarse_start(scene, &sim.system().parts, sim.world().sewing.sewn_by())?;
+    // A coarse start replaces the initial positions (and untangles what it carries).
     Ok(match coarse {
         Some(c) => sim.with_coarse_start(c),
-        None => sim,
+        None => sim.with_untangled_start(),
     })
 }
 
