@@ -21,8 +21,8 @@ use std::time::Instant;
 use cloth::{cloth_problem, cloth_problem_with};
 use cloth_forces::Material;
 use cloth_solver::{
-    Multigrid, MultigridParams, Par, PcgParams, PcgWorkspace, Preconditioner, Reuse, Smoother,
-    Vector3, solve_mpcg, solve_mpcg_multigrid,
+    Multigrid, MultigridParams, NearNullSpace, Par, PcgParams, PcgWorkspace, Preconditioner, Reuse,
+    Smoother, Vector3, solve_mpcg, solve_mpcg_multigrid,
 };
 
 /// CPU time of the whole process (all threads), ns, from /proc (Linux); robust to other
@@ -57,7 +57,16 @@ fn env_list(name: &str, default: &[usize]) -> Vec<usize> {
 
 fn variants() -> Vec<(String, MultigridParams)> {
     let d = MultigridParams::default();
-    let mut v = vec![("default".to_string(), d)];
+    let mut v = vec![
+        ("default".to_string(), d),
+        (
+            "rigid-body modes".to_string(),
+            MultigridParams {
+                near_null_space: NearNullSpace::RigidBody,
+                ..d
+            },
+        ),
+    ];
     if let Ok(grid) = std::env::var("MG_GRID") {
         // MG_GRID="0.02:2,0.05:1:4": strength threshold : Chebyshev degree : ratio.
         v.clear();
@@ -233,22 +242,28 @@ fn sequence_table(sides: &[usize], steps: usize) {
 fn robustness_table(side: usize, reps: usize) {
     println!();
     println!("Robustness at {side}^2 (iterations / CPU ms per solve incl. setup):");
-    let choices: Vec<(String, MultigridParams)> = [(0.05, 1), (0.05, 2), (0.02, 2)]
-        .iter()
-        .map(|&(theta, degree)| {
-            (
-                format!("theta {theta} cheb{degree}"),
-                MultigridParams {
-                    strength_threshold: theta,
-                    smoother: Smoother::Chebyshev {
-                        degree,
-                        ratio: 30.0,
-                    },
-                    ..Default::default()
+    let choices: Vec<(String, MultigridParams)> = [
+        (0.05, 1, NearNullSpace::Translations),
+        (0.05, 1, NearNullSpace::RigidBody),
+        (0.05, 2, NearNullSpace::Translations),
+        (0.02, 2, NearNullSpace::Translations),
+    ]
+    .iter()
+    .map(|&(theta, degree, near_null_space)| {
+        (
+            format!("theta {theta} cheb{degree} {near_null_space:?}"),
+            MultigridParams {
+                strength_threshold: theta,
+                smoother: Smoother::Chebyshev {
+                    degree,
+                    ratio: 30.0,
                 },
-            )
-        })
-        .collect();
+                near_null_space,
+                ..Default::default()
+            },
+        )
+    })
+    .collect();
     print!("| case |");
     for (name, _) in &choices {
         print!(" {name} |");

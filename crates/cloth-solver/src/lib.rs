@@ -135,7 +135,8 @@ pub use error::SolverError;
 pub use llt::SparseLlt;
 pub use matrix::{AssemblyPlan, BlockMatrix};
 pub use multigrid::{
-    Multigrid, MultigridParams, MultigridSetupInfo, Reuse, Smoother, solve_mpcg_multigrid,
+    Multigrid, MultigridParams, MultigridSetupInfo, NearNullSpace, Reuse, Smoother,
+    solve_mpcg_multigrid,
 };
 pub use nalgebra::{Matrix3, Vector3};
 pub use pcg::{PcgInfo, PcgParams, PcgWorkspace, Preconditioner, constraint_forces, solve_mpcg};

@@ -6,13 +6,22 @@
 mod common;
 
 use cloth_solver::{
-    BlockMatrix, Constraint, DirectSolver, Matrix3, Multigrid, MultigridParams, Par, PcgInfo,
-    PcgParams, PcgWorkspace, Preconditioner, Reuse, Smoother, SolverError, Vector3, solve_direct,
-    solve_mpcg, solve_mpcg_multigrid,
+    BlockMatrix, Constraint, DirectSolver, Matrix3, Multigrid, MultigridParams, NearNullSpace, Par,
+    PcgInfo, PcgParams, PcgWorkspace, Preconditioner, Reuse, Smoother, SolverError, Vector3,
+    solve_direct, solve_mpcg, solve_mpcg_multigrid,
 };
 use common::cloth::{ClothProblem, cloth_problem};
 use common::{Rng, grid_system, norm, random_system};
 use proptest::prelude::*;
+
+/// The default parameters with each near-null space (translations, rigid-body modes): the
+/// tests that hold for the method hold for both.
+fn near_null_spaces() -> [MultigridParams; 2] {
+    [NearNullSpace::Translations, NearNullSpace::RigidBody].map(|near_null_space| MultigridParams {
+        near_null_space,
+        ..Default::default()
+    })
+}
 
 fn pcg(tolerance: f64, max_iterations: usize) -> PcgParams {
     PcgParams {
@@ -81,49 +90,123 @@ fn mixed_constraints(p: &mut ClothProblem, seed: u64) {
 
 #[test]
 fn recovers_known_solution() {
-    for (a, pos) in [grid_system(21, 1e-3, 1.0), {
-        let p = cloth_problem(21, 0.0);
-        (p.a, p.positions)
-    }] {
-        let n = a.n();
-        let mut rng = Rng::new(5);
-        let x: Vec<Vector3<f64>> = (0..n).map(|_| rng.vec3(1.0)).collect();
-        let mut b = vec![Vector3::zeros(); n];
-        a.mul_vec(&x, &mut b);
-        let free = vec![Constraint::Free; n];
-        let zero = vec![Vector3::zeros(); n];
-        let mut mg =
-            Multigrid::new(&a, &pos, &free, &MultigridParams::default(), Par::default()).unwrap();
-        assert!(mg.levels() >= 2, "{:?}", mg.level_unknowns());
-        let (dv, info) = mg_solve(&mut mg, &a, &b, &zero, &free, &pos, &pcg(1e-12, 200));
-        assert!(info.converged, "{info:?}");
-        assert!(rel_diff(&dv, &x) <= 1e-8, "{}", rel_diff(&dv, &x));
-        // The residual b - A dv is small too.
-        let mut r = vec![Vector3::zeros(); n];
-        a.mul_vec(&dv, &mut r);
-        let res: Vec<Vector3<f64>> = r.iter().zip(&b).map(|(u, v)| u - v).collect();
-        assert!(norm(&res) <= 1e-9 * norm(&b));
+    for params in near_null_spaces() {
+        for (a, pos) in [grid_system(21, 1e-3, 1.0), {
+            let p = cloth_problem(21, 0.0);
+            (p.a, p.positions)
+        }] {
+            let n = a.n();
+            let mut rng = Rng::new(5);
+            let x: Vec<Vector3<f64>> = (0..n).map(|_| rng.vec3(1.0)).collect();
+            let mut b = vec![Vector3::zeros(); n];
+            a.mul_vec(&x, &mut b);
+            let free = vec![Constraint::Free; n];
+            let zero = vec![Vector3::zeros(); n];
+            let mut mg = Multigrid::new(&a, &pos, &free, &params, Par::default()).unwrap();
+            assert!(mg.levels() >= 2, "{:?}", mg.level_unknowns());
+            let (dv, info) = mg_solve(&mut mg, &a, &b, &zero, &free, &pos, &pcg(1e-12, 200));
+            assert!(info.converged, "{info:?}");
+            assert!(rel_diff(&dv, &x) <= 1e-8, "{}", rel_diff(&dv, &x));
+            // The residual b - A dv is small too.
+            let mut r = vec![Vector3::zeros(); n];
+            a.mul_vec(&dv, &mut r);
+            let res: Vec<Vector3<f64>> = r.iter().zip(&b).map(|(u, v)| u - v).collect();
+            assert!(norm(&res) <= 1e-9 * norm(&b));
+        }
     }
 }
 
 #[test]
 fn matches_direct_solve_on_cloth_matrices() {
-    for (side, phase, mixed) in [(41, 0.0, false), (41, 0.7, true), (60, 1.3, true)] {
-        let mut p = cloth_problem(side, phase);
-        if mixed {
-            mixed_constraints(&mut p, side as u64);
+    for params in near_null_spaces() {
+        for (side, phase, mixed) in [(41, 0.0, false), (41, 0.7, true), (60, 1.3, true)] {
+            let mut p = cloth_problem(side, phase);
+            if mixed {
+                mixed_constraints(&mut p, side as u64);
+            }
+            let mut direct = vec![Vector3::zeros(); p.a.n()];
+            solve_direct(&mut direct, &p.a, &p.b, &p.z, &p.constraints).unwrap();
+            let mut mg =
+                Multigrid::new(&p.a, &p.positions, &p.constraints, &params, Par::default())
+                    .unwrap();
+            let (dv, info) = mg_solve(
+                &mut mg,
+                &p.a,
+                &p.b,
+                &p.z,
+                &p.constraints,
+                &p.positions,
+                &pcg(1e-10, 300),
+            );
+            assert!(info.converged, "side {side}: {info:?}");
+            let d = rel_diff(&dv, &direct);
+            assert!(d <= 1e-7, "side {side} phase {phase}: rel diff {d}");
         }
-        let mut direct = vec![Vector3::zeros(); p.a.n()];
-        solve_direct(&mut direct, &p.a, &p.b, &p.z, &p.constraints).unwrap();
-        let mut mg = Multigrid::new(
+    }
+}
+
+/// The constrained components of dv equal those of z after every number of iterations
+/// (exactly for fixed and free particles, to rounding for planes and lines).
+#[test]
+fn constraints_exact_at_every_iteration() {
+    for params in near_null_spaces() {
+        let mut p = cloth_problem(31, 0.4);
+        mixed_constraints(&mut p, 3);
+        let mut mg =
+            Multigrid::new(&p.a, &p.positions, &p.constraints, &params, Par::default()).unwrap();
+        let mut k = 0;
+        loop {
+            let (dv, info) = mg_solve(
+                &mut mg,
+                &p.a,
+                &p.b,
+                &p.z,
+                &p.constraints,
+                &p.positions,
+                &pcg(1e-10, k),
+            );
+            assert_eq!(info.iterations, k.min(info.iterations));
+            for i in 0..dv.len() {
+                let c = &p.constraints[i];
+                let drift = c.complement(&(dv[i] - p.z[i])).norm();
+                assert!(
+                    drift <= 1e-15 * (1.0 + p.z[i].norm() + dv[i].norm()),
+                    "iteration {k}, particle {i}: drift {drift}"
+                );
+                if *c == Constraint::Fixed {
+                    assert_eq!(dv[i], p.z[i], "iteration {k}, particle {i}");
+                }
+            }
+            if info.converged {
+                break;
+            }
+            k += 1;
+            assert!(k < 100, "no convergence");
+        }
+        assert!(k >= 3, "too few iterations to be a test: {k}");
+    }
+}
+
+/// Fixed corners, a sliding edge (line constraints) and a contact band (plane constraints with
+/// varying normals): converges quickly to the visual tolerance and to the direct solution.
+#[test]
+fn converges_with_mixed_constraints() {
+    for params in near_null_spaces() {
+        let mut p = cloth_problem(51, 0.2);
+        mixed_constraints(&mut p, 11);
+        let mut mg =
+            Multigrid::new(&p.a, &p.positions, &p.constraints, &params, Par::default()).unwrap();
+        let (_, fast) = mg_solve(
+            &mut mg,
             &p.a,
-            &p.positions,
+            &p.b,
+            &p.z,
             &p.constraints,
-            &MultigridParams::default(),
-            Par::default(),
-        )
-        .unwrap();
-        let (dv, info) = mg_solve(
+            &p.positions,
+            &pcg(1e-3, 100),
+        );
+        assert!(fast.converged && fast.iterations <= 20, "{fast:?}");
+        let (dv, tight) = mg_solve(
             &mut mg,
             &p.a,
             &p.b,
@@ -132,99 +215,15 @@ fn matches_direct_solve_on_cloth_matrices() {
             &p.positions,
             &pcg(1e-10, 300),
         );
-        assert!(info.converged, "side {side}: {info:?}");
-        let d = rel_diff(&dv, &direct);
-        assert!(d <= 1e-7, "side {side} phase {phase}: rel diff {d}");
+        assert!(tight.converged, "{tight:?}");
+        let mut direct = vec![Vector3::zeros(); p.a.n()];
+        DirectSolver::new(&p.a)
+            .unwrap()
+            .solve(&mut direct, &p.a, &p.b, &p.z, &p.constraints)
+            .unwrap();
+        assert!(rel_diff(&dv, &direct) <= 1e-7);
+        eprintln!("mixed constraints, 2601 particles: {fast:?} / {tight:?}");
     }
-}
-
-/// The constrained components of dv equal those of z after every number of iterations
-/// (exactly for fixed and free particles, to rounding for planes and lines).
-#[test]
-fn constraints_exact_at_every_iteration() {
-    let mut p = cloth_problem(31, 0.4);
-    mixed_constraints(&mut p, 3);
-    let mut mg = Multigrid::new(
-        &p.a,
-        &p.positions,
-        &p.constraints,
-        &MultigridParams::default(),
-        Par::default(),
-    )
-    .unwrap();
-    let mut k = 0;
-    loop {
-        let (dv, info) = mg_solve(
-            &mut mg,
-            &p.a,
-            &p.b,
-            &p.z,
-            &p.constraints,
-            &p.positions,
-            &pcg(1e-10, k),
-        );
-        assert_eq!(info.iterations, k.min(info.iterations));
-        for i in 0..dv.len() {
-            let c = &p.constraints[i];
-            let drift = c.complement(&(dv[i] - p.z[i])).norm();
-            assert!(
-                drift <= 1e-15 * (1.0 + p.z[i].norm() + dv[i].norm()),
-                "iteration {k}, particle {i}: drift {drift}"
-            );
-            if *c == Constraint::Fixed {
-                assert_eq!(dv[i], p.z[i], "iteration {k}, particle {i}");
-            }
-        }
-        if info.converged {
-            break;
-        }
-        k += 1;
-        assert!(k < 100, "no convergence");
-    }
-    assert!(k >= 3, "too few iterations to be a test: {k}");
-}
-
-/// Fixed corners, a sliding edge (line constraints) and a contact band (plane constraints with
-/// varying normals): converges quickly to the visual tolerance and to the direct solution.
-#[test]
-fn converges_with_mixed_constraints() {
-    let mut p = cloth_problem(51, 0.2);
-    mixed_constraints(&mut p, 11);
-    let mut mg = Multigrid::new(
-        &p.a,
-        &p.positions,
-        &p.constraints,
-        &MultigridParams::default(),
-        Par::default(),
-    )
-    .unwrap();
-    let (_, fast) = mg_solve(
-        &mut mg,
-        &p.a,
-        &p.b,
-        &p.z,
-        &p.constraints,
-        &p.positions,
-        &pcg(1e-3, 100),
-    );
-    assert!(fast.converged && fast.iterations <= 20, "{fast:?}");
-    let (dv, tight) = mg_solve(
-        &mut mg,
-        &p.a,
-        &p.b,
-        &p.z,
-        &p.constraints,
-        &p.positions,
-        &pcg(1e-10, 300),
-    );
-    assert!(tight.converged, "{tight:?}");
-    let mut direct = vec![Vector3::zeros(); p.a.n()];
-    DirectSolver::new(&p.a)
-        .unwrap()
-        .solve(&mut direct, &p.a, &p.b, &p.z, &p.constraints)
-        .unwrap();
-    assert!(rel_diff(&dv, &direct) <= 1e-7);
-    eprintln!("mixed constraints, 2601 particles: {fast:?} / {tight:?}");
 }
 
 /// Iterations at 201^2 particles stay within 1.6x those at 51^2 for the multigrid (and at
@@ -232,80 +231,78 @@ fn converges_with_mixed_constraints() {
 /// the same 16x refinement (26^2 -> 101^2, kept small for test time).
 #[test]
 fn iterations_flat_in_resolution() {
-    let system = |side: usize| {
-        let (a, pos) = grid_system(side, 1e-4, 1.0);
-        let n = a.n();
-        let mut cons = vec![Constraint::Free; n];
-        cons[0] = Constraint::Fixed;
-        cons[side - 1] = Constraint::Fixed;
-        let b = vec![Vector3::new(0.0, 0.0, -1e-3); n];
-        (a, pos, cons, b, vec![Vector3::zeros(); n])
-    };
-    let multigrid = |side: usize| {
-        let (a, pos, cons, b, z) = system(side);
-        let mut mg =
-            Multigrid::new(&a, &pos, &cons, &MultigridParams::default(), Par::default()).unwrap();
-        let (_, info) = mg_solve(&mut mg, &a, &b, &z, &cons, &pos, &pcg(1e-3, 200));
-        assert!(info.converged, "{info:?}");
-        info.iterations as f64
-    };
-    let block_jacobi = |side: usize| {
-        let (a, _, cons, b, z) = system(side);
-        let mut dv = vec![Vector3::zeros(); a.n()];
-        let params = PcgParams {
-            preconditioner: Preconditioner::BlockJacobi,
-            ..pcg(1e-3, 20_000)
+    for params in near_null_spaces() {
+        let system = |side: usize| {
+            let (a, pos) = grid_system(side, 1e-4, 1.0);
+            let n = a.n();
+            let mut cons = vec![Constraint::Free; n];
+            cons[0] = Constraint::Fixed;
+            cons[side - 1] = Constraint::Fixed;
+            let b = vec![Vector3::new(0.0, 0.0, -1e-3); n];
+            (a, pos, cons, b, vec![Vector3::zeros(); n])
         };
-        let info = solve_mpcg(
-            &mut dv,
-            &a,
-            &b,
-            &z,
-            &cons,
-            &params,
-            Par::default(),
-            &mut PcgWorkspace::new(),
-        )
-        .unwrap();
-        assert!(info.converged);
-        info.iterations as f64
-    };
-    let mg: Vec<f64> = [26, 51, 101, 201].into_iter().map(multigrid).collect();
-    let bj = [block_jacobi(26), block_jacobi(101)];
-    eprintln!("multigrid 26^2..201^2: {mg:?}; block-Jacobi 26^2, 101^2: {bj:?}");
-    assert!(mg[3] <= 1.6 * mg[1], "multigrid 51^2 -> 201^2: {mg:?}");
-    assert!(mg[2] <= 1.6 * mg[0], "multigrid 26^2 -> 101^2: {mg:?}");
-    assert!(bj[1] > 1.6 * bj[0], "block-Jacobi 26^2 -> 101^2: {bj:?}");
+        let multigrid = |side: usize| {
+            let (a, pos, cons, b, z) = system(side);
+            let mut mg = Multigrid::new(&a, &pos, &cons, &params, Par::default()).unwrap();
+            let (_, info) = mg_solve(&mut mg, &a, &b, &z, &cons, &pos, &pcg(1e-3, 200));
+            assert!(info.converged, "{info:?}");
+            info.iterations as f64
+        };
+        let block_jacobi = |side: usize| {
+            let (a, _, cons, b, z) = system(side);
+            let mut dv = vec![Vector3::zeros(); a.n()];
+            let params = PcgParams {
+                preconditioner: Preconditioner::BlockJacobi,
+                ..pcg(1e-3, 20_000)
+            };
+            let info = solve_mpcg(
+                &mut dv,
+                &a,
+                &b,
+                &z,
+                &cons,
+                &params,
+                Par::default(),
+                &mut PcgWorkspace::new(),
+            )
+            .unwrap();
+            assert!(info.converged);
+            info.iterations as f64
+        };
+        let mg: Vec<f64> = [26, 51, 101, 201].into_iter().map(multigrid).collect();
+        let bj = [block_jacobi(26), block_jacobi(101)];
+        eprintln!("multigrid 26^2..201^2: {mg:?}; block-Jacobi 26^2, 101^2: {bj:?}");
+        assert!(mg[3] <= 1.6 * mg[1], "multigrid 51^2 -> 201^2: {mg:?}");
+        assert!(mg[2] <= 1.6 * mg[0], "multigrid 26^2 -> 101^2: {mg:?}");
+        assert!(bj[1] > 1.6 * bj[0], "block-Jacobi 26^2 -> 101^2: {bj:?}");
+    }
 }
 
 /// Realistic cloth: iteration counts at 141^2 within 1.6x those at 36^2.
 #[test]
 fn cloth_iterations_flat_in_resolution() {
-    let its = |side| {
-        let p = cloth_problem(side, 0.0);
-        let mut mg = Multigrid::new(
-            &p.a,
-            &p.positions,
-            &p.constraints,
-            &MultigridParams::default(),
-            Par::default(),
-        )
-        .unwrap();
-        let (_, info) = mg_solve(
-            &mut mg,
-            &p.a,
-            &p.b,
-            &p.z,
-            &p.constraints,
-            &p.positions,
-            &pcg(1e-3, 200),
-        );
-        assert!(info.converged);
-        info.iterations
-    };
-    let (small, large) = (its(36), its(141));
-    eprintln!("cloth multigrid iterations {small} -> {large}");
-    assert!(large as f64 <= 1.6 * small as f64, "{small} -> {large}");
+    for params in near_null_spaces() {
+        let its = |side| {
+            let p = cloth_problem(side, 0.0);
+            let mut mg =
+                Multigrid::new(&p.a, &p.positions, &p.constraints, &params, Par::default())
+                    .unwrap();
+            let (_, info) = mg_solve(
+                &mut mg,
+                &p.a,
+                &p.b,
+                &p.z,
+                &p.constraints,
+                &p.positions,
+                &pcg(1e-3, 200),
+            );
+            assert!(info.converged);
+            info.iterations
+        };
+        let (small, large) = (its(36), its(141));
+        eprintln!("cloth multigrid iterations {small} -> {large}");
+        assert!(large as f64 <= 1.6 * small as f64, "{small} -> {large}");
+    }
 }
 
 /// With `Reuse::Prolongators { solves: 3 }` the prolongators are rebuilt every third solve,
@@ -374,129 +371,122 @@ fn reuse_follows_its_schedule() {
 /// no aggregates (smoother as coarsest solver), `max_levels = 1`, and random SPD stencils.
 #[test]
 fn degenerate_hierarchies_still_solve() {
-    // Two particles: coarsest level = fine level, dense Cholesky: one iteration.
-    let mut a = BlockMatrix::new(2, &[(0, 1)]).unwrap();
-    let k = Matrix3::identity() * 10.0;
-    a.add_diagonal(0, &(Matrix3::identity() + k));
-    a.add_diagonal(1, &(Matrix3::identity() + k));
-    a.add_block(0, 1, &(-k)).unwrap();
-    let pos = [Vector3::zeros(), Vector3::x()];
-    let mut mg = Multigrid::new(
-        &a,
-        &pos,
-        &[Constraint::Fixed, Constraint::Free],
-        &MultigridParams::default(),
-        Par::default(),
-    )
-    .unwrap();
-    assert_eq!(mg.levels(), 1);
-    let cons = [Constraint::Fixed, Constraint::Free];
-    let z = [Vector3::new(0.0, 0.0, 0.1), Vector3::zeros()];
-    let b = [Vector3::zeros(), Vector3::new(0.0, 0.0, -0.1)];
-    let (dv, info) = mg_solve(&mut mg, &a, &b, &z, &cons, &pos, &pcg(1e-10, 10));
-    assert!(info.converged && info.iterations <= 1, "{info:?}");
-    assert_eq!(dv[0], z[0]);
-    assert!((dv[1].z - 0.9 / 11.0).abs() < 1e-12);
-
-    // Block-diagonal, too large for a dense coarsest level: the smoother solves it.
-    let n = 1500;
-    let mut d = BlockMatrix::new(n, &[]).unwrap();
-    let mut rng = Rng::new(8);
-    for i in 0..n {
-        let m = Matrix3::from_diagonal(&Vector3::new(1.0, 2.0, 3.0)) * rng.uniform(0.1, 10.0);
-        d.add_diagonal(i, &m);
-    }
-    let pos: Vec<Vector3<f64>> = (0..n).map(|_| rng.vec3(1.0)).collect();
-    let b: Vec<Vector3<f64>> = (0..n).map(|_| rng.vec3(1.0)).collect();
-    let zero = vec![Vector3::zeros(); n];
-    let free = vec![Constraint::Free; n];
-    for params in [
-        MultigridParams::default(),
-        MultigridParams {
-            smoother: Smoother::GaussSeidel { sweeps: 1 },
-            ..Default::default()
-        },
-    ] {
-        let mut mg = Multigrid::new(&d, &pos, &free, &params, Par::default()).unwrap();
+    for params in near_null_spaces() {
+        // Two particles: coarsest level = fine level, dense Cholesky: one iteration.
+        let mut a = BlockMatrix::new(2, &[(0, 1)]).unwrap();
+        let k = Matrix3::identity() * 10.0;
+        a.add_diagonal(0, &(Matrix3::identity() + k));
+        a.add_diagonal(1, &(Matrix3::identity() + k));
+        a.add_block(0, 1, &(-k)).unwrap();
+        let pos = [Vector3::zeros(), Vector3::x()];
+        let mut mg = Multigrid::new(
+            &a,
+            &pos,
+            &[Constraint::Fixed, Constraint::Free],
+            &params,
+            Par::default(),
+        )
+        .unwrap();
         assert_eq!(mg.levels(), 1);
-        let (_, info) = mg_solve(&mut mg, &d, &b, &zero, &free, &pos, &pcg(1e-10, 50));
-        assert!(info.converged, "{params:?}: {info:?}");
-    }
+        let cons = [Constraint::Fixed, Constraint::Free];
+        let z = [Vector3::new(0.0, 0.0, 0.1), Vector3::zeros()];
+        let b = [Vector3::zeros(), Vector3::new(0.0, 0.0, -0.1)];
+        let (dv, info) = mg_solve(&mut mg, &a, &b, &z, &cons, &pos, &pcg(1e-10, 10));
+        assert!(info.converged && info.iterations <= 1, "{info:?}");
+        assert_eq!(dv[0], z[0]);
+        assert!((dv[1].z - 0.9 / 11.0).abs() < 1e-12);
 
-    // max_levels = 1 on a cloth matrix: smoother-only preconditioner, still converges.
-    let p = cloth_problem(21, 0.0);
-    let one = MultigridParams {
-        max_levels: 1,
-        ..Default::default()
-    };
-    let mut mg = Multigrid::new(&p.a, &p.positions, &p.constraints, &one, Par::default()).unwrap();
-    assert_eq!(mg.levels(), 1);
-    let (_, info) = mg_solve(
-        &mut mg,
-        &p.a,
-        &p.b,
-        &p.z,
-        &p.constraints,
-        &p.positions,
-        &pcg(1e-6, 5000),
-    );
-    assert!(info.converged, "{info:?}");
+        // Block-diagonal, too large for a dense coarsest level: the smoother solves it.
+        let n = 1500;
+        let mut d = BlockMatrix::new(n, &[]).unwrap();
+        let mut rng = Rng::new(8);
+        for i in 0..n {
+            let m = Matrix3::from_diagonal(&Vector3::new(1.0, 2.0, 3.0)) * rng.uniform(0.1, 10.0);
+            d.add_diagonal(i, &m);
+        }
+        let pos: Vec<Vector3<f64>> = (0..n).map(|_| rng.vec3(1.0)).collect();
+        let b: Vec<Vector3<f64>> = (0..n).map(|_| rng.vec3(1.0)).collect();
+        let zero = vec![Vector3::zeros(); n];
+        let free = vec![Constraint::Free; n];
+        for params in [
+            params,
+            MultigridParams {
+                smoother: Smoother::GaussSeidel { sweeps: 1 },
+                ..Default::default()
+            },
+        ] {
+            let mut mg = Multigrid::new(&d, &pos, &free, &params, Par::default()).unwrap();
+            assert_eq!(mg.levels(), 1);
+            let (_, info) = mg_solve(&mut mg, &d, &b, &zero, &free, &pos, &pcg(1e-10, 50));
+            assert!(info.converged, "{params:?}: {info:?}");
+        }
+
+        // max_levels = 1 on a cloth matrix: smoother-only preconditioner, still converges.
+        let p = cloth_problem(21, 0.0);
+        let one = MultigridParams {
+            max_levels: 1,
+            ..Default::default()
+        };
+        let mut mg =
+            Multigrid::new(&p.a, &p.positions, &p.constraints, &one, Par::default()).unwrap();
+        assert_eq!(mg.levels(), 1);
+        let (_, info) = mg_solve(
+            &mut mg,
+            &p.a,
+            &p.b,
+            &p.z,
+            &p.constraints,
+            &p.positions,
+            &pcg(1e-6, 5000),
+        );
+        assert!(info.converged, "{info:?}");
+    }
 }
 
 /// Empty and one-particle systems, and a hierarchy asked for before the matrix has values
 /// (the strength of connection needs them): reported or solved, never a panic.
 #[test]
 fn tiny_and_empty_systems() {
-    let empty = BlockMatrix::new(0, &[]).unwrap();
-    let mut mg = Multigrid::new(
-        &empty,
-        &[],
-        &[],
-        &MultigridParams::default(),
-        Par::default(),
-    )
-    .unwrap();
-    let (dv, info) = mg_solve(&mut mg, &empty, &[], &[], &[], &[], &pcg(1e-8, 10));
-    assert!(dv.is_empty() && info.converged && info.iterations == 0);
+    for params in near_null_spaces() {
+        let empty = BlockMatrix::new(0, &[]).unwrap();
+        let mut mg = Multigrid::new(&empty, &[], &[], &params, Par::default()).unwrap();
+        let (dv, info) = mg_solve(&mut mg, &empty, &[], &[], &[], &[], &pcg(1e-8, 10));
+        assert!(dv.is_empty() && info.converged && info.iterations == 0);
 
-    let mut one = BlockMatrix::new(1, &[]).unwrap();
-    one.add_diagonal(0, &(Matrix3::identity() * 2.0));
-    let pos = [Vector3::zeros()];
-    let mut mg = Multigrid::new(
-        &one,
-        &pos,
-        &[Constraint::Free],
-        &MultigridParams::default(),
-        Par::default(),
-    )
-    .unwrap();
-    let b = [Vector3::new(2.0, 4.0, 6.0)];
-    let (dv, info) = mg_solve(
-        &mut mg,
-        &one,
-        &b,
-        &[Vector3::zeros()],
-        &[Constraint::Free],
-        &pos,
-        &pcg(1e-12, 10),
-    );
-    assert!(info.converged && info.iterations <= 1, "{info:?}");
-    assert!((dv[0] - Vector3::new(1.0, 2.0, 3.0)).norm() < 1e-12);
+        let mut one = BlockMatrix::new(1, &[]).unwrap();
+        one.add_diagonal(0, &(Matrix3::identity() * 2.0));
+        let pos = [Vector3::zeros()];
+        let mut mg =
+            Multigrid::new(&one, &pos, &[Constraint::Free], &params, Par::default()).unwrap();
+        let b = [Vector3::new(2.0, 4.0, 6.0)];
+        let (dv, info) = mg_solve(
+            &mut mg,
+            &one,
+            &b,
+            &[Vector3::zeros()],
+            &[Constraint::Free],
+            &pos,
+            &pcg(1e-12, 10),
+        );
+        assert!(info.converged && info.iterations <= 1, "{info:?}");
+        assert!((dv[0] - Vector3::new(1.0, 2.0, 3.0)).norm() < 1e-12);
 
-    // Pattern only, all values zero: not positive definite, reported.
-    let p = cloth_problem(9, 0.0);
-    let zero = BlockMatrix::new(p.a.n(), &[(0, 1), (1, 2)]).unwrap();
-    let pos = &p.positions;
-    assert!(matches!(
-        Multigrid::new(
-            &zero,
-            pos,
-            &vec![Constraint::Free; p.a.n()],
-            &MultigridParams::default(),
-            Par::default()
-        ),
-        Err(SolverError::DiagonalNotPositive { .. } | SolverError::CoarseNotPositiveDefinite { .. })
-    ));
+        // Pattern only, all values zero: not positive definite, reported.
+        let p = cloth_problem(9, 0.0);
+        let zero = BlockMatrix::new(p.a.n(), &[(0, 1), (1, 2)]).unwrap();
+        let pos = &p.positions;
+        assert!(matches!(
+            Multigrid::new(
+                &zero,
+                pos,
+                &vec![Constraint::Free; p.a.n()],
+                &params,
+                Par::default()
+            ),
+            Err(SolverError::DiagonalNotPositive { .. }
+                | SolverError::CoarseNotPositiveDefinite { .. })
+        ));
+    }
 }
 
 proptest! {
@@ -508,7 +498,7 @@ proptest! {
     #[test]
     fn random_systems_match_direct(
         n in 10usize..200, elems_per in 1usize..4, k_max in 0.1f64..100.0,
-        frac in 0.0f64..0.6, seed in any::<u64>(), gs in any::<bool>()
+        frac in 0.0f64..0.6, seed in any::<u64>(), gs in any::<bool>(), rigid in any::<bool>()
     ) {
         let sys = random_system(n, elems_per * n, k_max, frac, seed);
         let mut rng = Rng::new(seed ^ 0xabc);
@@ -519,6 +509,11 @@ proptest! {
                 Smoother::GaussSeidel { sweeps: 1 }
             } else {
                 MultigridParams::default().smoother
+            },
+            near_null_space: if rigid {
+                NearNullSpace::RigidBody
+            } else {
+                NearNullSpace::Translations
             },
             ..Default::default()
         };
@@ -729,28 +724,29 @@ fn input_errors() {
 /// built with those constraints, the hierarchy solves it like the direct solver does.
 #[test]
 fn indefinite_only_in_constrained_directions_still_solves() {
-    let (mut a, pos) = grid_system(25, 1e-3, 1.0);
-    let n = a.n();
-    a.add_diagonal(300, &(Matrix3::identity() * -50.0));
-    let mut cons = vec![Constraint::Free; n];
-    cons[300] = Constraint::Fixed;
-    cons[0] = Constraint::Fixed;
-    let mut rng = Rng::new(4);
-    let b: Vec<Vector3<f64>> = (0..n).map(|_| rng.vec3(1e-3)).collect();
-    let mut z = vec![Vector3::zeros(); n];
-    z[300] = Vector3::new(0.0, 0.0, 0.01);
-    let mut mg =
-        Multigrid::new(&a, &pos, &cons, &MultigridParams::default(), Par::default()).unwrap();
-    assert!(mg.levels() >= 2);
-    let (dv, info) = mg_solve(&mut mg, &a, &b, &z, &cons, &pos, &pcg(1e-10, 300));
-    assert!(info.converged, "{info:?}");
-    assert_eq!(dv[300], z[300]);
-    let mut direct = vec![Vector3::zeros(); n];
-    solve_direct(&mut direct, &a, &b, &z, &cons).unwrap();
-    assert!(rel_diff(&dv, &direct) <= 1e-7);
-    // All particles free: not SPD, reported.
-    let free = vec![Constraint::Free; n];
-    assert!(Multigrid::new(&a, &pos, &free, &MultigridParams::default(), Par::default()).is_err());
+    for params in near_null_spaces() {
+        let (mut a, pos) = grid_system(25, 1e-3, 1.0);
+        let n = a.n();
+        a.add_diagonal(300, &(Matrix3::identity() * -50.0));
+        let mut cons = vec![Constraint::Free; n];
+        cons[300] = Constraint::Fixed;
+        cons[0] = Constraint::Fixed;
+        let mut rng = Rng::new(4);
+        let b: Vec<Vector3<f64>> = (0..n).map(|_| rng.vec3(1e-3)).collect();
+        let mut z = vec![Vector3::zeros(); n];
+        z[300] = Vector3::new(0.0, 0.0, 0.01);
+        let mut mg = Multigrid::new(&a, &pos, &cons, &params, Par::default()).unwrap();
+        assert!(mg.levels() >= 2);
+        let (dv, info) = mg_solve(&mut mg, &a, &b, &z, &cons, &pos, &pcg(1e-10, 300));
+        assert!(info.converged, "{info:?}");
+        assert_eq!(dv[300], z[300]);
+        let mut direct = vec![Vector3::zeros(); n];
+        solve_direct(&mut direct, &a, &b, &z, &cons).unwrap();
+        assert!(rel_diff(&dv, &direct) <= 1e-7);
+        // All particles free: not SPD, reported.
+        let free = vec![Constraint::Free; n];
+        assert!(Multigrid::new(&a, &pos, &free, &params, Par::default()).is_err());
+    }
 }
 
 /// An indefinite matrix is reported, not solved into NaN, and dv is left untouched.

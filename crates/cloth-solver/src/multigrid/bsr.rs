@@ -1,6 +1,6 @@
 //! Block compressed sparse rows with compile-time block shapes, for the multigrid hierarchy:
-//! prolongators (`B x 6` blocks), their products with the operator, and the coarse operators
-//! (`6 x 6` blocks, diagonal stored in the row like any other block).
+//! prolongators (`B x D` blocks), their products with the operator, and the coarse operators
+//! (`D x D` blocks, diagonal stored in the row like any other block).
 
 use nalgebra::SMatrix;
 

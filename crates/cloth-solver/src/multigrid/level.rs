@@ -11,9 +11,6 @@ use super::ops::{CoarseOp, DIAGONAL, Operator};
 use crate::SolverError;
 use crate::par::{ROW_CHUNK, sum_in_order};
 
-/// Coarse unknowns per aggregate: 3 translations and 3 rotations (the rigid-body modes).
-pub(crate) const NULL_DIM: usize = 6;
-
 /// A near-null-space column of an aggregate is dropped when orthogonalisation against the
 /// previous columns leaves less than this fraction of the largest candidate column's norm
 /// (the aggregate is too small, collinear or constrained to carry it).
@@ -28,7 +25,7 @@ const GALERKIN_CHUNK: usize = 256;
 
 /// Grid transfer of a level that has a coarser level below it.
 #[derive(Clone, Debug)]
-pub(crate) struct Transfer<const B: usize> {
+pub(crate) struct Transfer<const B: usize, const D: usize> {
     /// Aggregate of every node ([`NONE`] for nodes with no strong neighbour).
     pub agg: Vec<usize>,
     /// Aggregate members: aggregate `a` is `agg_nodes[agg_ptr[a]..agg_ptr[a + 1]]`.
@@ -37,12 +34,12 @@ pub(crate) struct Transfer<const B: usize> {
     /// Position of each node in `agg_nodes` ([`NONE`] if not aggregated).
     pub pos: Vec<usize>,
     /// Tentative prolongator blocks (orthonormal per aggregate), in `agg_nodes` order.
-    pub tent: Vec<SMatrix<f64, B, NULL_DIM>>,
+    pub tent: Vec<SMatrix<f64, B, D>>,
     /// Per slot of the operator's pattern: whether the block is strong. Weak blocks are
     /// lumped onto the diagonal when smoothing the prolongator.
     pub strong: Vec<bool>,
-    /// Smoothed prolongator `P = S (I - omega D_f^-1 A_s) T` (`B x 6` blocks).
-    pub p: Bsr<B, NULL_DIM>,
+    /// Smoothed prolongator `P = S (I - omega D_f^-1 A_s) T` (`B x D` blocks).
+    pub p: Bsr<B, D>,
     /// Column lists of `p` (for `P^T`).
     pub pt: Transpose,
     /// Pattern of `A_f P` (values are computed chunk by chunk in [`Transfer::galerkin`]).
@@ -90,13 +87,13 @@ impl<const B: usize> Vecs<B> {
 
 /// One level: its smoother, work vectors and (unless it is the coarsest) its transfer.
 #[derive(Clone, Debug)]
-pub(crate) struct Level<const B: usize> {
-    pub transfer: Option<Transfer<B>>,
+pub(crate) struct Level<const B: usize, const D: usize> {
+    pub transfer: Option<Transfer<B, D>>,
     pub smooth: SmoothData<B>,
     pub vecs: Vecs<B>,
     /// Near-null-space candidates of this level's nodes (levels >= 1: the `R` factors of the
     /// finer level's aggregates). Empty on level 0, whose candidates come from positions.
-    pub cand: Vec<SMatrix<f64, B, NULL_DIM>>,
+    pub cand: Vec<SMatrix<f64, B, D>>,
 }
 
 /// Symmetric strength of connection per stored block:
@@ -159,7 +156,7 @@ fn colour(row_ptr: &[usize], cols: &[usize]) -> (Vec<usize>, Vec<usize>) {
     (ptr, nodes)
 }
 
-impl<const B: usize> Level<B> {
+impl<const B: usize, const D: usize> Level<B, D> {
     /// Symbolic setup of a level for operator `op`: colouring, and, when `coarsen`, the
     /// aggregates of the strength graph (`strength >= theta`), the patterns of `P`, `A P` and
     /// of the coarse operator `P^T A P` (returned, values zero). The transfer is not built
@@ -170,7 +167,7 @@ impl<const B: usize> Level<B> {
         coarsen: bool,
         theta: f64,
         is_fine: bool,
-    ) -> (Self, Option<CoarseOp>) {
+    ) -> (Self, Option<CoarseOp<D>>) {
         let n = op.n();
         let (row_ptr, cols) = op.pattern();
         let (colour_ptr, colour_nodes) = colour(row_ptr, cols);
@@ -191,7 +188,7 @@ impl<const B: usize> Level<B> {
         }
         let s = strength(op);
         let (agg, count) = aggregate(row_ptr, cols, &s, theta);
-        if count == 0 || NULL_DIM * count >= B * n {
+        if count == 0 || D * count >= B * n {
             return (level, None);
         }
         let (agg_ptr, agg_nodes) = members(&agg, count);
@@ -426,26 +423,24 @@ fn dot_dinv<const B: usize>(
 /// enough for orthogonality to rounding: Giraud, Langou & Rozloznik 2005). On entry `q`
 /// holds the candidate blocks of the aggregate's nodes; on exit the orthonormal factor,
 /// with columns that orthogonalisation reduces below `QR_DROP` of the largest candidate
-/// column set to zero. Returns the `6 x 6` upper triangular factor `R` (rows of dropped
+/// column set to zero. Returns the `D x D` upper triangular factor `R` (rows of dropped
 /// columns zero): the aggregate's candidates on the coarse level (Vanek, Mandel & Brezina
 /// 1996, tentative prolongator; the "fit candidates" step of pyamg).
-fn qr_in_place<const B: usize>(
-    q: &mut [SMatrix<f64, B, NULL_DIM>],
-) -> SMatrix<f64, NULL_DIM, NULL_DIM> {
-    let col_dot = |q: &[SMatrix<f64, B, NULL_DIM>], a: usize, b: usize| -> f64 {
+fn qr_in_place<const B: usize, const D: usize>(q: &mut [SMatrix<f64, B, D>]) -> SMatrix<f64, D, D> {
+    let col_dot = |q: &[SMatrix<f64, B, D>], a: usize, b: usize| -> f64 {
         q.iter().map(|m| m.column(a).dot(&m.column(b))).sum()
     };
     let mut scale: f64 = 0.0;
-    for k in 0..NULL_DIM {
+    for k in 0..D {
         scale = scale.max(col_dot(q, k, k).sqrt());
     }
-    let mut r = SMatrix::<f64, NULL_DIM, NULL_DIM>::zeros();
+    let mut r = SMatrix::<f64, D, D>::zeros();
     if scale.is_nan() || scale <= 0.0 || !scale.is_finite() {
         q.iter_mut().for_each(|m| *m = SMatrix::zeros());
         return r;
     }
-    let mut active = [false; NULL_DIM];
-    for k in 0..NULL_DIM {
+    let mut active = [false; D];
+    for k in 0..D {
         for _pass in 0..2 {
             for j in 0..k {
                 if !active[j] {
@@ -482,19 +477,19 @@ fn skew(d: &Vector3<f64>) -> SMatrix<f64, 3, 3> {
     SMatrix::<f64, 3, 3>::new(0.0, -d.z, d.y, d.z, 0.0, -d.x, -d.y, d.x, 0.0)
 }
 
-impl<const B: usize> Transfer<B> {
+impl<const B: usize, const D: usize> Transfer<B, D> {
     /// Tentative prolongator from per-node candidates `cand(i)` (already filtered): QR per
     /// aggregate. Returns the coarse candidates (one `R` per aggregate). Parallel over fixed
     /// chunks of aggregates.
     pub fn fit(
         &mut self,
-        cand: impl Fn(usize, usize) -> SMatrix<f64, B, NULL_DIM> + Sync,
-    ) -> Vec<SMatrix<f64, NULL_DIM, NULL_DIM>> {
+        cand: impl Fn(usize, usize) -> SMatrix<f64, B, D> + Sync,
+    ) -> Vec<SMatrix<f64, D, D>> {
         let count = self.agg_ptr.len() - 1;
         let mut r = vec![SMatrix::zeros(); count];
         // Split tent into runs of whole aggregates, AGG_CHUNK aggregates per run.
         let mut runs = Vec::with_capacity(count.div_ceil(AGG_CHUNK));
-        let mut rest: &mut [SMatrix<f64, B, NULL_DIM>] = &mut self.tent;
+        let mut rest: &mut [SMatrix<f64, B, D>] = &mut self.tent;
         let mut a0 = 0;
         while a0 < count {
             let a1 = (a0 + AGG_CHUNK).min(count);
@@ -578,13 +573,13 @@ impl<const B: usize> Transfer<B> {
     /// fixed order. `A_f P` is never stored whole. Coarse unknowns whose column of `P`
     /// vanishes get a unit diagonal (they are decoupled, like constrained fine unknowns in
     /// `A_f`).
-    pub fn galerkin<O: Operator<B>>(&mut self, op: &O, coarse: &mut CoarseOp) {
+    pub fn galerkin<O: Operator<B>>(&mut self, op: &O, coarse: &mut CoarseOp<D>) {
         let (p, pt, ap_ptr, ap_cols) = (&self.p, &self.pt, &self.ap_ptr, &self.ap_cols);
         let nc = coarse.upper.nrows();
         let (row_ptr, cols, chunks) = coarse.upper.row_chunks_mut(GALERKIN_CHUNK);
         chunks.into_par_iter().for_each_init(
             || (Vec::new(), Vec::new(), Vec::new()),
-            |(rows, offs, buf): &mut (Vec<usize>, Vec<usize>, Vec<SMatrix<f64, B, NULL_DIM>>),
+            |(rows, offs, buf): &mut (Vec<usize>, Vec<usize>, Vec<SMatrix<f64, B, D>>),
              (first, vals)| {
                 let last = (first + GALERKIN_CHUNK).min(nc);
                 // Fine rows of A_f P that this chunk needs.
@@ -642,7 +637,7 @@ impl<const B: usize> Transfer<B> {
                     // unknowns with a zero prolongator column (zero row and column here).
                     let d = row_vals[0];
                     row_vals[0] = (d + d.transpose()) * 0.5;
-                    for c in 0..NULL_DIM {
+                    for c in 0..D {
                         if row_vals[0][(c, c)] == 0.0 {
                             row_vals[0][(c, c)] = 1.0;
                         }
@@ -653,14 +648,14 @@ impl<const B: usize> Transfer<B> {
     }
 
     /// `b_c = P^T r`, parallel over coarse rows.
-    pub fn restrict(&self, r: &[SVector<f64, B>], bc: &mut [SVector<f64, NULL_DIM>]) {
+    pub fn restrict(&self, r: &[SVector<f64, B>], bc: &mut [SVector<f64, D>]) {
         let (p, pt) = (&self.p, &self.pt);
         bc.par_chunks_mut(ROW_CHUNK)
             .enumerate()
             .for_each(|(c, out)| {
                 for (o, bj) in out.iter_mut().enumerate() {
                     let j = c * ROW_CHUNK + o;
-                    let mut acc = SVector::<f64, NULL_DIM>::zeros();
+                    let mut acc = SVector::<f64, D>::zeros();
                     for t in pt.ptr[j]..pt.ptr[j + 1] {
                         acc += p.vals[pt.slots[t]].tr_mul(&r[pt.rows[t]]);
                     }
@@ -670,7 +665,7 @@ impl<const B: usize> Transfer<B> {
     }
 
     /// `x += P x_c`, row-parallel.
-    pub fn prolong_add(&self, xc: &[SVector<f64, NULL_DIM>], x: &mut [SVector<f64, B>]) {
+    pub fn prolong_add(&self, xc: &[SVector<f64, D>], x: &mut [SVector<f64, B>]) {
         let p = &self.p;
         x.par_chunks_mut(ROW_CHUNK)
             .enumerate()
@@ -690,21 +685,25 @@ impl<const B: usize> Transfer<B> {
         let idx = size_of::<usize>();
         (self.agg.len() + self.agg_ptr.len() + self.agg_nodes.len() + self.pos.len()) * idx
             + self.strong.len()
-            + self.tent.len() * size_of::<SMatrix<f64, B, NULL_DIM>>()
+            + self.tent.len() * size_of::<SMatrix<f64, B, D>>()
             + self.p.memory_bytes()
             + self.pt.memory_bytes()
             + (self.ap_ptr.len() + self.ap_cols.len()) * idx
     }
 }
 
-/// Level-0 candidates: the rigid-body modes of each aggregate about its centroid, rotations
-/// scaled by the aggregate's RMS radius so all six columns are O(1), filtered by `S_i`:
-/// `S_i [I | -[(x_i - c)/L]_x]` (translations; rotations `e_k x (x_i - c)/L`).
-pub(crate) fn rigid_centres(
+/// Level-0 candidates' centres: the centroid of each aggregate and the inverse of its RMS
+/// radius (the rotation modes of [`rigid_block`] are taken about the centroid and scaled so
+/// that all six columns are O(1)).
+pub(crate) fn rigid_centres<const D: usize>(
     positions: &[Vector3<f64>],
-    transfer: &Transfer<3>,
+    transfer: &Transfer<3, D>,
 ) -> Vec<(Vector3<f64>, f64)> {
     let count = transfer.agg_ptr.len() - 1;
+    if D < 6 {
+        // Translations only: no rotation modes to centre.
+        return vec![(Vector3::zeros(), 0.0); count];
+    }
     (0..count)
         .into_par_iter()
         .with_min_len(AGG_CHUNK)
@@ -725,19 +724,23 @@ pub(crate) fn rigid_centres(
         .collect()
 }
 
-/// Candidate block of fine node `i` in an aggregate with centre `c` and inverse radius `inv_l`.
+/// Candidate block of fine node `i` in an aggregate with centre `c` and inverse radius `inv_l`,
+/// filtered by `S_i`: the three translations `S_i I` (`D = 3`), or the six rigid-body modes
+/// `S_i [I | -[(x_i - c)/L]_x]` (`D = 6`; rotations `e_k x (x_i - c)/L`).
 #[inline]
-pub(crate) fn rigid_block<O: Operator<3>>(
+pub(crate) fn rigid_block<O: Operator<3>, const D: usize>(
     op: &O,
     i: usize,
     x: &Vector3<f64>,
     c: &Vector3<f64>,
     inv_l: f64,
-) -> SMatrix<f64, 3, NULL_DIM> {
-    let mut m = SMatrix::<f64, 3, NULL_DIM>::zeros();
+) -> SMatrix<f64, 3, D> {
+    let mut m = SMatrix::<f64, 3, D>::zeros();
     m.fixed_view_mut::<3, 3>(0, 0)
         .copy_from(&SMatrix::<f64, 3, 3>::identity());
-    m.fixed_view_mut::<3, 3>(0, 3)
-        .copy_from(&(-skew(&((x - c) * inv_l))));
+    if D == 6 {
+        m.fixed_view_mut::<3, 3>(0, 3)
+            .copy_from(&(-skew(&((x - c) * inv_l))));
+    }
     op.filter_block(i, m)
 }

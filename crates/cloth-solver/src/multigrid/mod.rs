@@ -9,13 +9,14 @@
 //!   components. Every fine-level vector of the cycle stays in the range of `S`.
 //! * **Aggregation** (symbolic): greedy three-pass aggregation of the strength graph
 //!   `|A_ij|_F >= theta sqrt(|A_ii|_F |A_jj|_F)` (Vanek, Mandel & Brezina 1996).
-//! * **Near-null space:** the six rigid-body modes of each aggregate (three translations,
-//!   three rotations about the aggregate's centroid, from the particle positions), filtered by
-//!   `S_i`, orthonormalised per aggregate (thin QR; columns a small, collinear or constrained
-//!   aggregate cannot carry are dropped). Coarse levels use the `R` factors as candidates, so
-//!   every coarse node has 6 unknowns.
+//! * **Near-null space** ([`NearNullSpace`]): the three translations of each aggregate (the
+//!   default), or its six rigid-body modes (three translations, three rotations about the
+//!   aggregate's centroid, from the particle positions), filtered by `S_i`, orthonormalised
+//!   per aggregate (thin QR; columns a small, collinear or constrained aggregate cannot carry
+//!   are dropped). Coarse levels use the `R` factors as candidates, so every coarse node has
+//!   3 (or 6) unknowns.
 //! * **Prolongator:** `P = S (I - omega D_f^-1 A_f) T`, `omega = (4/3) / lambda_max(D_f^-1 A_f)`
-//!   (Lanczos estimate), `D_f` the 3x3 (6x6) block diagonal of `A_f`.
+//!   (Lanczos estimate), `D_f` the 3x3 (coarse: 3x3 or 6x6) block diagonal of `A_f`.
 //! * **Coarse operators:** Galerkin `A_c = P^T A_f P`, unknowns whose prolongator column
 //!   vanishes (aggregates of fixed particles) get a unit diagonal, so every level is SPD.
 //!   The coarsest level (at most [`MultigridParams::coarse_size`] unknowns) is factorised
@@ -52,7 +53,7 @@ use nalgebra::{SMatrix, Vector3};
 use crate::pcg::{Apply, Reference, check_len, solve_with};
 use crate::{BlockMatrix, Constraint, PcgInfo, PcgParams, PcgWorkspace, SolverError};
 use cycle::{Coarsest, postsmooth, presmooth};
-use level::{Level, NULL_DIM, Vecs, rigid_block, rigid_centres};
+use level::{Level, Vecs, rigid_block, rigid_centres};
 pub(crate) use ops::FineOp;
 use ops::{CoarseOp, Operator};
 
@@ -117,6 +118,23 @@ pub enum Reuse {
     },
 }
 
+/// The near-null-space vectors each aggregate carries to the coarse level: what the coarse
+/// levels can correct cheaply. Either choice is filtered by the constraints (`S_i`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum NearNullSpace {
+    /// The three translations: 3 coarse unknowns per aggregate, `3 x 3` coarse blocks (the
+    /// default). On cloth matrices it takes about one iteration more than
+    /// [`NearNullSpace::RigidBody`] (sometimes none), and each setup and iteration costs much
+    /// less: 1.4-1.9x faster per solve from 2.6k to 100k vertices (crate README).
+    #[default]
+    Translations,
+    /// The six rigid-body modes (three translations, three rotations about the aggregate's
+    /// centroid): 6 coarse unknowns per aggregate, `6 x 6` coarse blocks, the choice of
+    /// Tamstorf, Jones & McCormick (2015).
+    RigidBody,
+}
+
 /// What the last numeric setup of a [`Multigrid`] did, and how long it took.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct MultigridSetupInfo {
@@ -169,6 +187,8 @@ pub struct MultigridParams {
     /// hierarchy for 4 solves costs 1.5-1.8x the iterations, and a constraint change (contact)
     /// forces a rebuild anyway.
     pub reuse: Reuse,
+    /// Near-null space of the aggregates. Default [`NearNullSpace::Translations`].
+    pub near_null_space: NearNullSpace,
 }
 
 impl Default for MultigridParams {
@@ -184,6 +204,7 @@ impl Default for MultigridParams {
             prolongator_damping: 4.0 / 3.0,
             lanczos_steps: 6,
             reuse: Reuse::Nothing,
+            near_null_space: NearNullSpace::Translations,
         }
     }
 }
@@ -230,9 +251,34 @@ impl MultigridParams {
 
 /// A coarse level: its Galerkin operator and its smoother/transfer data.
 #[derive(Clone, Debug)]
-struct CoarseLevel {
-    op: CoarseOp,
-    level: Level<NULL_DIM>,
+struct CoarseLevel<const D: usize> {
+    op: CoarseOp<D>,
+    level: Level<D, D>,
+}
+
+/// The levels of a hierarchy with `D` near-null-space vectors per aggregate (3 or 6).
+#[derive(Clone, Debug)]
+struct Hierarchy<const D: usize> {
+    fine: Level<3, D>,
+    coarse: Vec<CoarseLevel<D>>,
+    coarsest: Coarsest,
+}
+
+/// The hierarchy, by near-null space ([`NearNullSpace`]).
+#[derive(Clone, Debug)]
+enum Levels {
+    Translations(Hierarchy<3>),
+    RigidBody(Hierarchy<6>),
+}
+
+/// Runs `$body` with `$h` bound to the hierarchy inside `$levels`, whatever its `D`.
+macro_rules! with_hierarchy {
+    ($levels:expr, $h:ident => $body:expr) => {
+        match $levels {
+            Levels::Translations($h) => $body,
+            Levels::RigidBody($h) => $body,
+        }
+    };
 }
 
 /// Smoothed-aggregation multigrid hierarchy for one matrix pattern, used as the
@@ -246,9 +292,7 @@ pub struct Multigrid {
     params: MultigridParams,
     row_ptr: Vec<usize>,
     cols: Vec<usize>,
-    fine: Level<3>,
-    coarse: Vec<CoarseLevel>,
-    coarsest: Coarsest,
+    levels: Levels,
     /// Constraints the current prolongators were built with.
     built_with: Vec<Constraint>,
     /// Solves since the prolongators were built (`usize::MAX`: none built).
@@ -257,7 +301,7 @@ pub struct Multigrid {
 }
 
 /// Candidate source for a refresh that does not rebuild prolongators (never called).
-fn unreachable_cand() -> SMatrix<f64, 3, NULL_DIM> {
+fn unreachable_cand<const D: usize>() -> SMatrix<f64, 3, D> {
     SMatrix::zeros()
 }
 
@@ -278,16 +322,16 @@ fn check_positions(n: usize, positions: &[Vector3<f64>]) -> Result<(), SolverErr
 /// Numeric refresh of a level with a transfer: smoother data, and either a new prolongator
 /// (returning the next level's candidates) or the kept one; then the Galerkin product.
 #[allow(clippy::too_many_arguments)]
-fn refresh_transfer<const B: usize, O: Operator<B>>(
-    level: &mut Level<B>,
+fn refresh_transfer<const B: usize, const D: usize, O: Operator<B>>(
+    level: &mut Level<B, D>,
     op: &O,
     index: usize,
     params: &MultigridParams,
     rebuild: bool,
     galerkin: bool,
-    cand: impl Fn(usize, usize) -> SMatrix<f64, B, NULL_DIM> + Sync,
-    coarse: &mut CoarseOp,
-) -> Result<Option<Vec<SMatrix<f64, NULL_DIM, NULL_DIM>>>, SolverError> {
+    cand: impl Fn(usize, usize) -> SMatrix<f64, B, D> + Sync,
+    coarse: &mut CoarseOp<D>,
+) -> Result<Option<Vec<SMatrix<f64, D, D>>>, SolverError> {
     level.invert_diagonal(op, index)?;
     let chebyshev = matches!(params.smoother, Smoother::Chebyshev { .. });
     if rebuild || chebyshev {
@@ -313,8 +357,8 @@ fn refresh_transfer<const B: usize, O: Operator<B>>(
 
 /// Numeric refresh of the coarsest level: smoother data (for [`Coarsest::Smooth`]) and the
 /// dense factor.
-fn refresh_coarsest<const B: usize, O: Operator<B>>(
-    level: &mut Level<B>,
+fn refresh_coarsest<const B: usize, const D: usize, O: Operator<B>>(
+    level: &mut Level<B, D>,
     coarsest: &mut Coarsest,
     op: &O,
     index: usize,
@@ -333,7 +377,7 @@ impl Multigrid {
     /// Analyses the pattern of `a` and builds the hierarchy (symbolic part; the numeric part
     /// is computed too, for `constraints`, because the strength of connection of the coarse
     /// levels needs coarse values). `positions` (m, one per particle) give the rotation
-    /// modes. The result can be used with any matrix of the same pattern and any constraints.
+    /// modes of [`NearNullSpace::RigidBody`] (checked, unused with translations). The result can be used with any matrix of the same pattern and any constraints.
     ///
     /// Pass the first system's constraints: `a` then only needs to be positive definite on
     /// their free subspace, as for the solve (an `A` that is indefinite in a pinned direction
@@ -382,85 +426,20 @@ impl Multigrid {
         constraints: &[Constraint],
         params: &MultigridParams,
     ) -> Result<Self, SolverError> {
-        let n = a.n();
-        let op0 = FineOp {
-            a,
-            cons: constraints,
+        let levels = match params.near_null_space {
+            NearNullSpace::Translations => {
+                Levels::Translations(Hierarchy::build(a, positions, constraints, params)?)
+            }
+            NearNullSpace::RigidBody => {
+                Levels::RigidBody(Hierarchy::build(a, positions, constraints, params)?)
+            }
         };
-        let theta = params.strength_threshold;
-        let coarsen =
-            |dofs: usize, index: usize| dofs > params.coarse_size && index + 1 < params.max_levels;
-        let (mut fine, first) = Level::<3>::symbolic(&op0, coarsen(3 * n, 0), theta, true);
-        let mut coarse: Vec<CoarseLevel> = Vec::new();
-        let coarsest;
-        match first {
-            None => {
-                coarsest = Coarsest::new(3 * n, DENSE_LIMIT);
-            }
-            Some(mut cop) => {
-                let tr = fine
-                    .transfer
-                    .as_ref()
-                    .expect("transfer with a coarse pattern");
-                let centres = rigid_centres(positions, tr);
-                let mut cand = refresh_transfer(
-                    &mut fine,
-                    &op0,
-                    0,
-                    params,
-                    true,
-                    true,
-                    |a, i| rigid_block(&op0, i, &positions[i], &centres[a].0, centres[a].1),
-                    &mut cop,
-                )?
-                .expect("rebuilt");
-                loop {
-                    let index = coarse.len() + 1;
-                    let nc = cop.n();
-                    let (mut level, next) = Level::<NULL_DIM>::symbolic(
-                        &cop,
-                        coarsen(NULL_DIM * nc, index),
-                        theta,
-                        false,
-                    );
-                    level.cand = cand;
-                    match next {
-                        None => {
-                            coarse.push(CoarseLevel { op: cop, level });
-                            break;
-                        }
-                        Some(mut next_op) => {
-                            let cands = std::mem::take(&mut level.cand);
-                            let r = refresh_transfer(
-                                &mut level,
-                                &cop,
-                                index,
-                                params,
-                                true,
-                                true,
-                                |_, i| cands[i],
-                                &mut next_op,
-                            )?
-                            .expect("rebuilt");
-                            level.cand = cands;
-                            coarse.push(CoarseLevel { op: cop, level });
-                            cop = next_op;
-                            cand = r;
-                        }
-                    }
-                }
-                let last = coarse.last().expect("at least one coarse level");
-                coarsest = Coarsest::new(NULL_DIM * last.op.n(), DENSE_LIMIT);
-            }
-        }
         let (row_ptr, cols) = a.pattern();
-        let mut mg = Multigrid {
+        Ok(Multigrid {
             params: *params,
             row_ptr: row_ptr.to_vec(),
             cols: cols.to_vec(),
-            fine,
-            coarse,
-            coarsest,
+            levels,
             built_with: constraints.to_vec(),
             age: 0,
             last_setup: MultigridSetupInfo {
@@ -468,26 +447,7 @@ impl Multigrid {
                 rebuilt_prolongators: true,
                 recomputed_coarse: true,
             },
-        };
-        // Coarsest factor (and smoother data of a single-level hierarchy).
-        let nl = mg.coarse.len();
-        let Multigrid {
-            fine,
-            coarse,
-            coarsest,
-            params,
-            ..
-        } = &mut mg;
-        match coarse.last_mut() {
-            Some(last) => refresh_coarsest(&mut last.level, coarsest, &last.op, nl, params)?,
-            None => {
-                refresh_coarsest(fine, coarsest, &op0, 0, params)?;
-                fine.invert_diagonal(&op0, 0)?;
-                fine.smooth.lambda =
-                    CHEBYSHEV_PAD * fine.estimate_lambda(&op0, params.lanczos_steps);
-            }
-        }
-        Ok(mg)
+        })
     }
 
     /// Whether `a` has the pattern this hierarchy was built for.
@@ -503,13 +463,14 @@ impl Multigrid {
 
     /// Number of levels (1 = no coarsening).
     pub fn levels(&self) -> usize {
-        1 + self.coarse.len()
+        with_hierarchy!(&self.levels, h => 1 + h.coarse.len())
     }
 
-    /// Unknowns per level, finest first (3 per particle, then 6 per aggregate).
+    /// Unknowns per level, finest first (3 per particle, then 3 or 6 per aggregate, see
+    /// [`NearNullSpace`]).
     pub fn level_unknowns(&self) -> Vec<usize> {
         let mut v = vec![3 * (self.row_ptr.len() - 1)];
-        v.extend(self.coarse.iter().map(|c| NULL_DIM * c.op.n()));
+        with_hierarchy!(&self.levels, h => v.extend(h.coarse_unknowns()));
         v
     }
 
@@ -517,39 +478,16 @@ impl Multigrid {
     /// divided by those of the fine operator (dimensionless, >= 1).
     pub fn operator_complexity(&self) -> f64 {
         let fine = 9.0 * (self.row_ptr.len() - 1 + self.cols.len()) as f64;
-        let coarse: f64 = self
-            .coarse
-            .iter()
-            .map(|c| (NULL_DIM * NULL_DIM * c.op.full_blocks()) as f64)
-            .sum();
+        let coarse = with_hierarchy!(&self.levels, h => h.coarse_entries());
         (fine + coarse) / fine.max(1.0)
     }
 
     /// Bytes held by the hierarchy (patterns, prolongators, coarse operators, scratch, work
     /// vectors and the coarsest factor); excludes the caller's matrix and PCG workspace.
     pub fn memory_bytes(&self) -> usize {
-        let level = |l: &Level<3>| {
-            l.transfer.as_ref().map_or(0, |t| t.memory_bytes())
-                + l.smooth.dinv.len() * size_of::<SMatrix<f64, 3, 3>>()
-                + (l.smooth.colour_ptr.len() + l.smooth.colour_nodes.len()) * size_of::<usize>()
-                + l.vecs.memory_bytes()
-        };
-        let clevel = |l: &Level<NULL_DIM>| {
-            l.transfer.as_ref().map_or(0, |t| t.memory_bytes())
-                + l.smooth.dinv.len() * size_of::<SMatrix<f64, NULL_DIM, NULL_DIM>>()
-                + (l.smooth.colour_ptr.len() + l.smooth.colour_nodes.len()) * size_of::<usize>()
-                + l.vecs.memory_bytes()
-                + l.cand.len() * size_of::<SMatrix<f64, NULL_DIM, NULL_DIM>>()
-        };
         (self.row_ptr.len() + self.cols.len()) * size_of::<usize>()
             + self.built_with.len() * size_of::<Constraint>()
-            + level(&self.fine)
-            + self
-                .coarse
-                .iter()
-                .map(|c| c.op.memory_bytes() + clevel(&c.level))
-                .sum::<usize>()
-            + self.coarsest.memory_bytes()
+            + with_hierarchy!(&self.levels, h => h.memory_bytes())
     }
 
     /// Bytes per component (for the benches' memory table): pattern copy, level-0 transfer
@@ -561,33 +499,7 @@ impl Multigrid {
             "pattern copy",
             (self.row_ptr.len() + self.cols.len()) * size_of::<usize>(),
         )];
-        if let Some(t) = &self.fine.transfer {
-            v.push(("L0 P", t.p.memory_bytes()));
-            v.push(("L0 AP pattern", (t.ap_ptr.len() + t.ap_cols.len()) * 8));
-            v.push(("L0 P^T", t.pt.memory_bytes()));
-            v.push((
-                "L0 tent",
-                t.tent.len() * size_of::<SMatrix<f64, 3, NULL_DIM>>(),
-            ));
-        }
-        v.push((
-            "L0 smoother+vecs",
-            self.fine.smooth.dinv.len() * 72
-                + (self.fine.smooth.colour_nodes.len() * 8)
-                + self.fine.vecs.memory_bytes(),
-        ));
-        v.push((
-            "coarse ops",
-            self.coarse.iter().map(|c| c.op.memory_bytes()).sum(),
-        ));
-        v.push((
-            "coarse transfers",
-            self.coarse
-                .iter()
-                .map(|c| c.level.transfer.as_ref().map_or(0, |t| t.memory_bytes()))
-                .sum(),
-        ));
-        v.push(("coarsest", self.coarsest.memory_bytes()));
+        with_hierarchy!(&self.levels, h => h.memory_breakdown(&mut v));
         v
     }
 
@@ -620,30 +532,161 @@ impl Multigrid {
             a,
             cons: constraints,
         };
-        let Multigrid {
+        let params = self.params;
+        with_hierarchy!(&mut self.levels, h => h.refresh(&op0, positions, &params, rebuild, galerkin))?;
+        if rebuild {
+            self.built_with.clear();
+            self.built_with.extend_from_slice(constraints);
+            self.age = 0;
+        } else {
+            self.age = prev_age + 1;
+        }
+        self.last_setup = MultigridSetupInfo {
+            seconds: start.elapsed().as_secs_f64(),
+            rebuilt_prolongators: rebuild,
+            recomputed_coarse: galerkin,
+        };
+        Ok(())
+    }
+
+    /// One V-cycle: `x = V b` for a fine-level `b` in the range of `S` (result in that range).
+    pub(crate) fn vcycle(
+        &mut self,
+        op0: &FineOp<'_>,
+        b0: &[Vector3<f64>],
+        x0: &mut [Vector3<f64>],
+    ) {
+        let kind = self.params.smoother;
+        with_hierarchy!(&mut self.levels, h => h.vcycle(kind, op0, b0, x0));
+    }
+}
+
+impl<const D: usize> Hierarchy<D> {
+    fn build(
+        a: &BlockMatrix,
+        positions: &[Vector3<f64>],
+        constraints: &[Constraint],
+        params: &MultigridParams,
+    ) -> Result<Self, SolverError> {
+        let n = a.n();
+        let op0 = FineOp {
+            a,
+            cons: constraints,
+        };
+        let theta = params.strength_threshold;
+        let coarsen =
+            |dofs: usize, index: usize| dofs > params.coarse_size && index + 1 < params.max_levels;
+        let (mut fine, first) = Level::<3, D>::symbolic(&op0, coarsen(3 * n, 0), theta, true);
+        let mut coarse: Vec<CoarseLevel<D>> = Vec::new();
+        let coarsest;
+        match first {
+            None => {
+                coarsest = Coarsest::new(3 * n, DENSE_LIMIT);
+            }
+            Some(mut cop) => {
+                let tr = fine
+                    .transfer
+                    .as_ref()
+                    .expect("transfer with a coarse pattern");
+                let centres = rigid_centres(positions, tr);
+                let mut cand = refresh_transfer(
+                    &mut fine,
+                    &op0,
+                    0,
+                    params,
+                    true,
+                    true,
+                    |a, i| rigid_block(&op0, i, &positions[i], &centres[a].0, centres[a].1),
+                    &mut cop,
+                )?
+                .expect("rebuilt");
+                loop {
+                    let index = coarse.len() + 1;
+                    let nc = cop.n();
+                    let (mut level, next) =
+                        Level::<D, D>::symbolic(&cop, coarsen(D * nc, index), theta, false);
+                    level.cand = cand;
+                    match next {
+                        None => {
+                            coarse.push(CoarseLevel { op: cop, level });
+                            break;
+                        }
+                        Some(mut next_op) => {
+                            let cands = std::mem::take(&mut level.cand);
+                            let r = refresh_transfer(
+                                &mut level,
+                                &cop,
+                                index,
+                                params,
+                                true,
+                                true,
+                                |_, i| cands[i],
+                                &mut next_op,
+                            )?
+                            .expect("rebuilt");
+                            level.cand = cands;
+                            coarse.push(CoarseLevel { op: cop, level });
+                            cop = next_op;
+                            cand = r;
+                        }
+                    }
+                }
+                let last = coarse.last().expect("at least one coarse level");
+                coarsest = Coarsest::new(D * last.op.n(), DENSE_LIMIT);
+            }
+        }
+        let mut h = Hierarchy {
             fine,
             coarse,
             coarsest,
-            params,
-            ..
+        };
+        // Coarsest factor (and smoother data of a single-level hierarchy).
+        let nl = h.coarse.len();
+        match h.coarse.last_mut() {
+            Some(last) => refresh_coarsest(&mut last.level, &mut h.coarsest, &last.op, nl, params)?,
+            None => {
+                refresh_coarsest(&mut h.fine, &mut h.coarsest, &op0, 0, params)?;
+                h.fine.invert_diagonal(&op0, 0)?;
+                h.fine.smooth.lambda =
+                    CHEBYSHEV_PAD * h.fine.estimate_lambda(&op0, params.lanczos_steps);
+            }
+        }
+        Ok(h)
+    }
+
+    /// Numeric refresh of the levels for the fine operator `op0` (see [`Multigrid::refresh`]):
+    /// new prolongators when `rebuild`, new coarse operators when `galerkin`, the fine
+    /// smoother always.
+    fn refresh(
+        &mut self,
+        op0: &FineOp<'_>,
+        positions: &[Vector3<f64>],
+        params: &MultigridParams,
+        rebuild: bool,
+        galerkin: bool,
+    ) -> Result<(), SolverError> {
+        let Hierarchy {
+            fine,
+            coarse,
+            coarsest,
         } = self;
         if coarse.is_empty() {
-            fine.invert_diagonal(&op0, 0)?;
+            fine.invert_diagonal(op0, 0)?;
             if matches!(params.smoother, Smoother::Chebyshev { .. }) {
                 fine.smooth.lambda =
-                    CHEBYSHEV_PAD * fine.estimate_lambda(&op0, params.lanczos_steps);
+                    CHEBYSHEV_PAD * fine.estimate_lambda(op0, params.lanczos_steps);
             }
-            refresh_coarsest(fine, coarsest, &op0, 0, params)?;
+            refresh_coarsest(fine, coarsest, op0, 0, params)?;
         } else if !galerkin {
             // Coarse levels kept: only the fine smoother follows the matrix.
             refresh_transfer(
                 fine,
-                &op0,
+                op0,
                 0,
                 params,
                 false,
                 false,
-                |_, _| unreachable_cand(),
+                |_, _| unreachable_cand::<D>(),
                 &mut coarse[0].op,
             )?;
         } else {
@@ -659,12 +702,12 @@ impl Multigrid {
                 };
                 refresh_transfer(
                     fine,
-                    &op0,
+                    op0,
                     0,
                     params,
                     rebuild,
                     true,
-                    |a, i| rigid_block(&op0, i, &positions[i], &centres[a].0, centres[a].1),
+                    |a, i| rigid_block(op0, i, &positions[i], &centres[a].0, centres[a].1),
                     &mut coarse[0].op,
                 )?
             };
@@ -694,34 +737,21 @@ impl Multigrid {
             }
             refresh_coarsest(&mut last.level, coarsest, &last.op, nl, params)?;
         }
-        if rebuild {
-            self.built_with.clear();
-            self.built_with.extend_from_slice(constraints);
-            self.age = 0;
-        } else {
-            self.age = prev_age + 1;
-        }
-        self.last_setup = MultigridSetupInfo {
-            seconds: start.elapsed().as_secs_f64(),
-            rebuilt_prolongators: rebuild,
-            recomputed_coarse: galerkin,
-        };
         Ok(())
     }
 
     /// One V-cycle: `x = V b` for a fine-level `b` in the range of `S` (result in that range).
-    pub(crate) fn vcycle(
+    fn vcycle(
         &mut self,
+        kind: Smoother,
         op0: &FineOp<'_>,
         b0: &[Vector3<f64>],
         x0: &mut [Vector3<f64>],
     ) {
-        let kind = self.params.smoother;
-        let Multigrid {
+        let Hierarchy {
             fine,
             coarse,
             coarsest,
-            ..
         } = self;
         if coarse.is_empty() {
             let Vecs { r, d, .. } = &mut fine.vecs;
@@ -783,6 +813,71 @@ impl Multigrid {
             &mut fine.vecs.d,
         );
     }
+
+    /// Unknowns of the coarse levels, finest first.
+    fn coarse_unknowns(&self) -> impl Iterator<Item = usize> + '_ {
+        self.coarse.iter().map(|c| D * c.op.n())
+    }
+
+    /// Stored scalar entries of the coarse operators.
+    fn coarse_entries(&self) -> f64 {
+        self.coarse
+            .iter()
+            .map(|c| (D * D * c.op.full_blocks()) as f64)
+            .sum()
+    }
+
+    /// Bytes of the levels (see [`Multigrid::memory_bytes`]).
+    pub fn memory_bytes(&self) -> usize {
+        let level = |l: &Level<3, D>| {
+            l.transfer.as_ref().map_or(0, |t| t.memory_bytes())
+                + l.smooth.dinv.len() * size_of::<SMatrix<f64, 3, 3>>()
+                + (l.smooth.colour_ptr.len() + l.smooth.colour_nodes.len()) * size_of::<usize>()
+                + l.vecs.memory_bytes()
+        };
+        let clevel = |l: &Level<D, D>| {
+            l.transfer.as_ref().map_or(0, |t| t.memory_bytes())
+                + l.smooth.dinv.len() * size_of::<SMatrix<f64, D, D>>()
+                + (l.smooth.colour_ptr.len() + l.smooth.colour_nodes.len()) * size_of::<usize>()
+                + l.vecs.memory_bytes()
+                + l.cand.len() * size_of::<SMatrix<f64, D, D>>()
+        };
+        level(&self.fine)
+            + self
+                .coarse
+                .iter()
+                .map(|c| c.op.memory_bytes() + clevel(&c.level))
+                .sum::<usize>()
+            + self.coarsest.memory_bytes()
+    }
+
+    /// Adds the levels' components to `v` (see [`Multigrid::memory_breakdown`]).
+    fn memory_breakdown(&self, v: &mut Vec<(&'static str, usize)>) {
+        if let Some(t) = &self.fine.transfer {
+            v.push(("L0 P", t.p.memory_bytes()));
+            v.push(("L0 AP pattern", (t.ap_ptr.len() + t.ap_cols.len()) * 8));
+            v.push(("L0 P^T", t.pt.memory_bytes()));
+            v.push(("L0 tent", t.tent.len() * size_of::<SMatrix<f64, 3, D>>()));
+        }
+        v.push((
+            "L0 smoother+vecs",
+            self.fine.smooth.dinv.len() * 72
+                + (self.fine.smooth.colour_nodes.len() * 8)
+                + self.fine.vecs.memory_bytes(),
+        ));
+        v.push((
+            "coarse ops",
+            self.coarse.iter().map(|c| c.op.memory_bytes()).sum(),
+        ));
+        v.push((
+            "coarse transfers",
+            self.coarse
+                .iter()
+                .map(|c| c.level.transfer.as_ref().map_or(0, |t| t.memory_bytes()))
+                .sum(),
+        ));
+        v.push(("coarsest", self.coarsest.memory_bytes()));
+    }
 }
 
 /// Modified PCG (as [`crate::solve_mpcg`]) preconditioned by one smoothed-aggregation V-cycle
@@ -790,7 +885,8 @@ impl Multigrid {
 /// `dv = z + S y`.
 ///
 /// First refreshes the numeric part of `mg` for `a`, `constraints` and `positions` (m, the
-/// particle positions the rotation modes are taken about; see [`MultigridParams::reuse`]),
+/// particle positions the rotation modes of [`NearNullSpace::RigidBody`] are taken about; see
+/// [`MultigridParams::reuse`]),
 /// then iterates. `params.preconditioner` is not used
 /// (the preconditioner is `mg`); tolerance, stopping test (in the preconditioner norm) and
 /// `max_iterations` have the meaning of [`crate::solve_mpcg`], as do units, constraint

@@ -1,6 +1,7 @@
 //! The operators the multigrid levels act on: the pre-filtered fine matrix
 //! `A_f = S A S + (I - S)` (a view of the caller's [`BlockMatrix`] and constraints, never
-//! copied) and the coarse Galerkin matrices (`6 x 6` blocks).
+//! copied) and the coarse Galerkin matrices (`D x D` blocks, `D` near-null-space vectors per
+//! aggregate).
 
 use nalgebra::{SMatrix, SVector, Vector3};
 
@@ -114,14 +115,15 @@ impl Operator<3> for FineOp<'_> {
     }
 }
 
-/// A coarse Galerkin operator `P^T A_f P` with `6 x 6` blocks, stored as its upper triangle
+/// A coarse Galerkin operator `P^T A_f P` with `D x D` blocks (`D` near-null-space vectors
+/// per aggregate), stored as its upper triangle
 /// (block rows `i` holding columns `j >= i`, diagonal first): half the memory and memory
 /// traffic of full rows. The full symmetric pattern is kept as indices, each slot naming the
 /// stored block and whether it is used transposed, so products stay row-parallel gathers.
 #[derive(Clone, Debug)]
-pub(crate) struct CoarseOp {
+pub(crate) struct CoarseOp<const D: usize> {
     /// Upper triangle; the first slot of row `i` is the diagonal block.
-    pub upper: Bsr<6, 6>,
+    pub upper: Bsr<D, D>,
     /// Full pattern (both triangles, diagonal included).
     full_ptr: Vec<usize>,
     full_cols: Vec<usize>,
@@ -129,7 +131,7 @@ pub(crate) struct CoarseOp {
     full_map: Vec<usize>,
 }
 
-impl CoarseOp {
+impl<const D: usize> CoarseOp<D> {
     /// Zero values on a symmetric pattern whose every row holds its diagonal.
     pub fn from_pattern(row_ptr: Vec<usize>, cols: Vec<usize>) -> Self {
         let n = row_ptr.len() - 1;
@@ -188,14 +190,14 @@ impl CoarseOp {
     }
 
     #[inline]
-    fn full_block(&self, k: usize) -> SMatrix<f64, 6, 6> {
+    fn full_block(&self, k: usize) -> SMatrix<f64, D, D> {
         let code = self.full_map[k];
         let b = &self.upper.vals[code >> 1];
         if code & 1 == 0 { *b } else { b.transpose() }
     }
 }
 
-impl Operator<6> for CoarseOp {
+impl<const D: usize> Operator<D> for CoarseOp<D> {
     fn n(&self) -> usize {
         self.upper.nrows()
     }
@@ -204,30 +206,30 @@ impl Operator<6> for CoarseOp {
         (&self.full_ptr, &self.full_cols)
     }
 
-    fn pattern_block(&self, k: usize) -> SMatrix<f64, 6, 6> {
+    fn pattern_block(&self, k: usize) -> SMatrix<f64, D, D> {
         self.full_block(k)
     }
 
     #[inline]
-    fn for_each_in_row(&self, i: usize, mut f: impl FnMut(usize, usize, &SMatrix<f64, 6, 6>)) {
+    fn for_each_in_row(&self, i: usize, mut f: impl FnMut(usize, usize, &SMatrix<f64, D, D>)) {
         for k in self.full_ptr[i]..self.full_ptr[i + 1] {
             f(self.full_cols[k], k, &self.full_block(k));
         }
     }
 
     #[inline]
-    fn filter_block<const C: usize>(&self, _i: usize, m: SMatrix<f64, 6, C>) -> SMatrix<f64, 6, C> {
+    fn filter_block<const C: usize>(&self, _i: usize, m: SMatrix<f64, D, C>) -> SMatrix<f64, D, C> {
         m
     }
 
     #[inline]
-    fn filter_vec(&self, _i: usize, v: SVector<f64, 6>) -> SVector<f64, 6> {
+    fn filter_vec(&self, _i: usize, v: SVector<f64, D>) -> SVector<f64, D> {
         v
     }
 
     #[inline]
-    fn mul_row(&self, i: usize, x: &[SVector<f64, 6>]) -> SVector<f64, 6> {
-        let mut acc = SVector::<f64, 6>::zeros();
+    fn mul_row(&self, i: usize, x: &[SVector<f64, D>]) -> SVector<f64, D> {
+        let mut acc = SVector::<f64, D>::zeros();
         for k in self.full_ptr[i]..self.full_ptr[i + 1] {
             let code = self.full_map[k];
             let b = &self.upper.vals[code >> 1];
@@ -241,11 +243,11 @@ impl Operator<6> for CoarseOp {
         acc
     }
 
-    fn diagonal(&self, i: usize) -> SMatrix<f64, 6, 6> {
+    fn diagonal(&self, i: usize) -> SMatrix<f64, D, D> {
         self.upper.vals[self.diag_slot(i)]
     }
 
-    fn filtered_diagonal(&self, i: usize) -> SMatrix<f64, 6, 6> {
+    fn filtered_diagonal(&self, i: usize) -> SMatrix<f64, D, D> {
         self.upper.vals[self.diag_slot(i)]
     }
 }
