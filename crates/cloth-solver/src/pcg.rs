@@ -581,8 +581,11 @@ fn iterate(
             });
         }
         if delta_new < 0.0 {
-            if matches!(pre, Precond::Multigrid(_)) && -delta_new > 1e-20 * delta0 {
+            if let Precond::Multigrid(mg) = &mut pre
+                && -delta_new > 1e-20 * delta0
+            {
                 // Not rounding noise: the V-cycle is not positive definite here.
+                mg.vcycle_not_positive();
                 return Err(SolverError::NotPositiveDefinite {
                     iteration: iterations,
                     curvature: delta_new,
