@@ -412,10 +412,7 @@ pub(crate) fn measure(spec: &CaseSpec) -> Result<CaseResult, String> {
     let (integrator, solver) = match scene.solver.integrator {
         IntegratorKind::Implicit => (
             "implicit",
-            match scene.solver.preconditioner {
-                SolverChoice::Auto if cloth_vertices >= cloth::sim::MULTIGRID_MIN_VERTICES => {
-                    "multigrid"
-                }
+            match cloth::sim::resolve_preconditioner(&scene) {
                 SolverChoice::Auto => "block_jacobi",
                 SolverChoice::Diagonal => "diagonal",
                 SolverChoice::BlockJacobi => "block_jacobi",

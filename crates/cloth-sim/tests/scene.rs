@@ -900,12 +900,18 @@ bend_uv = [2.0, 0.5]
     assert_eq!(err.key(), Some("cloth.stretch_targets[1]"), "{err}");
 }
 
+/// `auto` takes multigrid from its size thresholds: the lower one without cloth-cloth
+/// contact, the higher one with it.
 #[test]
 fn auto_preconditioner_takes_multigrid_from_its_size_threshold() {
-    use cloth_sim::{Integrator, LinearSolver, MULTIGRID_MIN_VERTICES, build_integrator};
-    let side = |n: usize| {
+    use cloth_sim::{
+        Integrator, LinearSolver, MULTIGRID_MIN_VERTICES, MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT,
+        build_integrator,
+    };
+    let solver = |n: usize, self_collision: bool| {
         let s = parse(&format!(
-            "[cloth]\nmesh = {{ kind = \"grid\", nx = {n}, ny = {n}, width = 1.0, height = 1.0 }}\n"
+            "[cloth]\nmesh = {{ kind = \"grid\", nx = {n}, ny = {n}, width = 1.0, height = 1.0 }}\n\
+             self_collision = {self_collision}\n"
         ))
         .unwrap();
         match build_integrator(&s) {
@@ -913,10 +919,24 @@ fn auto_preconditioner_takes_multigrid_from_its_size_threshold() {
             Integrator::Verlet(_) => panic!("implicit by default"),
         }
     };
-    let below = (MULTIGRID_MIN_VERTICES as f64).sqrt().floor() as usize;
-    assert!(below * below < MULTIGRID_MIN_VERTICES);
-    assert!(matches!(side(below), LinearSolver::Mpcg(_)));
-    assert!(matches!(side(below + 1), LinearSolver::Multigrid(..)));
+    for (threshold, self_collision) in [
+        (MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT, false),
+        (MULTIGRID_MIN_VERTICES, true),
+    ] {
+        let below = (threshold as f64).sqrt().floor() as usize;
+        assert!(below * below < threshold && (below + 1) * (below + 1) >= threshold);
+        assert!(matches!(
+            solver(below, self_collision),
+            LinearSolver::Mpcg(_)
+        ));
+        assert!(matches!(
+            solver(below + 1, self_collision),
+            LinearSolver::Multigrid(..)
+        ));
+    }
+    // The same cloth between the two thresholds: multigrid only without contact.
+    assert!(matches!(solver(60, false), LinearSolver::Multigrid(..)));
+    assert!(matches!(solver(60, true), LinearSolver::Mpcg(_)));
 }
 
 /// A preroll's progress callback sees the simulated time climb to 0 after every accepted step

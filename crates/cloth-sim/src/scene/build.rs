@@ -201,17 +201,7 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
                 max_iterations: s.cg_max_iterations,
                 preconditioner,
             };
-            let choice = match s.preconditioner {
-                SolverChoice::Auto => {
-                    let n = crate::budget::estimate(scene).map_or(0, |b| b.vertices);
-                    if n >= super::MULTIGRID_MIN_VERTICES {
-                        SolverChoice::Multigrid
-                    } else {
-                        SolverChoice::BlockJacobi
-                    }
-                }
-                c => c,
-            };
+            let choice = super::resolve_preconditioner(scene);
             let solver = match choice {
                 SolverChoice::Diagonal => LinearSolver::Mpcg(pcg(Preconditioner::Diagonal)),
                 SolverChoice::Auto | SolverChoice::BlockJacobi => {

@@ -679,19 +679,56 @@ pub enum IntegratorKind {
     Verlet,
 }
 
-/// Cloth size (vertices) from which `preconditioner = "auto"` takes multigrid. Measured on the
-/// drape on the cylinder, 2 threads, 2026-12-01: 10,201 vertices block-Jacobi 494 ms per frame
-/// (179 CG iterations per step) against multigrid 553 ms (11.2); 40,401 vertices 12.3 s (312)
-/// against 4.2 s (10.5).
+/// Cloth size (vertices) from which `preconditioner = "auto"` takes multigrid in a scene with
+/// cloth-cloth contact (any cloth's `self_collision`). Measured on the drape on the cylinder, 2
+/// threads, 2026-12-01: 10,201 vertices block-Jacobi 494 ms per frame (179 CG iterations per
+/// step) against multigrid 553 ms (11.2); 40,401 vertices 12.3 s (312) against 4.2 s (10.5).
+/// With contact between layers every new contact pair changes the matrix pattern and the
+/// hierarchy is analysed again: with the translations-only hierarchy (2026-12-06, 2 threads,
+/// two runs each) the thrown sheet (2,601 vertices) took 69-75 against 60-64 ms per frame,
+/// the sewn garment (1,801) 93-101 against 90-94, the twisting tube (1,640) 40-44 against
+/// 36-40, and the twisted T-shirt (6,255) 1,471 against 1,551 (one run): kept at 20,000
+/// until the garment scenes between 6,000 and 20,000 vertices are measured with it.
 pub const MULTIGRID_MIN_VERTICES: usize = 20_000;
+
+/// Cloth size (vertices) from which `preconditioner = "auto"` takes multigrid in a scene
+/// without cloth-cloth contact. Measured (2026-12-06, 2 threads, two runs each, cylinder
+/// drape and fixed sheet, 75 frames): 961 vertices 10.4-12.1 against 10.3-11.6 ms per frame
+/// (multigrid against block Jacobi), 1,681 vertices 17.3-19.2 against 18.8-19.0, 2,601
+/// vertices (Figure 1) 26.9-36.7 against 31.0-42.3 with 16 instead of 157 CG iterations per
+/// solve, the fixed sheet (Figure 2) 21.4-26.1 against 29.4-32.1, 10,201 vertices 215-219
+/// against 306-312.
+pub const MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT: usize = 2_000;
+
+/// The linear solver `scene`'s `solver.preconditioner` stands for: `"auto"` resolved by the
+/// cloth's size and whether cloth-cloth contact is on ([`MULTIGRID_MIN_VERTICES`],
+/// [`MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT`]); any other choice as it is.
+pub fn resolve_preconditioner(scene: &Scene) -> SolverChoice {
+    match scene.solver.preconditioner {
+        SolverChoice::Auto => {
+            let n = crate::budget::estimate(scene).map_or(0, |b| b.vertices);
+            let threshold = if scene.cloths.iter().any(|c| c.self_collision) {
+                MULTIGRID_MIN_VERTICES
+            } else {
+                MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT
+            };
+            if n >= threshold {
+                SolverChoice::Multigrid
+            } else {
+                SolverChoice::BlockJacobi
+            }
+        }
+        choice => choice,
+    }
+}
 
 /// Linear solver of the implicit step: a PCG preconditioner or the direct solve (key
 /// `solver.preconditioner`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SolverChoice {
-    /// Block-Jacobi below [`MULTIGRID_MIN_VERTICES`] cloth vertices, multigrid from there (the
-    /// default).
+    /// Block-Jacobi below a size, multigrid from there (the default): see
+    /// [`resolve_preconditioner`].
     Auto,
     /// Jacobi: divide by the diagonal of A (as in the paper).
     Diagonal,
