@@ -17,7 +17,7 @@ use crate::{SimError, World};
 use cloth_collide::{Collider, ColliderSet, GltfBody, GltfOptions, Motion, SelfCollision, Shape};
 use cloth_forces::{ClothModel, External};
 use cloth_mesh::{ClothMesh, GarmentSummary, ObjImport, RestShape, Vec3};
-use cloth_solver::{MultigridParams, PcgParams, Preconditioner};
+use cloth_solver::{MultigridParams, NearNullSpace, PcgParams, Preconditioner};
 use nalgebra::Rotation3;
 
 /// One cloth of a scene, built and placed in the world (`cloth.position`, `cloth.rotation`).
@@ -207,10 +207,21 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
                 SolverChoice::Auto | SolverChoice::BlockJacobi => {
                     LinearSolver::Mpcg(pcg(Preconditioner::BlockJacobi))
                 }
-                SolverChoice::Multigrid => LinearSolver::Multigrid(
-                    pcg(Preconditioner::BlockJacobi),
-                    MultigridParams::default(),
-                ),
+                SolverChoice::Multigrid => {
+                    let n = crate::budget::estimate(scene).map_or(0, |b| b.vertices);
+                    let near_null_space = if n >= super::RIGID_BODY_MIN_VERTICES {
+                        NearNullSpace::RigidBody
+                    } else {
+                        NearNullSpace::Translations
+                    };
+                    LinearSolver::Multigrid(
+                        pcg(Preconditioner::BlockJacobi),
+                        MultigridParams {
+                            near_null_space,
+                            ..MultigridParams::default()
+                        },
+                    )
+                }
                 SolverChoice::Direct => LinearSolver::Direct,
             };
             Integrator::Implicit(ImplicitSettings {
