@@ -39,8 +39,9 @@
 //! localised at a few nodes (on a T-shirt twisted on a mannequin, 6,255 vertices, it fell up
 //! to 25% short of a 60-step estimate, and the PCG met `r . V r < 0`). The PCG detects this;
 //! [`solve_mpcg_multigrid`] then solves again with the intervals topped by a guaranteed
-//! bound (block row sums of `D^-1 A`), which is larger, so its smoothing is weaker: used only
-//! for that retry.
+//! bound (the block row sums of `L^-1 A L^-T`, `D = L L^T`), which is larger, so its
+//! smoothing is weaker (17-26 instead of about 10 iterations there): used for that retry and
+//! the next 16 solves, then the Lanczos estimate is tried again.
 //!
 //! # Reuse
 //! [`Multigrid::new`] does the symbolic work once per matrix pattern (aggregates, patterns of
@@ -413,7 +414,8 @@ impl Multigrid {
     /// Analyses the pattern of `a` and builds the hierarchy (symbolic part; the numeric part
     /// is computed too, for `constraints`, because the strength of connection of the coarse
     /// levels needs coarse values). `positions` (m, one per particle) give the rotation
-    /// modes of [`NearNullSpace::RigidBody`] (checked, unused with translations). The result can be used with any matrix of the same pattern and any constraints.
+    /// modes of [`NearNullSpace::RigidBody`] (checked, unused with translations). The result
+    /// can be used with any matrix of the same pattern and any constraints.
     ///
     /// Pass the first system's constraints: `a` then only needs to be positive definite on
     /// their free subspace, as for the solve (an `A` that is indefinite in a pinned direction
@@ -589,7 +591,9 @@ impl Multigrid {
         };
         let params = self.params;
         self.built_bounded = bounded;
-        with_hierarchy!(&mut self.levels, h => h.refresh(&op0, positions, &params, rebuild, galerkin, bounded))?;
+        with_hierarchy!(&mut self.levels, h => {
+            h.refresh(&op0, positions, &params, rebuild, galerkin, bounded)
+        })?;
         if rebuild {
             self.built_with.clear();
             self.built_with.extend_from_slice(constraints);
@@ -896,7 +900,7 @@ impl<const D: usize> Hierarchy<D> {
     }
 
     /// Bytes of the levels (see [`Multigrid::memory_bytes`]).
-    pub fn memory_bytes(&self) -> usize {
+    fn memory_bytes(&self) -> usize {
         let level = |l: &Level<3, D>| {
             l.transfer.as_ref().map_or(0, |t| t.memory_bytes())
                 + l.smooth.dinv.len() * size_of::<SMatrix<f64, 3, 3>>()
