@@ -64,6 +64,15 @@ fn mg_solve(
     (dv, info)
 }
 
+/// [`mg_solve`] on a cloth problem's system, constraints and positions.
+fn solve_problem(
+    mg: &mut Multigrid,
+    p: &ClothProblem,
+    params: &PcgParams,
+) -> (Vec<Vector3<f64>>, PcgInfo) {
+    mg_solve(mg, &p.a, &p.b, &p.z, &p.constraints, &p.positions, params)
+}
+
 /// Constraints of every kind on a cloth problem: the two fixed corners, a line constraint
 /// (sliding along x) on the far edge, plane constraints with varying normals (contacts) on a
 /// band in the middle; nonzero targets `z` along the prohibited directions.
@@ -129,15 +138,7 @@ fn matches_direct_solve_on_cloth_matrices() {
             let mut mg =
                 Multigrid::new(&p.a, &p.positions, &p.constraints, &params, Par::default())
                     .unwrap();
-            let (dv, info) = mg_solve(
-                &mut mg,
-                &p.a,
-                &p.b,
-                &p.z,
-                &p.constraints,
-                &p.positions,
-                &pcg(1e-10, 300),
-            );
+            let (dv, info) = solve_problem(&mut mg, &p, &pcg(1e-10, 300));
             assert!(info.converged, "side {side}: {info:?}");
             let d = rel_diff(&dv, &direct);
             assert!(d <= 1e-7, "side {side} phase {phase}: rel diff {d}");
@@ -156,15 +157,7 @@ fn constraints_exact_at_every_iteration() {
             Multigrid::new(&p.a, &p.positions, &p.constraints, &params, Par::default()).unwrap();
         let mut k = 0;
         loop {
-            let (dv, info) = mg_solve(
-                &mut mg,
-                &p.a,
-                &p.b,
-                &p.z,
-                &p.constraints,
-                &p.positions,
-                &pcg(1e-10, k),
-            );
+            let (dv, info) = solve_problem(&mut mg, &p, &pcg(1e-10, k));
             assert_eq!(info.iterations, k.min(info.iterations));
             for i in 0..dv.len() {
                 let c = &p.constraints[i];
@@ -196,25 +189,9 @@ fn converges_with_mixed_constraints() {
         mixed_constraints(&mut p, 11);
         let mut mg =
             Multigrid::new(&p.a, &p.positions, &p.constraints, &params, Par::default()).unwrap();
-        let (_, fast) = mg_solve(
-            &mut mg,
-            &p.a,
-            &p.b,
-            &p.z,
-            &p.constraints,
-            &p.positions,
-            &pcg(1e-3, 100),
-        );
+        let (_, fast) = solve_problem(&mut mg, &p, &pcg(1e-3, 100));
         assert!(fast.converged && fast.iterations <= 20, "{fast:?}");
-        let (dv, tight) = mg_solve(
-            &mut mg,
-            &p.a,
-            &p.b,
-            &p.z,
-            &p.constraints,
-            &p.positions,
-            &pcg(1e-10, 300),
-        );
+        let (dv, tight) = solve_problem(&mut mg, &p, &pcg(1e-10, 300));
         assert!(tight.converged, "{tight:?}");
         let mut direct = vec![Vector3::zeros(); p.a.n()];
         DirectSolver::new(&p.a)
@@ -287,15 +264,7 @@ fn cloth_iterations_flat_in_resolution() {
             let mut mg =
                 Multigrid::new(&p.a, &p.positions, &p.constraints, &params, Par::default())
                     .unwrap();
-            let (_, info) = mg_solve(
-                &mut mg,
-                &p.a,
-                &p.b,
-                &p.z,
-                &p.constraints,
-                &p.positions,
-                &pcg(1e-3, 200),
-            );
+            let (_, info) = solve_problem(&mut mg, &p, &pcg(1e-3, 200));
             assert!(info.converged);
             info.iterations
         };
@@ -335,15 +304,7 @@ fn reuse_follows_its_schedule() {
                 p.constraints[17] = Constraint::Fixed;
             }
             assert!(mg.matches(&p.a));
-            let (dv, info) = mg_solve(
-                &mut mg,
-                &p.a,
-                &p.b,
-                &p.z,
-                &p.constraints,
-                &p.positions,
-                &pcg(1e-10, 300),
-            );
+            let (dv, info) = solve_problem(&mut mg, &p, &pcg(1e-10, 300));
             assert!(info.converged, "{reuse:?} step {step}: {info:?}");
             let mut direct = vec![Vector3::zeros(); p.a.n()];
             solve_direct(&mut direct, &p.a, &p.b, &p.z, &p.constraints).unwrap();
@@ -430,15 +391,7 @@ fn degenerate_hierarchies_still_solve() {
         let mut mg =
             Multigrid::new(&p.a, &p.positions, &p.constraints, &one, Par::default()).unwrap();
         assert_eq!(mg.levels(), 1);
-        let (_, info) = mg_solve(
-            &mut mg,
-            &p.a,
-            &p.b,
-            &p.z,
-            &p.constraints,
-            &p.positions,
-            &pcg(1e-6, 5000),
-        );
+        let (_, info) = solve_problem(&mut mg, &p, &pcg(1e-6, 5000));
         assert!(info.converged, "{info:?}");
     }
 }
@@ -816,27 +769,11 @@ fn an_indefinite_v_cycle_is_retried_with_bounded_smoothers() {
         let mut direct = vec![Vector3::zeros(); p.b.len()];
         solve_direct(&mut direct, &p.a, &p.b, &p.z, &p.constraints).unwrap();
         let tight = pcg(1e-10, 500);
-        let (dv, info) = mg_solve(
-            &mut mg,
-            &p.a,
-            &p.b,
-            &p.z,
-            &p.constraints,
-            &p.positions,
-            &tight,
-        );
+        let (dv, info) = solve_problem(&mut mg, &p, &tight);
         assert!(info.converged, "{near_null_space:?}: {info:?}");
         assert_eq!(mg.bounded_retries(), 1, "{near_null_space:?}");
         assert!(rel_diff(&dv, &direct) <= 1e-7, "{}", rel_diff(&dv, &direct));
-        let (dv, info) = mg_solve(
-            &mut mg,
-            &p.a,
-            &p.b,
-            &p.z,
-            &p.constraints,
-            &p.positions,
-            &tight,
-        );
+        let (dv, info) = solve_problem(&mut mg, &p, &tight);
         assert!(info.converged);
         assert_eq!(
             mg.bounded_retries(),

@@ -201,14 +201,14 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
                 max_iterations: s.cg_max_iterations,
                 preconditioner,
             };
-            let choice = super::resolve_preconditioner(scene);
+            let n = crate::budget::estimate(scene).map_or(0, |b| b.vertices);
+            let choice = super::preconditioner_for(scene, n);
             let solver = match choice {
                 SolverChoice::Diagonal => LinearSolver::Mpcg(pcg(Preconditioner::Diagonal)),
                 SolverChoice::Auto | SolverChoice::BlockJacobi => {
                     LinearSolver::Mpcg(pcg(Preconditioner::BlockJacobi))
                 }
                 SolverChoice::Multigrid => {
-                    let n = crate::budget::estimate(scene).map_or(0, |b| b.vertices);
                     let near_null_space = if n >= super::RIGID_BODY_MIN_VERTICES {
                         NearNullSpace::RigidBody
                     } else {

@@ -717,9 +717,15 @@ pub const RIGID_BODY_MIN_VERTICES: usize = 40_000;
 /// cloth's size and whether cloth-cloth contact is on ([`MULTIGRID_MIN_VERTICES`],
 /// [`MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT`]); any other choice as it is.
 pub fn resolve_preconditioner(scene: &Scene) -> SolverChoice {
+    let vertices = crate::budget::estimate(scene).map_or(0, |b| b.vertices);
+    preconditioner_for(scene, vertices)
+}
+
+/// [`resolve_preconditioner`] for a scene of `n` cloth vertices (the budget's estimate, which
+/// reads mesh files: computed once by the caller).
+pub(crate) fn preconditioner_for(scene: &Scene, n: usize) -> SolverChoice {
     match scene.solver.preconditioner {
         SolverChoice::Auto => {
-            let n = crate::budget::estimate(scene).map_or(0, |b| b.vertices);
             let threshold = if scene.cloths.iter().any(|c| c.self_collision) {
                 MULTIGRID_MIN_VERTICES
             } else {
