@@ -304,7 +304,7 @@ impl Simulation {
             Some(c) => Some(self.sew_coarse(*c, progress)?),
             None => None,
         };
-        let mut stats = self.advance(0.0, 0, progress)?;
+        let mut stats = self.advance(0.0, 0, &mut |s: &State| progress(s.t))?;
         if let Some(s) = sewn {
             stats.absorb(&s);
         }
@@ -400,7 +400,7 @@ impl Simulation {
             key: "cloth.mesh.sew_edge_length".into(),
             message: format!("the coarse copy failed while sewing (its own vertex numbers): {e}"),
         };
-        let stats = c.sim.advance(c.until, 0, progress).map_err(failed)?;
+        let stats = (c.sim.advance(c.until, 0, &mut |s: &State| progress(s.t))).map_err(failed)?;
         let n = self.state.len();
         self.state.x = c.carry(&c.sim.state.x, n)?;
         self.state.v = c.carry(&c.sim.state.v, n)?;
@@ -415,20 +415,31 @@ impl Simulation {
 
     /// Advances to the next frame time, `(frame + 1) / fps`, and returns its statistics.
     pub fn step_frame(&mut self) -> Result<FrameStats, SimError> {
+        self.step_frame_watching(&mut |_| {})
+    }
+
+    /// As [`Simulation::step_frame`], showing `after_step` the state after every accepted
+    /// step of the frame (the last one is the frame's end; the preroll, if it has not run, is
+    /// not shown). For checks between frames, such as how close the layers came at the end of
+    /// any step; the callback only reads, so the run is the same with or without it.
+    pub fn step_frame_watching(
+        &mut self,
+        after_step: &mut dyn FnMut(&State),
+    ) -> Result<FrameStats, SimError> {
         self.preroll()?;
         let t_end = (self.frame + 1) as f64 / self.fps;
-        let stats = self.advance(t_end, self.frame + 1, &mut |_| {})?;
+        let stats = self.advance(t_end, self.frame + 1, after_step)?;
         self.frame += 1;
         Ok(stats)
     }
 
-    /// Advances the state to `t_end` and measures it as frame `frame`, calling `progress`
-    /// with the time after every accepted step.
+    /// Advances the state to `t_end` and measures it as frame `frame`, showing `after_step`
+    /// the state after every accepted step.
     fn advance(
         &mut self,
         t_end: f64,
         frame: usize,
-        progress: &mut dyn FnMut(f64),
+        after_step: &mut dyn FnMut(&State),
     ) -> Result<FrameStats, SimError> {
         let start = Instant::now();
         let mut stats = FrameStats {
@@ -448,7 +459,7 @@ impl Simulation {
                 t_end,
                 &mut self.sanity,
                 &mut stats,
-                progress,
+                after_step,
             )?,
             Engine::Verlet(v) => verlet_frame(
                 v,
@@ -457,7 +468,7 @@ impl Simulation {
                 t_end,
                 &self.sanity,
                 &mut stats,
-                progress,
+                after_step,
             )?,
         }
         self.state.t = t_end;
@@ -520,7 +531,7 @@ fn implicit_frame(
     t_end: f64,
     sanity: &mut Sanity,
     stats: &mut FrameStats,
-    progress: &mut dyn FnMut(f64),
+    after_step: &mut dyn FnMut(&State),
 ) -> Result<(), SimError> {
     let (grow_after, h_max, h_min, threshold) = {
         let s = &stepper.settings;
@@ -542,7 +553,7 @@ fn implicit_frame(
                 stats.h_min = stats.h_min.min(h);
                 stats.h_max = stats.h_max.max(h);
                 controller.accepted(h, info.stretch_change, threshold, grow_after, h_max);
-                progress(state.t);
+                after_step(state);
             }
             Step::Rejected(reason, info) => {
                 add_attempt(stats, &info);
@@ -569,7 +580,7 @@ fn verlet_frame(
     t_end: f64,
     sanity: &Sanity,
     stats: &mut FrameStats,
-    progress: &mut dyn FnMut(f64),
+    after_step: &mut dyn FnMut(&State),
 ) -> Result<(), SimError> {
     let mut sw = Stopwatch::start();
     let dt = t_end - state.t;
@@ -582,7 +593,7 @@ fn verlet_frame(
         stats.strain_global_solves += info.global_solves;
         stats.strain_violation = stats.strain_violation.max(info.violation);
         sanity.check(world, state, stats.frame, None)?;
-        progress(state.t);
+        after_step(state);
     }
     stats.steps = n;
     stats.h_min = h;
