@@ -70,7 +70,9 @@ mod untangle;
 
 pub use self::gltf::{GltfBody, GltfOptions, MAX_GLTF_BYTES};
 pub use attach::Attachment;
-pub use ccd::{Impact, ImpactKind, NearPairs, SelfCcd, edge_edge_impact, vertex_triangle_impact};
+pub use ccd::{
+    Along, Impact, ImpactKind, NearPairs, SelfCcd, edge_edge_impact, vertex_triangle_impact,
+};
 pub use cloth_mesh::Vec3;
 pub use collider::{Collider, MIN_RELATIVE_VOLUME, Shape};
 pub use error::CollideError;

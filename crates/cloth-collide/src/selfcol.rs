@@ -593,6 +593,11 @@ impl Topology {
         a != c && a != d && b != c && b != d
     }
 
+    /// The smallest vertex welded to `v` (itself when nothing is).
+    pub fn class(&self, v: usize) -> usize {
+        self.weld.get(v).copied().unwrap_or(v)
+    }
+
     /// Welds each pair of `pairs` (transitively; pairs out of range are ignored).
     pub fn set_welded(&mut self, pairs: &[[usize; 2]]) {
         self.weld = weld_classes(self.n_vertices, pairs);
@@ -991,7 +996,7 @@ mod tests {
     /// vertex-triangle and edge-edge pair that shares no vertex.
     #[test]
     fn ccd_impacts_are_those_of_every_feature_pair() {
-        use crate::{Impact, ImpactKind, edge_edge_impact, vertex_triangle_impact};
+        use crate::{Along, Impact, ImpactKind, edge_edge_impact, vertex_triangle_impact};
         let (mesh, x0) = crumpled(11, 0.1, Vec3::repeat(0.03), 0x9e37_79b9_7f4a_7c15);
         let shift = Vec3::new(-0.4, 0.25, 0.15);
         let x1: Vec<Vec3> = (jittered(&x0, Vec3::repeat(0.03), 0xd1b5_4a32_d192_ed03).iter())
@@ -999,18 +1004,24 @@ mod tests {
             .collect();
         let gap = 5e-4;
         let m = |i: usize| [x0[i], x1[i]];
+        let edges = mesh_edges(mesh.triangles());
         let mut want = Vec::new();
         for v in 0..x0.len() {
             for t in mesh.triangles() {
                 if t.contains(&v) {
                     continue;
                 }
-                if let Some(hit) = vertex_triangle_impact(m(v), m(t[0]), m(t[1]), m(t[2]), gap) {
+                let along = if t.iter().any(|&c| edges.contains(&sorted(v, c))) {
+                    Along::Adjacent
+                } else {
+                    Along::Apart
+                };
+                let (a, b, c) = (m(t[0]), m(t[1]), m(t[2]));
+                if let Some(hit) = vertex_triangle_impact(m(v), a, b, c, gap, along) {
                     want.push((ImpactKind::VertexTriangle, [v, t[0], t[1], t[2]], hit));
                 }
             }
         }
-        let edges = mesh_edges(mesh.triangles());
         for (i, &[a, b]) in edges.iter().enumerate() {
             for &[c, d] in &edges[i + 1..] {
                 if a == c || a == d || b == c || b == d {

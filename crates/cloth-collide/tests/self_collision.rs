@@ -4,7 +4,7 @@
 mod common;
 
 use cloth_collide::{
-    INNER_GAP, INNER_STIFFENING, ImpactKind, ProximityKind, SelfCcd, SelfCollision, Vec3,
+    Along, INNER_GAP, INNER_STIFFENING, ImpactKind, ProximityKind, SelfCcd, SelfCollision, Vec3,
     count_intersections, count_self_intersections, edge_edge_impact, vertex_triangle_impact,
 };
 use cloth_mesh::{GridPattern, grid};
@@ -373,17 +373,24 @@ fn brute_force_impacts(
     gap: f64,
 ) -> Vec<(bool, [usize; 4], f64)> {
     let m = |i: usize| [x0[i], x1[i]];
+    let edges = edges_of(tris);
     let mut out = Vec::new();
     for v in 0..x0.len() {
         for t in tris.iter().filter(|t| !t.contains(&v)) {
-            if let Some(s) = vertex_triangle_impact(m(v), m(t[0]), m(t[1]), m(t[2]), gap) {
+            // Another layer unless a corner is an edge away from the vertex.
+            let along = if t.iter().any(|&c| edges.contains(&[v.min(c), v.max(c)])) {
+                Along::Adjacent
+            } else {
+                Along::Apart
+            };
+            let (a, b, c) = (m(t[0]), m(t[1]), m(t[2]));
+            if let Some(s) = vertex_triangle_impact(m(v), a, b, c, gap, along) {
                 let mut tri = *t;
                 tri.sort_unstable();
                 out.push((true, [v, tri[0], tri[1], tri[2]], s));
             }
         }
     }
-    let edges = edges_of(tris);
     for (i, &[a, b]) in edges.iter().enumerate() {
         for &[c, d] in &edges[i + 1..] {
             if a == c || a == d || b == c || b == d {

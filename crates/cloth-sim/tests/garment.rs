@@ -452,8 +452,11 @@ impl Body {
 /// `sew_start + sew_time + 0.5 s` on (counted from the start of the preroll); no crossing pair
 /// of triangles (stitched vertices count as one), within one cloth or between cloths, in any
 /// frame; no cloth vertex inside the body (its OBJ, or its glTF posed at the frame's time) in
-/// any frame; and, at the end, `openings` boundary loops (all cloths together) once vertices
-/// within 1 mm are merged. Returns the largest stitch gap seen after the deadlines (m).
+/// any frame; no vertex closer than half the cloth thickness to another layer (a triangle
+/// farther than 12 mm from it along the cloth, seams joining what they sew) at the end of any
+/// step once every stitch is due; and, at the end, `openings` boundary loops (all cloths
+/// together) once vertices within 1 mm are merged. Returns the largest stitch gap seen after
+/// the deadlines (m).
 fn garment_scene_sews_and_settles(name: &str, openings: usize) -> f64 {
     let scene = Scene::load(&assets().join("../scenes").join(name)).expect("scene");
     garment_sews_and_settles(name, &scene, openings)
@@ -466,6 +469,9 @@ fn garment_sews_and_settles(name: &str, scene: &Scene, openings: usize) -> f64 {
     let stitches: Vec<[usize; 2]> = sim.world().sewing.pairs().collect();
     let tris = sim.system().mesh.triangles().to_vec();
     assert!(!stitches.is_empty());
+    // The panels as built are flat, at their rest lengths.
+    let same = common::SameLayer::new(&tris, sim.positions(), &stitches, 0.012);
+    let thickness = scene.cloths.iter().map(|c| c.thickness).fold(0.0, f64::max);
     // Each stitch's deadline, from the scene's keys of the cloth holding its vertices.
     let deadline: Vec<f64> = stitches
         .iter()
@@ -477,14 +483,26 @@ fn garment_sews_and_settles(name: &str, scene: &Scene, openings: usize) -> f64 {
             c.sew_start.unwrap_or(0.0) + c.sew_time.unwrap_or(0.5) + 0.5 - scene.run.preroll
         })
         .collect();
+    let sewn_by = deadline.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b));
     sim.preroll()
         .unwrap_or_else(|e| panic!("{name} preroll: {e}"));
     let (mut closed_at, mut worst, mut posed) = (None, 0.0f64, Vec::new());
+    let (mut nearest, mut watched) = (thickness, 0);
     for f in 1..=scene.run.frames {
+        let mut watch = |s: &cloth_sim::State| {
+            if s.t >= sewn_by - 1e-9 {
+                nearest = nearest.min(common::nearest_other_layer(&tris, &s.x, &same, thickness));
+                watched += 1;
+            }
+        };
         let t = sim
-            .step_frame()
+            .step_frame_watching(&mut watch)
             .unwrap_or_else(|e| panic!("{name} frame {f}: {e}"))
             .time;
+        assert!(
+            nearest >= 0.5 * thickness,
+            "{name} frame {f}: a vertex {nearest} m from another layer at the end of a step"
+        );
         let x = sim.positions();
         let crossings = common::count_crossings_welded(&tris, x, &stitches);
         assert_eq!(crossings, 0, "{name} frame {f}: crossing triangle pairs");
@@ -516,7 +534,8 @@ fn garment_sews_and_settles(name: &str, scene: &Scene, openings: usize) -> f64 {
     assert_eq!(loops, openings, "{name}: boundary loops at the end");
     eprintln!(
         "{name}: every stitch closed below 1 mm at t = {closed_at:?} s; largest gap after the \
-         deadlines {worst:.2e} m"
+         deadlines {worst:.2e} m; nearest other layer {:.2} mm in {watched} steps",
+        nearest * 1e3
     );
     worst
 }

@@ -11,7 +11,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{count_crossings, count_crossings_welded, nearest_other_layer};
+use common::{SameLayer, count_crossings, count_crossings_welded, nearest_other_layer};
 
 use cloth_sim::{Scene, Vec3, build_simulation};
 
@@ -54,14 +54,15 @@ fn the_independent_layer_distance_sees_near_layers_only() {
         Vec3::new(0.02, 0.003, 0.12),
     ];
     let layers = [[0, 1, 2], [3, 4, 5]];
-    let d = nearest_other_layer(&layers, &x, &x, 0.012, 0.01);
+    let apart = SameLayer::new(&layers, &x, &[], 0.012);
+    let d = nearest_other_layer(&layers, &x, &apart, 0.01);
     assert!((d - 0.003).abs() < 1e-12, "{d}");
     // Nothing within reach: reach comes back.
-    assert_eq!(nearest_other_layer(&layers, &x, &x, 0.012, 0.002), 0.002);
-    // A neighbour at rest (corners within `apart`) is not another layer, however close.
-    let mut rest = x;
-    rest[3] = x[0];
-    assert!(nearest_other_layer(&layers, &x, &rest, 0.012, 0.01) > 0.003);
+    assert_eq!(nearest_other_layer(&layers, &x, &apart, 0.002), 0.002);
+    // Sewn together (vertices 0 and 3 one point), the two are one layer at their seam, and the
+    // rest of them lies farther than reach.
+    let sewn = SameLayer::new(&layers, &x, &[[0, 3]], 0.012);
+    assert_eq!(nearest_other_layer(&layers, &x, &sewn, 0.01), 0.01);
     // Off the triangle's side the nearest point is on an edge: 3 mm out, 4 mm up.
     let y = [
         x[0],
@@ -71,8 +72,45 @@ fn the_independent_layer_distance_sees_near_layers_only() {
         Vec3::new(-0.103, 0.004, 0.05),
         Vec3::new(-0.103, 0.004, 0.15),
     ];
-    let d = nearest_other_layer(&layers, &y, &y, 0.012, 0.01);
+    let d = nearest_other_layer(&layers, &y, &apart, 0.01);
     assert!((d - 0.005).abs() < 1e-12, "{d}");
+}
+
+#[test]
+fn the_same_layer_is_what_lies_near_along_the_cloth() {
+    // A strip of 5 mm cells, 4 mm wide, 30 mm long: a_i = 2 i on the near side, b_i = 2 i + 1
+    // on the far side, i = 0..7.
+    let x: Vec<Vec3> = (0..7)
+        .flat_map(|i| {
+            let u = 0.005 * i as f64;
+            [Vec3::new(u, 0.0, 0.0), Vec3::new(u, 0.0, 0.004)]
+        })
+        .collect();
+    let tris: Vec<[usize; 3]> = (0..6)
+        .flat_map(|i| {
+            [
+                [2 * i, 2 * i + 2, 2 * i + 1],
+                [2 * i + 2, 2 * i + 3, 2 * i + 1],
+            ]
+        })
+        .collect();
+    let same = SameLayer::new(&tris, &x, &[], 0.012);
+    // 10 mm along the edge, 9 mm over the far side; 15 mm is too far.
+    assert!(same.contains(0, 4) && same.contains(0, 3) && same.contains(4, 0));
+    assert!(!same.contains(0, 6) && !same.contains(0, 8) && !same.contains(0, 12));
+    // Flat, the strip has no other layer within 5 mm; rolled up so that its last three
+    // columns lie 1 mm above its first three, it is two layers there.
+    assert_eq!(nearest_other_layer(&tris, &x, &same, 0.005), 0.005);
+    let mut rolled = x.clone();
+    for (v, p) in rolled.iter_mut().enumerate().skip(8) {
+        *p = x[v - 8] + Vec3::new(0.0, 0.001, 0.0);
+    }
+    let d = nearest_other_layer(&tris, &rolled, &same, 0.01);
+    assert!(d <= 0.001 + 1e-12, "{d}");
+    // Sewn end to start, it is one layer there: a seam joins what it sews.
+    let sewn = SameLayer::new(&tris, &x, &[[0, 12], [1, 13]], 0.012);
+    assert!(sewn.contains(0, 12) && sewn.contains(0, 10) && sewn.contains(1, 11));
+    assert!(!sewn.contains(0, 6));
 }
 
 /// Runs `frames` frames of a scene and returns the crossing count of every frame.
@@ -85,44 +123,55 @@ fn crossings_per_frame(text: &str, frames: usize) -> Vec<usize> {
 const APART: f64 = 0.012;
 
 /// Watches the smallest distance (m, up to `thickness`) from a vertex to another layer at the
-/// end of every frame, the start positions taken as the rest.
+/// end of every step, the start positions taken as the rest.
 struct LayerGap {
     thickness: f64,
-    rest: Option<Vec<Vec3>>,
+    same: Option<SameLayer>,
     gap: f64,
+    steps: usize,
 }
 
 impl LayerGap {
     fn new(thickness: f64) -> Self {
         Self {
             thickness,
-            rest: None,
+            same: None,
             gap: thickness,
+            steps: 0,
         }
     }
 
     fn watch(&mut self, tris: &[[usize; 3]], x: &[Vec3]) {
-        match &self.rest {
-            None => self.rest = Some(x.to_vec()),
-            Some(r) => {
-                let d = nearest_other_layer(tris, x, r, APART, self.thickness);
-                self.gap = self.gap.min(d);
+        match &self.same {
+            None => self.same = Some(SameLayer::new(tris, x, &[], APART)),
+            Some(same) => {
+                self.gap = self
+                    .gap
+                    .min(nearest_other_layer(tris, x, same, self.thickness));
+                self.steps += 1;
             }
         }
     }
 }
 
 /// Runs a scene (its own frame count) and returns the crossing count of every frame and the
-/// smallest distance (m) from a vertex to another layer at the end of any frame (up to
+/// smallest distance (m) from a vertex to another layer at the end of any step (up to
 /// `thickness`).
 fn crossings_and_layer_gap(text: &str, thickness: f64) -> (Vec<usize>, f64) {
     let mut layers = LayerGap::new(thickness);
     let counts = crossings_watching(text, None, |t, x| layers.watch(t, x));
+    let frames = counts.len();
+    assert!(layers.steps >= frames, "{} steps", layers.steps);
+    eprintln!(
+        "nearest other layer {:.3} mm over {} steps of {frames} frames",
+        layers.gap * 1e3,
+        layers.steps
+    );
     (counts, layers.gap)
 }
 
 /// As [`crossings_per_frame`] (`None`: the scene's frame count), showing `watch` the triangles
-/// with the start positions and those at the end of every frame.
+/// with the start positions and those at the end of every accepted step.
 fn crossings_watching(
     text: &str,
     frames: Option<usize>,
@@ -135,9 +184,8 @@ fn crossings_watching(
     watch(&tris, sim.positions());
     let mut out = Vec::new();
     for _ in 0..frames.unwrap_or(scene.run.frames) {
-        sim.step_frame().expect("frame");
+        (sim.step_frame_watching(&mut |s| watch(&tris, &s.x))).expect("frame");
         out.push(count_crossings(&tris, sim.positions()));
-        watch(&tris, sim.positions());
     }
     out
 }
@@ -185,7 +233,7 @@ fn without_self_contact_the_thrown_sheet_crosses_itself() {
 
 /// Runs `twisting_tube.toml` (self-collision as given) and returns the crossing count of every
 /// frame, the unwrapped angle (degrees) the top ring turned against the bottom ring and the
-/// smallest distance (m) from a vertex to another layer at the end of any frame.
+/// smallest distance (m) from a vertex to another layer at the end of any step.
 fn twisted_tube(self_collision: bool) -> (Vec<usize>, f64, f64) {
     let text = scene_text("twisting_tube.toml");
     assert!(

@@ -239,19 +239,70 @@ fn point_triangle(p: &Vec3, [a, b, c]: [&Vec3; 3]) -> f64 {
         .min(point_segment(p, c, a))
 }
 
+/// Per vertex, the vertices within `apart` of it along the cloth at rest: shortest paths over
+/// the edges of `tris` at their lengths in `rest`, with the `welded` pairs (the two sides of a
+/// garment stitch, one point once sewn) at length zero. What lies this close along the cloth is
+/// the vertex's own neighbourhood, closer than the thickness by construction; everything else
+/// is another layer, however the cloth folded (a fold brings the cloth onto itself, a seam
+/// brings one panel to another, but neither is near along the cloth).
+pub struct SameLayer(Vec<Vec<usize>>);
+
+impl SameLayer {
+    /// Dijkstra from every vertex, cut at `apart` (m).
+    pub fn new(tris: &[[usize; 3]], rest: &[Vec3], welded: &[[usize; 2]], apart: f64) -> Self {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let n = rest.len();
+        let mut links: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+        for t in tris {
+            for k in 0..3 {
+                let (a, b) = (t[k], t[(k + 1) % 3]);
+                let l = (rest[a] - rest[b]).norm();
+                links[a].push((b, l));
+                links[b].push((a, l));
+            }
+        }
+        for &[a, b] in welded {
+            links[a].push((b, 0.0));
+            links[b].push((a, 0.0));
+        }
+        // Distances as bit patterns: non-negative f64s order as their bits do.
+        let mut dist: HashMap<usize, f64> = HashMap::new();
+        let near = (0..n)
+            .map(|v| {
+                dist.clear();
+                let mut heap = BinaryHeap::from([Reverse((0.0f64.to_bits(), v))]);
+                while let Some(Reverse((d, u))) = heap.pop() {
+                    let d = f64::from_bits(d);
+                    if dist.contains_key(&u) {
+                        continue;
+                    }
+                    dist.insert(u, d);
+                    for &(w, l) in &links[u] {
+                        if d + l <= apart && !dist.contains_key(&w) {
+                            heap.push(Reverse(((d + l).to_bits(), w)));
+                        }
+                    }
+                }
+                let mut list: Vec<usize> = dist.keys().copied().collect();
+                list.sort_unstable();
+                list
+            })
+            .collect();
+        Self(near)
+    }
+
+    /// Whether `w` lies within `apart` of `v` along the cloth.
+    pub fn contains(&self, v: usize, w: usize) -> bool {
+        self.0[v].binary_search(&w).is_ok()
+    }
+}
+
 /// The smallest distance (m) between a vertex and a triangle of another layer: a triangle
-/// whose corners were all farther than `apart` from the vertex in `rest` (so not the vertex's
-/// own neighbourhood, which lies closer than the thickness by construction). Pairs farther
-/// than `reach` are not looked at (`reach` is returned when none is nearer). A uniform grid
-/// of cell `reach` plus the longest edge is the broad phase; nothing is shared with the
-/// simulator.
-pub fn nearest_other_layer(
-    tris: &[[usize; 3]],
-    x: &[Vec3],
-    rest: &[Vec3],
-    apart: f64,
-    reach: f64,
-) -> f64 {
+/// none of whose corners is in the vertex's `same` layer neighbourhood. Pairs farther than
+/// `reach` are not looked at (`reach` is returned when none is nearer). A uniform grid of cell
+/// `reach` plus the longest edge is the broad phase; nothing is shared with the simulator.
+pub fn nearest_other_layer(tris: &[[usize; 3]], x: &[Vec3], same: &SameLayer, reach: f64) -> f64 {
     let cell = longest_edge(x, tris) + reach;
     let key = |p: &Vec3| [0, 1, 2].map(|k| (p[k] / cell).floor() as i64);
     let mut grid: HashMap<[i64; 3], Vec<usize>> = HashMap::new();
@@ -271,7 +322,7 @@ pub fn nearest_other_layer(
                     };
                     for &t in list {
                         let tri = tris[t];
-                        if tri.iter().any(|&c| (rest[c] - rest[v]).norm() <= apart) {
+                        if tri.iter().any(|&c| same.contains(v, c)) {
                             continue;
                         }
                         best = best.min(point_triangle(p, tri.map(|c| &x[c])));
