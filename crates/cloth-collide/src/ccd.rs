@@ -610,7 +610,14 @@ mod tests {
     #[test]
     fn only_a_triangle_with_no_corner_an_edge_away_is_apart() {
         // A strip of six triangles over vertices 0..8 (even below, odd above).
-        let tris = [[0, 2, 1], [2, 3, 1], [2, 4, 3], [4, 5, 3], [4, 6, 5], [6, 7, 5]];
+        let tris = [
+            [0, 2, 1],
+            [2, 3, 1],
+            [2, 4, 3],
+            [4, 5, 3],
+            [4, 6, 5],
+            [6, 7, 5],
+        ];
         let mut ccd = SelfCcd::new(8, &tris).unwrap();
         assert!(!ccd.apart(0, tris[1]) && !ccd.apart(0, tris[2]) && !ccd.apart(1, tris[3]));
         assert!(ccd.apart(0, tris[3]) && ccd.apart(0, tris[5]) && ccd.apart(1, tris[5]));

@@ -259,6 +259,11 @@ fn twisted_tube(self_collision: bool) -> (Vec<usize>, f64, f64) {
         }
         last = Some(now);
     });
+    eprintln!(
+        "tube (self_collision = {self_collision}): nearest other layer {:.3} mm over {} steps",
+        layers.gap * 1e3,
+        layers.steps
+    );
     (counts, turned, layers.gap)
 }
 
