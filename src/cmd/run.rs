@@ -1,5 +1,6 @@
 //! `cloth run`: simulate a scene into an output directory.
 
+use cloth::mesh::ObjFrames;
 use cloth::sim::{
     CHECKPOINT_FILE, COLLIDERS_FILE, Checkpoint, CollidersFile, FrameStats, OutputDir,
     PREVIEW_FILE, RunReport, STATS_FILE, Scene, Simulation, Totals, USD_FILE, build_simulation,
@@ -63,6 +64,8 @@ struct Prepared {
     scene: Scene,
     scene_text: String,
     sim: Simulation,
+    /// The frames' fixed OBJ text (texture coordinates, faces), formatted once.
+    obj: ObjFrames,
     out: OutputDir,
     /// The preroll's statistics, once it has run (and the scene has one).
     preroll: Option<FrameStats>,
@@ -168,6 +171,7 @@ fn fresh(args: &RunArgs) -> Result<Prepared, String> {
     let p = Prepared {
         scene,
         scene_text,
+        obj: obj_frames(&sim)?,
         sim,
         out,
         preroll: None,
@@ -207,6 +211,7 @@ fn resume(dir: &Path, frames: Option<usize>) -> Result<Prepared, String> {
     let p = Prepared {
         scene_text: checkpoint.scene.clone(),
         scene,
+        obj: obj_frames(&sim)?,
         sim,
         out,
         preroll,
@@ -274,7 +279,7 @@ fn frames(
             p.preroll = Some(stats);
         }
         bar.set_message("");
-        write_frame(&p.sim, p.out.path(), 0)?;
+        write_frame(&p.sim, &p.obj, p.out.path(), 0)?;
     }
     if due(p.sim.frame()) {
         checkpoint(p, start)?;
@@ -284,7 +289,7 @@ fn frames(
             return Ok(false);
         }
         let stats = p.sim.step_frame().map_err(|e| e.to_string())?;
-        write_frame(&p.sim, p.out.path(), p.sim.frame())?;
+        write_frame(&p.sim, &p.obj, p.out.path(), p.sim.frame())?;
         bar.set_message(format!(
             "t = {:.3} s  steps {}  CG {}",
             stats.time, stats.steps, stats.cg_iterations
@@ -346,10 +351,14 @@ fn write_colliders(sim: &Simulation, scene: &Scene, out: &Path) -> Result<(), St
         .map_err(|e| e.to_string())
 }
 
-fn write_frame(sim: &Simulation, out: &Path, k: usize) -> Result<(), String> {
-    let path = frame_path(out, k);
+fn obj_frames(sim: &Simulation) -> Result<ObjFrames, String> {
     let sys = sim.system();
-    cloth::mesh::write_obj_file_atomic_grouped(&path, &sys.mesh, sim.positions(), &sys.obj_groups())
+    ObjFrames::new(&sys.mesh, &sys.obj_groups()).map_err(|e| format!("cloth groups: {e}"))
+}
+
+fn write_frame(sim: &Simulation, obj: &ObjFrames, out: &Path, k: usize) -> Result<(), String> {
+    let path = frame_path(out, k);
+    obj.write_file_atomic(&path, &sim.system().mesh, sim.positions())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 

@@ -69,9 +69,9 @@ pub use echo::{ECHO_CHARS, sanitize_message};
 pub use error::MeshError;
 pub use mesh::{ClothMesh, DEGENERATE_RELATIVE_AREA, Edge, Hinge, NO_TRIANGLE, RestMap};
 pub use obj::{
-    MAX_OBJ_BYTES, ObjData, ObjImport, RestShape, flatten_triangle, parse_obj, parse_obj_data,
-    read_obj, read_obj_data, read_to_string_limited, write_obj, write_obj_file_atomic,
-    write_obj_file_atomic_grouped, write_obj_grouped,
+    MAX_OBJ_BYTES, ObjData, ObjFrames, ObjImport, RestShape, flatten_triangle, parse_obj,
+    parse_obj_data, read_obj, read_obj_data, read_to_string_limited, write_obj,
+    write_obj_file_atomic, write_obj_file_atomic_grouped, write_obj_grouped,
 };
 pub use par::Par;
 pub use pattern::{

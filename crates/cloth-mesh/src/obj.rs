@@ -435,73 +435,165 @@ pub fn write_obj_grouped(
     positions: &[Vec3],
     groups: &[(String, usize)],
 ) -> std::io::Result<()> {
-    let invalid = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
-    let n = mesh.num_vertices();
-    if positions.len() != n {
-        return Err(invalid(format!(
-            "{} positions for a mesh of {n} vertices",
-            positions.len()
-        )));
-    }
-    if let Some(v) = positions
-        .iter()
-        .position(|p| !(p.x.is_finite() && p.y.is_finite() && p.z.is_finite()))
-    {
-        return Err(invalid(format!("vertex {v}: position is not finite")));
-    }
-    if groups.windows(2).any(|g| g[1].1 < g[0].1)
-        || groups.iter().any(|g| g.1 > mesh.num_triangles())
-    {
-        return Err(invalid(
-            "group first triangles must be ascending and in range".into(),
-        ));
-    }
-    // One vt per distinct corner coordinate, in order of first use.
-    let mut vt_of: HashMap<[u64; 2], usize> = HashMap::new();
-    let mut vts: Vec<Vec2> = Vec::new();
-    let corner_vt: Vec<[usize; 3]> = mesh
-        .corner_rest()
-        .iter()
-        .map(|c| {
-            c.map(|r| {
-                *vt_of
-                    .entry([r.x.to_bits(), r.y.to_bits()])
-                    .or_insert_with(|| {
-                        vts.push(r);
-                        vts.len() - 1
-                    })
-            })
-        })
-        .collect();
-    writeln!(
-        w,
-        "# cloth-mesh: {} vertices, {} triangles; vt are rest (u, v) in metres per corner",
-        n,
-        mesh.num_triangles()
-    )?;
-    for p in positions {
-        writeln!(w, "v {} {} {}", p.x, p.y, p.z)?;
-    }
-    for r in &vts {
-        writeln!(w, "vt {} {}", r.x, r.y)?;
-    }
-    for nrm in mesh.vertex_normals(positions) {
-        writeln!(w, "vn {} {} {}", nrm.x, nrm.y, nrm.z)?;
-    }
-    let mut next_group = 0;
-    for (t, (tri, tv)) in mesh.triangles().iter().zip(&corner_vt).enumerate() {
-        while next_group < groups.len() && groups[next_group].1 == t {
-            writeln!(w, "o {}", groups[next_group].0.replace(['\n', '\r'], " "))?;
-            next_group += 1;
+    ObjFrames::new(mesh, groups)?.write(w, mesh, positions)
+}
+
+/// OBJ frames of one mesh ([`write_obj_grouped`]'s output, byte for byte), for a run that
+/// writes many: what every frame shares (header, `vt` lines, faces and groups) is formatted
+/// once by [`ObjFrames::new`], so a frame costs only its `v` and `vn` lines.
+#[derive(Clone, Debug)]
+pub struct ObjFrames {
+    vertices: usize,
+    triangles: usize,
+    /// The comment line that opens a frame.
+    header: Vec<u8>,
+    /// `vt` lines.
+    texcoords: Vec<u8>,
+    /// `o` and `f` lines.
+    faces: Vec<u8>,
+}
+
+impl ObjFrames {
+    /// Formats the parts of `mesh`'s frames that do not depend on the positions, with named
+    /// `groups` as in [`write_obj_grouped`]. Errors (`InvalidInput`) if the first triangles
+    /// of `groups` are not ascending and in range.
+    pub fn new(mesh: &ClothMesh, groups: &[(String, usize)]) -> std::io::Result<Self> {
+        if groups.windows(2).any(|g| g[1].1 < g[0].1)
+            || groups.iter().any(|g| g.1 > mesh.num_triangles())
+        {
+            return Err(invalid_input(
+                "group first triangles must be ascending and in range".into(),
+            ));
         }
-        let [a, b, c] = tri.map(|v| v + 1);
-        let [ta, tb, tc] = tv.map(|v| v + 1);
-        writeln!(w, "f {a}/{ta}/{a} {b}/{tb}/{b} {c}/{tc}/{c}")?;
+        // One vt per distinct corner coordinate, in order of first use.
+        let mut vt_of: HashMap<[u64; 2], usize> = HashMap::new();
+        let mut vts: Vec<Vec2> = Vec::new();
+        let corner_vt: Vec<[usize; 3]> = mesh
+            .corner_rest()
+            .iter()
+            .map(|c| {
+                c.map(|r| {
+                    *vt_of
+                        .entry([r.x.to_bits(), r.y.to_bits()])
+                        .or_insert_with(|| {
+                            vts.push(r);
+                            vts.len() - 1
+                        })
+                })
+            })
+            .collect();
+        let mut header = Vec::new();
+        writeln!(
+            header,
+            "# cloth-mesh: {} vertices, {} triangles; vt are rest (u, v) in metres per corner",
+            mesh.num_vertices(),
+            mesh.num_triangles()
+        )?;
+        let mut texcoords = Vec::new();
+        for r in &vts {
+            float_line(&mut texcoords, b"vt", &[r.x, r.y]);
+        }
+        let mut faces = Vec::new();
+        let mut next_group = 0;
+        for (t, (tri, tv)) in mesh.triangles().iter().zip(&corner_vt).enumerate() {
+            while next_group < groups.len() && groups[next_group].1 == t {
+                writeln!(
+                    faces,
+                    "o {}",
+                    groups[next_group].0.replace(['\n', '\r'], " ")
+                )?;
+                next_group += 1;
+            }
+            let [a, b, c] = tri.map(|v| v + 1);
+            let [ta, tb, tc] = tv.map(|v| v + 1);
+            writeln!(faces, "f {a}/{ta}/{a} {b}/{tb}/{b} {c}/{tc}/{c}")?;
+        }
+        for g in &groups[next_group..] {
+            writeln!(faces, "o {}", g.0.replace(['\n', '\r'], " "))?;
+        }
+        Ok(ObjFrames {
+            vertices: mesh.num_vertices(),
+            triangles: mesh.num_triangles(),
+            header,
+            texcoords,
+            faces,
+        })
     }
-    for g in &groups[next_group..] {
-        writeln!(w, "o {}", g.0.replace(['\n', '\r'], " "))?;
+
+    /// Writes the frame of `mesh` (the mesh given to [`ObjFrames::new`]; its vertex and
+    /// triangle counts are checked) at world `positions` (m). Errors (`InvalidInput`) as
+    /// [`write_obj`].
+    pub fn write(
+        &self,
+        w: &mut dyn Write,
+        mesh: &ClothMesh,
+        positions: &[Vec3],
+    ) -> std::io::Result<()> {
+        let n = self.vertices;
+        if mesh.num_vertices() != n || mesh.num_triangles() != self.triangles {
+            return Err(invalid_input(format!(
+                "a mesh of {} vertices and {} triangles for frames of {n} and {}",
+                mesh.num_vertices(),
+                mesh.num_triangles(),
+                self.triangles
+            )));
+        }
+        if positions.len() != n {
+            return Err(invalid_input(format!(
+                "{} positions for a mesh of {n} vertices",
+                positions.len()
+            )));
+        }
+        if let Some(v) = positions
+            .iter()
+            .position(|p| !(p.x.is_finite() && p.y.is_finite() && p.z.is_finite()))
+        {
+            return Err(invalid_input(format!("vertex {v}: position is not finite")));
+        }
+        let mut lines = Vec::with_capacity(64 * n);
+        for p in positions {
+            float_line(&mut lines, b"v", &[p.x, p.y, p.z]);
+        }
+        let split = lines.len();
+        for nrm in mesh.vertex_normals(positions) {
+            float_line(&mut lines, b"vn", &[nrm.x, nrm.y, nrm.z]);
+        }
+        w.write_all(&self.header)?;
+        w.write_all(&lines[..split])?;
+        w.write_all(&self.texcoords)?;
+        w.write_all(&lines[split..])?;
+        w.write_all(&self.faces)
     }
-    Ok(())
+
+    /// [`ObjFrames::write`] to a file, atomically ([`crate::write_atomic`]).
+    pub fn write_file_atomic(
+        &self,
+        path: &Path,
+        mesh: &ClothMesh,
+        positions: &[Vec3],
+    ) -> Result<(), MeshError> {
+        crate::write_atomic(path, |w| self.write(w, mesh, positions)).map_err(|source| {
+            MeshError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        })
+    }
+}
+
+fn invalid_input(message: String) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidInput, message)
+}
+
+/// Appends `tag x y ...` and a line break, numbers in shortest round-trip form.
+fn float_line(out: &mut Vec<u8>, tag: &[u8], values: &[f64]) {
+    let mut buf = zmij::Buffer::new();
+    out.extend_from_slice(tag);
+    for &x in values {
+        out.push(b' ');
+        out.extend_from_slice(buf.format(x).as_bytes());
+    }
+    out.push(b'\n');
 }
 
 /// Writes an OBJ file (see [`write_obj`]) atomically with [`crate::write_atomic`], so readers
@@ -521,12 +613,11 @@ pub fn write_obj_file_atomic_grouped(
     positions: &[Vec3],
     groups: &[(String, usize)],
 ) -> Result<(), MeshError> {
-    crate::write_atomic(path, |w| write_obj_grouped(w, mesh, positions, groups)).map_err(|source| {
-        MeshError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
-    })
+    let frames = ObjFrames::new(mesh, groups).map_err(|source| MeshError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    frames.write_file_atomic(path, mesh, positions)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 mod common;
 
 use cloth_mesh::{
-    ClothMesh, GridPattern, ObjImport, RestShape, Vec2, Vec3, disc, grid, parse_obj,
+    ClothMesh, GridPattern, ObjFrames, ObjImport, RestShape, Vec2, Vec3, disc, grid, parse_obj,
     parse_obj_data, read_obj, write_obj, write_obj_file_atomic, write_obj_grouped,
 };
 use common::{check_invariants, euler};
@@ -368,4 +368,42 @@ fn groups_are_written_and_read_back() {
     );
     let bad = vec![("x".to_string(), 99)];
     assert!(write_obj_grouped(&mut Vec::new(), &m, m.positions(), &bad).is_err());
+}
+
+#[test]
+fn one_frame_writer_serves_every_frame_of_its_mesh() {
+    let m = disc(1.0, 4).unwrap();
+    let groups = vec![("cape".to_string(), 0)];
+    let frames = ObjFrames::new(&m, &groups).unwrap();
+    for k in 0..3 {
+        // Tiny, huge and negative coordinates: the short forms must still read back exactly.
+        let s = [1e-9, 1.0, -3.7e5][k];
+        let p: Vec<Vec3> = m
+            .positions()
+            .iter()
+            .map(|x| Vec3::new(s * x.x, s * (x.x * x.z).sin() - 1e-7, -x.z / 3.0))
+            .collect();
+        let mut out = Vec::new();
+        frames.write(&mut out, &m, &p).unwrap();
+        let data = parse_obj_data(std::str::from_utf8(&out).unwrap()).unwrap();
+        assert_eq!(data.groups, groups);
+        let back = ClothMesh::from_obj(&data, 1.0).unwrap();
+        assert_eq!(
+            back.positions(),
+            &p[..],
+            "frame {k}: positions bit-identical"
+        );
+        assert_eq!(back.corner_rest(), m.corner_rest());
+        assert_eq!(back.triangles(), m.triangles());
+    }
+    // Another mesh, or positions of the wrong length, are refused.
+    let other = grid(3, 3, 1.0, 1.0, GridPattern::Uniform).unwrap();
+    let e = frames
+        .write(&mut Vec::new(), &other, other.positions())
+        .unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    let e = frames
+        .write(&mut Vec::new(), &m, &m.positions()[1..])
+        .unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
 }
