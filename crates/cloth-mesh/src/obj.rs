@@ -550,18 +550,22 @@ impl ObjFrames {
         {
             return Err(invalid_input(format!("vertex {v}: position is not finite")));
         }
-        let mut lines = Vec::with_capacity(64 * n);
+        w.write_all(&self.header)?;
+        // Lines go out in pieces of about LINE_CHUNK bytes, so a frame needs no buffer of
+        // its size (30 MB at 100k vertices).
+        let mut lines = Vec::with_capacity(LINE_CHUNK + 128);
         for p in positions {
             float_line(&mut lines, b"v", &[p.x, p.y, p.z]);
+            drain_full(w, &mut lines)?;
         }
-        let split = lines.len();
+        w.write_all(&lines)?;
+        lines.clear();
+        w.write_all(&self.texcoords)?;
         for nrm in mesh.vertex_normals(positions) {
             float_line(&mut lines, b"vn", &[nrm.x, nrm.y, nrm.z]);
+            drain_full(w, &mut lines)?;
         }
-        w.write_all(&self.header)?;
-        w.write_all(&lines[..split])?;
-        w.write_all(&self.texcoords)?;
-        w.write_all(&lines[split..])?;
+        w.write_all(&lines)?;
         w.write_all(&self.faces)
     }
 
@@ -583,6 +587,18 @@ impl ObjFrames {
 
 fn invalid_input(message: String) -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidInput, message)
+}
+
+/// Bytes of `v` / `vn` lines [`ObjFrames::write`] gathers before it passes them on.
+const LINE_CHUNK: usize = 1 << 16;
+
+/// Writes `lines` out and empties it once it holds [`LINE_CHUNK`] bytes or more.
+fn drain_full(w: &mut dyn Write, lines: &mut Vec<u8>) -> std::io::Result<()> {
+    if lines.len() >= LINE_CHUNK {
+        w.write_all(lines)?;
+        lines.clear();
+    }
+    Ok(())
 }
 
 /// Appends `tag x y ...` and a line break, numbers in shortest round-trip form.
