@@ -23,6 +23,11 @@ const AGG_CHUNK: usize = 64;
 /// of `A P` (about 30% extra on cloth grids at 256) but hold larger local buffers.
 const GALERKIN_CHUNK: usize = 256;
 
+/// Per-task scratch of [`Transfer::galerkin`]: the fine rows of `A P` a chunk needs, their
+/// offsets and values, and the position of each coarse column in the row being formed.
+type GalerkinScratch<const B: usize, const D: usize> =
+    (Vec<usize>, Vec<usize>, Vec<SMatrix<f64, B, D>>, Vec<u32>);
+
 /// Grid transfer of a level that has a coarser level below it.
 #[derive(Clone, Debug)]
 pub(crate) struct Transfer<const B: usize, const D: usize> {
@@ -622,9 +627,8 @@ impl<const B: usize, const D: usize> Transfer<B, D> {
         let nc = coarse.upper.nrows();
         let (row_ptr, cols, chunks) = coarse.upper.row_chunks_mut(GALERKIN_CHUNK);
         chunks.into_par_iter().for_each_init(
-            || (Vec::new(), Vec::new(), Vec::new()),
-            |(rows, offs, buf): &mut (Vec<usize>, Vec<usize>, Vec<SMatrix<f64, B, D>>),
-             (first, vals)| {
+            || (Vec::new(), Vec::new(), Vec::new(), vec![0u32; nc]),
+            |(rows, offs, buf, slot): &mut GalerkinScratch<B, D>, (first, vals)| {
                 let last = (first + GALERKIN_CHUNK).min(nc);
                 // Fine rows of A_f P that this chunk needs.
                 rows.clear();
@@ -639,13 +643,15 @@ impl<const B: usize, const D: usize> Transfer<B, D> {
                 buf.clear();
                 buf.resize(offs[offs.len() - 1], SMatrix::zeros());
                 for (r, &i) in rows.iter().enumerate() {
-                    let row_cols = &ap_cols[ap_ptr[i]..ap_ptr[i + 1]];
+                    // Where each coarse column of this row of A P is kept (every column of
+                    // P's rows k for the neighbours k of i is one, by construction).
+                    for (t, &c) in ap_cols[ap_ptr[i]..ap_ptr[i + 1]].iter().enumerate() {
+                        slot[c] = t as u32;
+                    }
                     let row_vals = &mut buf[offs[r]..offs[r + 1]];
                     op.for_each_in_row(i, |k, _, aik| {
                         for s in p.row_ptr[k]..p.row_ptr[k + 1] {
-                            if let Ok(t) = row_cols.binary_search(&p.cols[s]) {
-                                row_vals[t] += aik * p.vals[s];
-                            }
+                            row_vals[slot[p.cols[s]] as usize] += aik * p.vals[s];
                         }
                     });
                     for v in row_vals.iter_mut() {
@@ -796,66 +802,153 @@ mod tests {
     use crate::{BlockMatrix, Constraint};
     use nalgebra::{DMatrix, Matrix3};
 
+    /// A linear congruential generator of numbers in [0, 1), for reproducible random systems.
+    fn uniform(seed: u64) -> impl FnMut() -> f64 {
+        let mut state = seed;
+        move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    /// A random SPD system of `n` particles (springs of random directions and stiffnesses over
+    /// four decades, masses over two) and random constraints of every kind.
+    fn random_system(n: usize, rnd: &mut impl FnMut() -> f64) -> (BlockMatrix, Vec<Constraint>) {
+        let mut pairs = Vec::new();
+        for i in 0..n {
+            for _ in 0..3 {
+                let j = (rnd() * n as f64) as usize % n;
+                if j != i && !pairs.contains(&(i, j)) && !pairs.contains(&(j, i)) {
+                    pairs.push((i, j));
+                }
+            }
+        }
+        let mut a = BlockMatrix::new(n, &pairs).unwrap();
+        for i in 0..n {
+            a.add_diagonal(i, &(Matrix3::identity() * 10f64.powf(rnd() * 2.0 - 1.0)));
+        }
+        for &(i, j) in &pairs {
+            let d = Vector3::new(rnd() - 0.5, rnd() - 0.5, rnd() - 0.5).normalize();
+            let k =
+                (d * d.transpose() + Matrix3::identity() * 0.05 * rnd()) * 10f64.powf(rnd() * 4.0);
+            a.add_diagonal(i, &k);
+            a.add_diagonal(j, &k);
+            a.add_block(i, j, &(-k)).unwrap();
+        }
+        let cons: Vec<Constraint> = (0..n)
+            .map(|_| {
+                let v = Vector3::new(rnd() - 0.5, rnd() - 0.5, rnd() - 0.5);
+                match (rnd() * 5.0) as usize {
+                    0 => Constraint::Fixed,
+                    1 => Constraint::plane(v).unwrap(),
+                    2 => Constraint::line(v, v.cross(&Vector3::x())).unwrap(),
+                    _ => Constraint::Free,
+                }
+            })
+            .collect();
+        (a, cons)
+    }
+
+    /// The dense filtered operator `A_f = S A S + (I - S)`.
+    fn dense_filtered(a: &BlockMatrix, cons: &[Constraint]) -> DMatrix<f64> {
+        let n = a.n();
+        let s = DMatrix::from_fn(3 * n, 3 * n, |r, c| {
+            if r / 3 == c / 3 {
+                cons[r / 3].matrix()[(r % 3, c % 3)]
+            } else {
+                0.0
+            }
+        });
+        let id = DMatrix::<f64>::identity(3 * n, 3 * n);
+        &s * a.to_dense() * &s + (&id - &s)
+    }
+
+    /// The Galerkin product equals `P^T A_f P` formed densely (upper blocks stored, diagonal
+    /// blocks symmetrised), for random prolongator values (in the range of the constraint
+    /// filter) on the pattern the symbolic phase gives random systems with every kind of
+    /// constraint.
+    #[test]
+    fn galerkin_product_is_p_transpose_a_p() {
+        let mut rnd = uniform(0x0bad_cafe_f00d_d00d);
+        let mut checked = 0;
+        for _case in 0..20 {
+            let n = 20 + (rnd() * 40.0) as usize;
+            let (a, cons) = random_system(n, &mut rnd);
+            let op = FineOp { a: &a, cons: &cons };
+            // theta 0: every block is strong, so the systems coarsen.
+            let (level, coarse) = Level::<3, 3>::symbolic(&op, true, 0.0, true);
+            let (Some(mut tr), Some(mut coarse)) = (level.transfer, coarse) else {
+                continue;
+            };
+            // P maps into the range of S (as the smoothed prolongator does).
+            for i in 0..n {
+                for k in tr.p.row_ptr[i]..tr.p.row_ptr[i + 1] {
+                    tr.p.vals[k] = cons[i].matrix() * Matrix3::from_fn(|_, _| rnd() - 0.5);
+                }
+            }
+            tr.galerkin(&op, &mut coarse);
+            let nc = coarse.n();
+            let p = DMatrix::from_fn(3 * n, 3 * nc, |r, c| {
+                tr.p.slot(r / 3, c / 3)
+                    .map_or(0.0, |k| tr.p.vals[k][(r % 3, c % 3)])
+            });
+            let want = p.transpose() * dense_filtered(&a, &cons) * &p;
+            let scale = want.abs().max();
+            for i in 0..nc {
+                coarse.for_each_in_row(i, |j, _, blk| {
+                    for (r, c) in (0..3).flat_map(|r| (0..3).map(move |c| (r, c))) {
+                        let w = want[(3 * i + r, 3 * j + c)];
+                        let w = if i == j {
+                            0.5 * (w + want[(3 * j + c, 3 * i + r)])
+                        } else {
+                            w
+                        };
+                        // A zero diagonal entry (a vanished column of P) is set to 1.
+                        if i == j && r == c && w == 0.0 {
+                            continue;
+                        }
+                        assert!(
+                            (blk[(r, c)] - w).abs() <= 1e-12 * scale,
+                            "block ({i}, {j})[{r}, {c}]: {} against {w}",
+                            blk[(r, c)]
+                        );
+                    }
+                });
+            }
+            // Blocks outside the coarse pattern are zero in the dense product.
+            let mut stored = DMatrix::<f64>::zeros(3 * nc, 3 * nc);
+            for i in 0..nc {
+                coarse.for_each_in_row(i, |j, _, _| {
+                    stored.view_mut((3 * i, 3 * j), (3, 3)).fill(1.0);
+                });
+            }
+            for (k, w) in want.iter().enumerate() {
+                if stored[k] == 0.0 {
+                    assert!(w.abs() <= 1e-12 * scale, "entry outside the pattern");
+                }
+            }
+            checked += 1;
+        }
+        assert!(checked >= 10, "only {checked} systems coarsened");
+    }
+
     /// `lambda_bound` is at least the largest eigenvalue of `D_f^-1 A_f`, computed densely
     /// (as that of `L^-1 A_f L^-T`), on random SPD systems with springs of random directions
     /// and stiffnesses over four decades, masses over two, and every kind of constraint.
     #[test]
     fn lambda_bound_is_above_the_largest_eigenvalue() {
-        let mut state = 0x1234_5678_9abc_def0_u64;
-        let mut rnd = || {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rnd = uniform(0x1234_5678_9abc_def0);
         for _case in 0..20 {
             let n = 12 + (rnd() * 20.0) as usize;
-            let mut pairs = Vec::new();
-            for i in 0..n {
-                for _ in 0..3 {
-                    let j = (rnd() * n as f64) as usize % n;
-                    if j != i && !pairs.contains(&(i, j)) && !pairs.contains(&(j, i)) {
-                        pairs.push((i, j));
-                    }
-                }
-            }
-            let mut a = BlockMatrix::new(n, &pairs).unwrap();
-            for i in 0..n {
-                a.add_diagonal(i, &(Matrix3::identity() * 10f64.powf(rnd() * 2.0 - 1.0)));
-            }
-            for &(i, j) in &pairs {
-                let d = Vector3::new(rnd() - 0.5, rnd() - 0.5, rnd() - 0.5).normalize();
-                let k = (d * d.transpose() + Matrix3::identity() * 0.05 * rnd())
-                    * 10f64.powf(rnd() * 4.0);
-                a.add_diagonal(i, &k);
-                a.add_diagonal(j, &k);
-                a.add_block(i, j, &(-k)).unwrap();
-            }
-            let cons: Vec<Constraint> = (0..n)
-                .map(|_| {
-                    let v = Vector3::new(rnd() - 0.5, rnd() - 0.5, rnd() - 0.5);
-                    match (rnd() * 5.0) as usize {
-                        0 => Constraint::Fixed,
-                        1 => Constraint::plane(v).unwrap(),
-                        2 => Constraint::line(v, v.cross(&Vector3::x())).unwrap(),
-                        _ => Constraint::Free,
-                    }
-                })
-                .collect();
+            let (a, cons) = random_system(n, &mut rnd);
             let op = FineOp { a: &a, cons: &cons };
             let (mut level, _) = Level::<3, 3>::symbolic(&op, false, 0.05, true);
             level.invert_diagonal(&op, 0).unwrap();
             let bound = level.lambda_bound(&op);
-            // Dense A_f = S A S + (I - S) and its block diagonal.
-            let s = DMatrix::from_fn(3 * n, 3 * n, |r, c| {
-                if r / 3 == c / 3 {
-                    cons[r / 3].matrix()[(r % 3, c % 3)]
-                } else {
-                    0.0
-                }
-            });
-            let id = DMatrix::<f64>::identity(3 * n, 3 * n);
-            let af = &s * a.to_dense() * &s + (&id - &s);
+            // Dense A_f and its block diagonal.
+            let af = dense_filtered(&a, &cons);
             let dd = DMatrix::from_fn(
                 3 * n,
                 3 * n,
