@@ -93,9 +93,9 @@ pub use sanity::{BOUND_FACTOR, Divergence, ENERGY_FACTOR, MAX_STRETCH};
 pub use scene::{
     BuiltCloth, ClothSettings, ColliderSettings, ColliderShape, IntegratorKind, MAX_GRAVITY,
     MAX_MESH_VERTICES, MULTIGRID_MIN_VERTICES, MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT, MeshSpec,
-    PinSettings, RIGID_BODY_MIN_VERTICES, Region, RestAngles, RunSettings, Scene, SceneError,
-    SolverChoice, SolverSettings, build_cloth, build_collider, build_integrator, build_mesh,
-    build_simulation, resolve_preconditioner,
+    PinSettings, Region, RestAngles, RunSettings, Scene, SceneError, SolverChoice, SolverSettings,
+    build_cloth, build_collider, build_integrator, build_mesh, build_simulation,
+    resolve_preconditioner,
 };
 pub use sewing::{SEAM_STIFFNESS_FACTOR, STITCH_CLOSING_SPEED, SewSettings, Sewing};
 pub use simulation::{Integrator, Simulation};

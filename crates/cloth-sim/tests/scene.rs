@@ -937,17 +937,9 @@ fn auto_preconditioner_takes_multigrid_from_its_size_threshold() {
     // The same cloth between the two thresholds: multigrid only without contact.
     assert!(matches!(solver(60, false), LinearSolver::Multigrid(..)));
     assert!(matches!(solver(60, true), LinearSolver::Mpcg(_)));
-    // Translations below RIGID_BODY_MIN_VERTICES, rigid-body modes from there.
-    // The largest square grid below the threshold.
-    let below = (1..)
-        .take_while(|s| s * s < cloth_sim::RIGID_BODY_MIN_VERTICES)
-        .last()
-        .unwrap();
-    for (side, expected) in [
-        (60, cloth_solver::NearNullSpace::Translations),
-        (below, cloth_solver::NearNullSpace::Translations),
-        (below + 1, cloth_solver::NearNullSpace::RigidBody),
-    ] {
+    // The three translations per aggregate at every size, also past 100k vertices.
+    for side in [60, 201, 317, 400] {
+        let expected = cloth_solver::NearNullSpace::Translations;
         match solver(side, false) {
             LinearSolver::Multigrid(_, mg) => assert_eq!(mg.near_null_space, expected, "{side}"),
             other => panic!("{side}: {other:?}"),

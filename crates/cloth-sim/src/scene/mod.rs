@@ -700,19 +700,6 @@ pub const MULTIGRID_MIN_VERTICES: usize = 20_000;
 /// against 306-312.
 pub const MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT: usize = 2_000;
 
-/// Cloth size (vertices) from which the simulator's multigrid carries the six rigid-body modes
-/// per aggregate instead of the three translations (`cloth_solver::NearNullSpace`). A solve
-/// with translations only costs 0.5-0.75 of one with rigid-body modes (crate README), but on
-/// the cylinder drape's first 30 frames (2026-12-06, 2 threads, one run each) the rigid-body
-/// hierarchy took 152 steps (16 rejected) at 40,401 vertices against 176 (13), 1,968 against
-/// 1,988 ms per frame, and 182 steps (22) at 100,489 vertices against 280 (22), 5.85 against
-/// 7.15 s per frame, 12.8 against 18.0 CG iterations per attempted step: from frame 11 on the
-/// two runs part, the translations' sheet with about twice as many contacts on the bar and
-/// 4-10 steps per frame where the other takes one. Below, translations (10,201 vertices: 215-219
-/// ms per frame against 306-312 for block Jacobi; the rigid-body hierarchy was slower than
-/// block Jacobi there).
-pub const RIGID_BODY_MIN_VERTICES: usize = 40_000;
-
 /// The linear solver `scene`'s `solver.preconditioner` stands for: `"auto"` resolved by the
 /// cloth's size and whether cloth-cloth contact is on ([`MULTIGRID_MIN_VERTICES`],
 /// [`MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT`]); any other choice as it is.
