@@ -883,9 +883,9 @@ mod tests {
                 continue;
             };
             // P maps into the range of S (as the smoothed prolongator does).
-            for i in 0..n {
+            for (i, c) in cons.iter().enumerate() {
                 for k in tr.p.row_ptr[i]..tr.p.row_ptr[i + 1] {
-                    tr.p.vals[k] = cons[i].matrix() * Matrix3::from_fn(|_, _| rnd() - 0.5);
+                    tr.p.vals[k] = c.matrix() * Matrix3::from_fn(|_, _| rnd() - 0.5);
                 }
             }
             tr.galerkin(&op, &mut coarse);
