@@ -551,21 +551,9 @@ impl ObjFrames {
             return Err(invalid_input(format!("vertex {v}: position is not finite")));
         }
         w.write_all(&self.header)?;
-        // Lines go out in pieces of about LINE_CHUNK bytes, so a frame needs no buffer of
-        // its size (30 MB at 100k vertices).
-        let mut lines = Vec::with_capacity(LINE_CHUNK + 128);
-        for p in positions {
-            float_line(&mut lines, b"v", &[p.x, p.y, p.z]);
-            drain_full(w, &mut lines)?;
-        }
-        w.write_all(&lines)?;
-        lines.clear();
+        vector_lines(w, b"v", positions.iter().copied())?;
         w.write_all(&self.texcoords)?;
-        for nrm in mesh.vertex_normals(positions) {
-            float_line(&mut lines, b"vn", &[nrm.x, nrm.y, nrm.z]);
-            drain_full(w, &mut lines)?;
-        }
-        w.write_all(&lines)?;
+        vector_lines(w, b"vn", mesh.vertex_normals(positions).into_iter())?;
         w.write_all(&self.faces)
     }
 
@@ -592,13 +580,22 @@ fn invalid_input(message: String) -> std::io::Error {
 /// Bytes of `v` / `vn` lines [`ObjFrames::write`] gathers before it passes them on.
 const LINE_CHUNK: usize = 1 << 16;
 
-/// Writes `lines` out and empties it once it holds [`LINE_CHUNK`] bytes or more.
-fn drain_full(w: &mut dyn Write, lines: &mut Vec<u8>) -> std::io::Result<()> {
-    if lines.len() >= LINE_CHUNK {
-        w.write_all(lines)?;
-        lines.clear();
+/// Writes one `tag x y z` line per vector, in pieces of about [`LINE_CHUNK`] bytes, so a
+/// frame needs no buffer of its size (30 MB at 100k vertices).
+fn vector_lines(
+    w: &mut dyn Write,
+    tag: &[u8],
+    vectors: impl Iterator<Item = Vec3>,
+) -> std::io::Result<()> {
+    let mut lines = Vec::with_capacity(LINE_CHUNK + 128);
+    for p in vectors {
+        float_line(&mut lines, tag, &[p.x, p.y, p.z]);
+        if lines.len() >= LINE_CHUNK {
+            w.write_all(&lines)?;
+            lines.clear();
+        }
     }
-    Ok(())
+    w.write_all(&lines)
 }
 
 /// Appends `tag x y ...` and a line break, numbers in shortest round-trip form.
