@@ -132,7 +132,7 @@ fn run_all(
 
 #[test]
 fn bitwise_identical_for_1_2_and_3_threads() {
-    // Several row chunks (n > 4 * 512) so that the parallel split really happens.
+    // Several row chunks (n > 8 * 256) so that the parallel split really happens.
     let n = 2600;
     let sys = random_system(n, 3 * n, 5.0, 0.2, 2026);
     let mut rng = Rng::new(99);
