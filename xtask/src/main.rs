@@ -4,7 +4,8 @@
 //! scenes (Baraff & Witkin 1998, Figures 1 and 2, and a garment when `scenes/garment.toml`
 //! exists), the scaling series (484 to 50,176 vertices), bending and stretch stiffness
 //! sweeps, implicit against explicit Verlet at the largest stable explicit step, and the
-//! linear solver variants. Each case runs in its own child process (the hidden task
+//! linear solver variants, and Blender's cloth on Figure 1 when Blender is installed (case
+//! `blender_fig1`, module `peer`). Each case runs in its own child process (the hidden task
 //! `bench-case <json>`) so that its peak memory and thread pool are its own. Results go to
 //! `bench-results/` (Markdown, JSON, SVG); `--docs` also writes `docs/benchmarks.md`.
 
@@ -12,6 +13,7 @@ mod analysis;
 mod case;
 mod machine;
 mod mannequin;
+mod peer;
 mod plot;
 mod preview;
 mod report;
@@ -37,6 +39,10 @@ bench options:
                        the explicit and comparison cases repeat in a row)
   --out DIR            output directory (default: <workspace>/bench-results)
   --docs               also write docs/benchmarks.md (the headline tables and the machine)
+
+When Blender is installed (`blender` on PATH, or the CLOTH_BLENDER variable naming it) the
+full set also times Blender's cloth on Figure 1 (case blender_fig1, --repeat times, after the
+other cases; not under --quick) and reports it beside ours.
 
 The exit status is non-zero when a case fails, stops early or reports a non-finite figure.";
 

@@ -143,6 +143,8 @@ pub const PAPER_EXPONENT: f64 = 1.5;
 pub const AIM_FIG1_SECONDS: f64 = 0.010;
 /// Aim of the project: scaling exponent.
 pub const AIM_EXPONENT: f64 = 1.2;
+/// Aim of issue 14: Figure 1 at least this many times faster than Blender in the same run.
+pub const AIM_PEER_SPEEDUP: f64 = 14.0;
 
 /// Other simulators on this 2-core machine, seconds per frame.
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -595,11 +597,24 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
             .find(|r| r.cloth_vertices == 7396),
     };
     let mut rows = Vec::new();
+    // Peers timed in this run first (same scene, same machine, same threads).
+    for peer in &s.peers {
+        let us = find(s, &peer.mirrors).filter(|r| r.error.is_none());
+        rows.push(vec![
+            format!("fig1 ({} verts, {} frames)", peer.vertices, peer.frames),
+            format!("{}, this run, {} threads", peer.who, peer.threads),
+            fmt_time(peer.seconds_per_frame),
+            us.map_or("-".into(), |r| fmt_time(r.seconds_per_frame)),
+            us.map_or("-".into(), |r| {
+                format!("{:.2}x", r.seconds_per_frame / peer.seconds_per_frame)
+            }),
+        ]);
+    }
     for b in &BARS {
         let us = ours(b.scene).filter(|r| r.error.is_none());
         rows.push(vec![
             format!("{} ({} verts)", b.scene, b.vertices),
-            b.who.to_string(),
+            format!("{} (an earlier issue's figure)", b.who),
             fmt_time(b.seconds_per_frame),
             us.map_or("-".into(), |r| fmt_time(r.seconds_per_frame)),
             us.map_or("-".into(), |r| {
@@ -630,6 +645,26 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
                 ""
             }
         );
+    }
+    for peer in &s.peers {
+        if let Some(r) = find(s, &peer.mirrors).filter(|r| r.error.is_none()) {
+            let speedup = peer.seconds_per_frame / r.seconds_per_frame;
+            let _ = writeln!(
+                w,
+                "Aim: Figure 1 at least {AIM_PEER_SPEEDUP}x faster than {} in the same run; \
+                 we are {speedup:.1}x faster ({}, medians of {} and {} runs; Blender's scene: \
+                 the same mesh and colliders, its Cotton preset, 5 steps per frame, see \
+                 xtask/src/peer.rs).",
+                peer.who,
+                if speedup >= AIM_PEER_SPEEDUP {
+                    "reached"
+                } else {
+                    "not reached"
+                },
+                peer.repeats.len(),
+                r.repeats.len().max(1),
+            );
+        }
     }
     if let Some(f) = s.scaling_fit {
         let _ = writeln!(

@@ -3,6 +3,7 @@
 
 use crate::analysis::{self, PowerFit};
 use crate::case::{CaseResult, CaseSpec, IntegratorOverride};
+use crate::peer::{self, PeerRun};
 use cloth::sim::{Scene, SolverChoice};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -277,6 +278,10 @@ pub struct SuiteResults {
     pub repeat_spread_median: Option<f64>,
     /// Notes (skipped scenes, frame caps).
     pub notes: Vec<String>,
+    /// Other simulators timed on our scenes in this run (Blender on Figure 1, when found).
+    pub peers: Vec<PeerRun>,
+    /// Why a peer that was found could not be timed.
+    pub peer_errors: Vec<String>,
 }
 
 impl BenchOptions {
@@ -334,6 +339,47 @@ fn scene_path(name: &str) -> PathBuf {
     workspace_root().join("scenes").join(name)
 }
 
+/// The `fig1_drape` case (also what Blender's `blender_fig1` run mirrors).
+fn fig1_spec(o: &BenchOptions) -> CaseSpec {
+    let mut c = CaseSpec::new(
+        "fig1_drape",
+        "paper",
+        scene_path("drape_cylinder.toml"),
+        o.threads,
+    );
+    c.frames = frames(o, 10, None);
+    c
+}
+
+/// Blender's Figure 1 (`blender_fig1`, see the `peer` module), `o.repeat` times after the
+/// cases, when selected and found; not under `--quick`. Returns the run, or a note when
+/// Blender is not there, or an error when it failed.
+fn blender_run(o: &BenchOptions) -> (Option<PeerRun>, Option<String>, Option<String>) {
+    if o.quick || !o.selects(peer::BLENDER_FIG1) {
+        return (None, None, None);
+    }
+    let Some(exe) = peer::find_blender() else {
+        let note = "blender_fig1: no `blender` on PATH (nor CLOTH_BLENDER): Blender was not \
+                    timed (`apt-get install blender`)";
+        return (None, Some(note.into()), None);
+    };
+    eprintln!("bench: timing {} on Figure 1", exe.display());
+    match peer::blender_fig1(&exe, &fig1_spec(o), o.repeat, &o.out.join("blender")) {
+        Ok(r) => {
+            eprintln!(
+                "[peer] {:<24} {:>9.2} ms/frame  {} verts  {} frames  ({})",
+                r.name,
+                1e3 * r.seconds_per_frame,
+                r.vertices,
+                r.frames,
+                r.who
+            );
+            (Some(r), None, None)
+        }
+        Err(e) => (None, None, Some(format!("{}: {e}", peer::BLENDER_FIG1))),
+    }
+}
+
 /// The plain cases (everything but the explicit searches), filtered.
 pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
     let mut notes = Vec::new();
@@ -343,9 +389,7 @@ pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
     let garment = scene_path("garment.toml");
     let t = o.threads;
 
-    let mut c = CaseSpec::new("fig1_drape", "paper", drape.clone(), t);
-    c.frames = frames(o, 10, None);
-    cases.push(c);
+    cases.push(fig1_spec(o));
     let mut c = CaseSpec::new("fig2_fixed_sheet", "paper", sheet.clone(), t);
     c.frames = frames(o, 10, None);
     cases.push(c);
@@ -827,6 +871,8 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
     }
     let done = outcomes.len();
     outcomes.extend(compare_cases(o, done, total));
+    let (peer_run, peer_note, peer_error) = blender_run(o);
+    notes.extend(peer_note);
     let ran = |group: &str| -> Vec<&CaseResult> {
         outcomes
             .iter()
@@ -867,6 +913,8 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
         duplicates,
         repeat_spread_median,
         notes,
+        peers: peer_run.into_iter().collect(),
+        peer_errors: peer_error.into_iter().collect(),
     }
 }
 
@@ -902,7 +950,8 @@ pub fn problems(s: &SuiteResults) -> Vec<String> {
             Outcome::Skipped { .. } => {}
         }
     }
-    if ran == 0 {
+    p.extend(s.peer_errors.iter().cloned());
+    if ran == 0 && s.peers.is_empty() {
         p.push("no case ran (check --filter)".into());
     }
     let scaling = s
