@@ -15,6 +15,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use cloth::collide::euler_degrees;
 use cloth::sim::{ColliderSettings, ColliderShape, Scene, build_simulation};
@@ -36,6 +37,9 @@ const SEGMENTS: usize = 64;
 
 /// Edge length (m) of the square standing in for an infinite plane.
 const PLANE_SIZE: f64 = 20.0;
+
+/// Longest a Blender run may take (Figure 1's 75 frames take about 8 s on 2 cores).
+const TIMEOUT: Duration = Duration::from_secs(900);
 
 /// Lowest point of the cloth must fall at least this far (m) over the run, else Blender's
 /// cloth is taken not to have run.
@@ -203,23 +207,49 @@ fn check_run(r: &ScriptResult, vertices: usize, lowest_at_start: f64) -> Result<
     Ok(())
 }
 
-/// Runs Blender once on the case written to `dir`; returns the script's result.
+/// Runs Blender once on the case written to `dir`; returns the script's result. Blender's
+/// output goes to `dir/blender.log` (a file, so a chatty Blender cannot fill a pipe and stall);
+/// a run longer than [`TIMEOUT`] is killed.
 fn run_blender(exe: &Path, threads: usize, dir: &Path) -> Result<ScriptResult, String> {
-    let out = Command::new(exe)
+    let log_path = dir.join("blender.log");
+    let cannot_write = |e: std::io::Error| format!("cannot write {}: {e}", log_path.display());
+    let log = std::fs::File::create(&log_path).map_err(cannot_write)?;
+    let err = log.try_clone().map_err(cannot_write)?;
+    let mut child = Command::new(exe)
         .args(["-b", "--factory-startup", "-noaudio", "-t"])
         .arg(threads.max(1).to_string())
         .args(["--python-exit-code", "1", "--python"])
         .arg(dir.join("drape.py"))
         .arg("--")
         .arg(dir.join("case.json"))
-        .output()
+        .stdout(log)
+        .stderr(err)
+        .spawn()
         .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() > TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "Blender did not finish in {} s (killed; log: {})",
+                    TIMEOUT.as_secs(),
+                    log_path.display()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => return Err(format!("waiting for Blender: {e}")),
+        }
+    };
+    let stdout = std::fs::read_to_string(&log_path)
+        .map_err(|e| format!("cannot read {}: {e}", log_path.display()))?;
+    if !status.success() {
         let tail: Vec<&str> = stdout.lines().rev().take(5).collect();
         return Err(format!(
-            "Blender exited with {}: {}",
-            out.status,
+            "Blender exited with {status} (log: {}): {}",
+            log_path.display(),
             tail.join(" | ")
         ));
     }
