@@ -2,7 +2,8 @@
 //!
 //! `cargo xtask bench` runs the benchmark suite of issue 6 in a release build: the paper's
 //! scenes (Baraff & Witkin 1998, Figures 1 and 2, and a garment when `scenes/garment.toml`
-//! exists), the scaling series (484 to 50,176 vertices), bending and stretch stiffness
+//! exists), the scaling series (484 to 50,176 vertices), issue 14's table (2,601 to 100,489
+//! vertices, `scale_N`), bending and stretch stiffness
 //! sweeps, implicit against explicit Verlet at the largest stable explicit step, and the
 //! linear solver variants, and Blender's cloth on Figure 1 when Blender is installed (case
 //! `blender_fig1`, module `peer`). Each case runs in its own child process (the hidden task

@@ -1,5 +1,6 @@
 //! The Markdown report (with the paper's figures beside ours) and the JSON file.
 
+use crate::analysis::PowerFit;
 use crate::case::CaseResult;
 use crate::machine::Machine;
 use crate::suite::{BenchOptions, Outcome, SuiteResults};
@@ -145,6 +146,118 @@ pub const AIM_FIG1_SECONDS: f64 = 0.010;
 pub const AIM_EXPONENT: f64 = 1.2;
 /// Aim of issue 14: Figure 1 at least this many times faster than Blender in the same run.
 pub const AIM_PEER_SPEEDUP: f64 = 14.0;
+/// Aims of issue 14 at its largest size (100,489 vertices): seconds per frame, KB (10^3
+/// bytes) of peak memory per vertex; CG iterations per solve at its smallest and largest
+/// size; share of rejected steps.
+pub const AIM_SCALE: ScaleAims = ScaleAims {
+    largest_seconds: 1.5,
+    kb_per_vertex: 4.0,
+    cg_smallest: 30.0,
+    cg_largest: 45.0,
+    rejected: 0.15,
+};
+
+/// See [`AIM_SCALE`].
+#[derive(Clone, Copy, Debug)]
+pub struct ScaleAims {
+    /// Seconds per frame at the largest size.
+    pub largest_seconds: f64,
+    /// Peak memory per vertex at the largest size, KB.
+    pub kb_per_vertex: f64,
+    /// CG iterations per solve at the smallest size.
+    pub cg_smallest: f64,
+    /// CG iterations per solve at the largest size.
+    pub cg_largest: f64,
+    /// Largest share of rejected steps.
+    pub rejected: f64,
+}
+
+/// Whether `ok`, as the report words it.
+fn verdict(ok: bool) -> &'static str {
+    if ok { "reached" } else { "not reached" }
+}
+
+/// Issue 14's table over the `scale` cases (any order), with its aims.
+fn scale_section(cases: &[&CaseResult], fit: Option<PowerFit>) -> String {
+    let mut w = String::new();
+    let mut cases = cases.to_vec();
+    cases.sort_by_key(|r| r.cloth_vertices);
+    let (Some(small), Some(large)) = (cases.first(), cases.last()) else {
+        return w;
+    };
+    let _ = writeln!(
+        w,
+        "\n## Solver at scale (issue 14: the cylinder drape, first {} frames)\n",
+        large.frames
+    );
+    let rejected =
+        |r: &CaseResult| r.rejected_steps as f64 / (r.steps + r.rejected_steps).max(1) as f64;
+    let kb = |r: &CaseResult| {
+        r.peak_memory_bytes
+            .map(|b| b as f64 / 1e3 / r.cloth_vertices.max(1) as f64)
+    };
+    let rows: Vec<Vec<String>> = cases
+        .iter()
+        .map(|r| {
+            vec![
+                r.cloth_vertices.to_string(),
+                fmt_time(r.seconds_per_frame),
+                format!("{:.1}", r.cg_per_step),
+                format!("{} ({})", r.steps, r.rejected_steps),
+                fmt_percent(rejected(r)),
+                r.peak_memory_bytes
+                    .map_or("-".into(), |b| format!("{:.0} MB", b as f64 / 1e6)),
+                kb(r).map_or("-".into(), |k| format!("{k:.1} KB")),
+            ]
+        })
+        .collect();
+    w.push_str(&markdown_table(
+        &[
+            "verts",
+            "time/frame",
+            "CG it/solve",
+            "steps (rejected)",
+            "rejected",
+            "peak mem",
+            "per vertex",
+        ],
+        &rows,
+    ));
+    let a = AIM_SCALE;
+    if let Some(f) = fit {
+        let _ = writeln!(
+            w,
+            "\nTime per frame ~ n^{:.2} over these sizes (aim <= {AIM_EXPONENT}: {}).",
+            f.exponent,
+            verdict(f.exponent <= AIM_EXPONENT)
+        );
+    }
+    let worst = cases.iter().map(|r| rejected(r)).fold(0.0, f64::max);
+    let _ = writeln!(
+        w,
+        "At {} vertices: {} per frame (aim {}: {}), {} per vertex (aim {} KB: {}), {:.1} CG \
+         iterations per solve (aim {}: {}); at {} vertices {:.1} (aim {}: {}); rejected steps \
+         at most {} (aim {}: {}).",
+        large.cloth_vertices,
+        fmt_time(large.seconds_per_frame),
+        fmt_time(a.largest_seconds),
+        verdict(large.seconds_per_frame <= a.largest_seconds),
+        kb(large).map_or("-".into(), |k| format!("{k:.1} KB")),
+        a.kb_per_vertex,
+        verdict(kb(large).is_some_and(|k| k <= a.kb_per_vertex)),
+        large.cg_per_step,
+        a.cg_largest,
+        verdict(large.cg_per_step <= a.cg_largest),
+        small.cloth_vertices,
+        small.cg_per_step,
+        a.cg_smallest,
+        verdict(small.cg_per_step <= a.cg_smallest),
+        fmt_percent(worst),
+        fmt_percent(a.rejected),
+        verdict(worst <= a.rejected),
+    );
+    w
+}
 
 /// Other simulators on this 2-core machine, seconds per frame.
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -679,6 +792,8 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
         );
     }
 
+    w.push_str(&scale_section(&group(s, "scale"), s.scale_fit));
+
     // Scaling.
     let scaling = group(s, "scaling");
     if !scaling.is_empty() {
@@ -937,6 +1052,53 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::case::CaseSpec;
+
+    #[test]
+    fn scale_table_lists_every_size_with_its_rejections_and_memory() {
+        let drape = crate::suite::workspace_root().join("scenes/drape_cylinder.toml");
+        let runs: Vec<CaseResult> = [8, 6]
+            .iter()
+            .map(|&n| {
+                let mut spec =
+                    CaseSpec::new(&format!("scale_{}", n * n), "scale", drape.clone(), 1);
+                spec.grid = Some(n);
+                spec.frames = Some(4);
+                crate::case::measure(&spec).expect("tiny drape runs")
+            })
+            .collect();
+        let refs: Vec<&CaseResult> = runs.iter().collect();
+        let points: Vec<(f64, f64)> = (runs.iter())
+            .map(|r| (r.cloth_vertices as f64, r.seconds_per_frame))
+            .collect();
+        let text = scale_section(&refs, crate::analysis::fit_power_law(&points));
+        let rows: Vec<&str> = (text.lines())
+            .filter(|l| l.starts_with("| ") && !l.starts_with("| ---"))
+            .collect();
+        // Header and two rows, smallest first whatever the input order.
+        assert_eq!(rows.len(), 3, "{text}");
+        assert!(
+            rows[1].starts_with("| 36 |") && rows[2].starts_with("| 64 |"),
+            "{text}"
+        );
+        for (row, r) in rows[1..].iter().zip([&runs[1], &runs[0]]) {
+            let share = r.rejected_steps as f64 / (r.steps + r.rejected_steps) as f64;
+            assert!(
+                row.contains(&format!("| {} ({}) |", r.steps, r.rejected_steps)),
+                "{row}"
+            );
+            assert!(row.contains(&fmt_percent(share)), "{row}");
+            let kb =
+                r.peak_memory_bytes.expect("peak memory") as f64 / 1e3 / r.cloth_vertices as f64;
+            assert!(row.contains(&format!("{kb:.1} KB")), "{row}");
+        }
+        assert!(text.contains("Time per frame ~ n^"), "{text}");
+        assert!(
+            text.contains("At 64 vertices:") && text.contains("at 36 vertices"),
+            "{text}"
+        );
+        assert!(scale_section(&[], None).is_empty());
+    }
 
     #[test]
     fn table_has_header_separator_and_padded_rows() {

@@ -268,6 +268,8 @@ pub struct SuiteResults {
     pub searches: Vec<VerletSearch>,
     /// Power-law fit of time per frame against cloth vertices over the scaling series.
     pub scaling_fit: Option<PowerFit>,
+    /// The same fit over the `scale` cases (issue 14's sizes).
+    pub scale_fit: Option<PowerFit>,
     /// Bend sweep: max / min spreads.
     pub bend_spread: Spread,
     /// Stretch sweep: max / min spreads.
@@ -302,6 +304,13 @@ fn frames(o: &BenchOptions, quick: usize, full: Option<usize>) -> Option<usize> 
 pub fn scaling_frames(o: &BenchOptions) -> usize {
     if o.quick { 5 } else { 30 }
 }
+
+/// Grids (nx = ny) of issue 14's table, the `scale` cases: the cylinder drape at 2,601,
+/// 10,201, 40,401 and 100,489 vertices (full set only: the largest takes minutes).
+pub const SCALE_GRIDS: [usize; 4] = [51, 101, 201, 317];
+
+/// Frames of the `scale` cases: the issue's window, the landing and the first second.
+pub const SCALE_FRAMES: usize = 30;
 
 /// Grid sizes of the scaling series for these options.
 pub fn scaling_grids(o: &BenchOptions) -> &'static [usize] {
@@ -433,6 +442,14 @@ pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
         c.grid = Some(n);
         c.frames = Some(scaling_frames(o));
         cases.push(c);
+    }
+    if !o.quick {
+        for &n in &SCALE_GRIDS {
+            let mut c = CaseSpec::new(&format!("scale_{}", n * n), "scale", drape.clone(), t);
+            c.grid = Some(n);
+            c.frames = Some(SCALE_FRAMES);
+            cases.push(c);
+        }
     }
     for &k in &BEND_SCALES {
         let mut c = CaseSpec::new(&format!("bend_x{k}"), "bend", drape.clone(), t);
@@ -886,6 +903,11 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
         .map(|r| (r.cloth_vertices as f64, r.seconds_per_frame))
         .collect();
     let scaling_fit = analysis::fit_power_law(&points);
+    let points: Vec<(f64, f64)> = ran("scale")
+        .iter()
+        .map(|r| (r.cloth_vertices as f64, r.seconds_per_frame))
+        .collect();
+    let scale_fit = analysis::fit_power_law(&points);
     let all: Vec<&CaseResult> = outcomes
         .iter()
         .filter_map(Outcome::result)
@@ -908,6 +930,7 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
         outcomes,
         searches,
         scaling_fit,
+        scale_fit,
         bend_spread,
         stretch_spread,
         duplicates,
@@ -1121,6 +1144,8 @@ mod tests {
         // A coarse copy for sewing stays where it is coarser than the coarsened garment and
         // goes where it is not (the walking outfit: trousers sewn at 4 cm, shirt at 2.5 cm).
         let (cases, _) = plan(&quick);
+        // The 100,489-vertex drape takes minutes: never in the quick set.
+        assert!(cases.iter().all(|c| c.group != "scale"));
         let c = cases.iter().find(|c| c.name == "outfit_walk");
         let scene = crate::case::prepare_scene(c.expect("the case")).expect("the scene");
         let sewn = |s: &Scene| -> Vec<bool> {
@@ -1148,6 +1173,8 @@ mod tests {
             "fig1_drape",
             "fig2_fixed_sheet",
             "scaling_50176",
+            "scale_2601",
+            "scale_100489",
             "bend_x1000",
             "stretch_x0.1",
             "solver_direct",
@@ -1166,8 +1193,15 @@ mod tests {
         ] {
             assert!(names.contains(&n), "{n} missing from {names:?}");
         }
-        let grids: Vec<usize> = cases.iter().filter_map(|c| c.grid).collect();
-        assert_eq!(grids, SCALING_GRIDS);
+        let grids = |group: &str| -> Vec<usize> {
+            (cases.iter().filter(|c| c.group == group))
+                .filter_map(|c| c.grid)
+                .collect()
+        };
+        assert_eq!(grids("scaling"), SCALING_GRIDS);
+        // Issue 14's table, the drape's first 30 frames at each size.
+        assert_eq!(grids("scale"), SCALE_GRIDS);
+        assert!((cases.iter().filter(|c| c.group == "scale")).all(|c| c.frames == Some(30)));
         for c in &cases {
             assert!(c.scene.exists(), "{}", c.scene.display());
         }
