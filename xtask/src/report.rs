@@ -769,11 +769,7 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
                  the same mesh and colliders, its Cotton preset, 5 steps per frame, see \
                  xtask/src/peer.rs).",
                 peer.who,
-                if speedup >= AIM_PEER_SPEEDUP {
-                    "reached"
-                } else {
-                    "not reached"
-                },
+                verdict(speedup >= AIM_PEER_SPEEDUP),
                 peer.repeats.len(),
                 r.repeats.len().max(1),
             );

@@ -898,16 +898,15 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
             .filter(|r| r.error.is_none())
             .collect()
     };
-    let points: Vec<(f64, f64)> = ran("scaling")
-        .iter()
-        .map(|r| (r.cloth_vertices as f64, r.seconds_per_frame))
-        .collect();
-    let scaling_fit = analysis::fit_power_law(&points);
-    let points: Vec<(f64, f64)> = ran("scale")
-        .iter()
-        .map(|r| (r.cloth_vertices as f64, r.seconds_per_frame))
-        .collect();
-    let scale_fit = analysis::fit_power_law(&points);
+    // Time per frame against cloth vertices, fitted over a group's cases.
+    let fit = |group: &str| {
+        let points: Vec<(f64, f64)> = (ran(group).iter())
+            .map(|r| (r.cloth_vertices as f64, r.seconds_per_frame))
+            .collect();
+        analysis::fit_power_law(&points)
+    };
+    let scaling_fit = fit("scaling");
+    let scale_fit = fit("scale");
     let all: Vec<&CaseResult> = outcomes
         .iter()
         .filter_map(Outcome::result)
