@@ -18,7 +18,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use cloth::collide::euler_degrees;
-use cloth::sim::{ColliderSettings, ColliderShape, Scene, build_simulation};
+use cloth::sim::{ColliderSettings, ColliderShape, Scene, build_mesh};
 use nalgebra::{Matrix3, Matrix4, Vector3};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -136,10 +136,14 @@ fn blender_case(spec: &CaseSpec) -> Result<(serde_json::Value, usize, f64), Stri
     if scene.cloths.len() != 1 {
         return Err(format!("{}: one cloth expected", spec.scene.display()));
     }
-    let sim = build_simulation(&scene).map_err(|e| format!("{}: {e}", spec.scene.display()))?;
-    let system = sim.system();
-    let vertices: Vec<[f64; 3]> = system.x0.iter().map(to_blender).collect();
-    let lowest = system.x0.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
+    // The cloth placed in the world as the simulator builds it (no forces or solver needed).
+    let mesh = build_mesh(&scene).map_err(|e| format!("{}: {e}", spec.scene.display()))?;
+    let vertices: Vec<[f64; 3]> = mesh.positions().iter().map(to_blender).collect();
+    let lowest = mesh
+        .positions()
+        .iter()
+        .map(|p| p.y)
+        .fold(f64::INFINITY, f64::min);
     let colliders = (scene.colliders.iter().enumerate())
         .map(|(i, c)| collider_json(c, i))
         .collect::<Result<Vec<_>, _>>()?;
@@ -148,7 +152,7 @@ fn blender_case(spec: &CaseSpec) -> Result<(serde_json::Value, usize, f64), Stri
         "fps": scene.run.fps,
         "frames": scene.run.frames,
         "vertices": vertices,
-        "triangles": system.mesh.triangles(),
+        "triangles": mesh.triangles(),
         "colliders": colliders,
         // Blender's presets/cloth/Cotton.py.
         "cloth_settings": {
@@ -171,7 +175,7 @@ fn blender_case(spec: &CaseSpec) -> Result<(serde_json::Value, usize, f64), Stri
             "use_self_collision": cloth.self_collision,
         },
     });
-    Ok((case, system.num_vertices(), lowest))
+    Ok((case, mesh.num_vertices(), lowest))
 }
 
 /// Reads the script's `CLOTH_PEER` line from Blender's output.

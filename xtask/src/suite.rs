@@ -361,16 +361,19 @@ fn fig1_spec(o: &BenchOptions) -> CaseSpec {
 }
 
 /// Blender's Figure 1 (`blender_fig1`, see the `peer` module), `o.repeat` times after the
-/// cases, when selected and found; not under `--quick`. Returns the run, or a note when
-/// Blender is not there, or an error when it failed.
-fn blender_run(o: &BenchOptions) -> (Option<PeerRun>, Option<String>, Option<String>) {
+/// cases, when selected and found; not under `--quick`. A missing Blender is a note in
+/// `notes`; a failed run is the error.
+fn blender_run(o: &BenchOptions, notes: &mut Vec<String>) -> Result<Option<PeerRun>, String> {
     if o.quick || !o.selects(peer::BLENDER_FIG1) {
-        return (None, None, None);
+        return Ok(None);
     }
     let Some(exe) = peer::find_blender() else {
-        let note = "blender_fig1: no `blender` on PATH (nor CLOTH_BLENDER): Blender was not \
-                    timed (`apt-get install blender`)";
-        return (None, Some(note.into()), None);
+        notes.push(
+            "blender_fig1: no `blender` on PATH (nor CLOTH_BLENDER): Blender was not timed \
+             (`apt-get install blender`)"
+                .into(),
+        );
+        return Ok(None);
     };
     eprintln!("bench: timing {} on Figure 1", exe.display());
     match peer::blender_fig1(&exe, &fig1_spec(o), o.repeat, &o.out.join("blender")) {
@@ -383,9 +386,9 @@ fn blender_run(o: &BenchOptions) -> (Option<PeerRun>, Option<String>, Option<Str
                 r.frames,
                 r.who
             );
-            (Some(r), None, None)
+            Ok(Some(r))
         }
-        Err(e) => (None, None, Some(format!("{}: {e}", peer::BLENDER_FIG1))),
+        Err(e) => Err(format!("{}: {e}", peer::BLENDER_FIG1)),
     }
 }
 
@@ -888,8 +891,10 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
     }
     let done = outcomes.len();
     outcomes.extend(compare_cases(o, done, total));
-    let (peer_run, peer_note, peer_error) = blender_run(o);
-    notes.extend(peer_note);
+    let (peers, peer_errors) = match blender_run(o, &mut notes) {
+        Ok(run) => (run.into_iter().collect(), Vec::new()),
+        Err(e) => (Vec::new(), vec![e]),
+    };
     let ran = |group: &str| -> Vec<&CaseResult> {
         outcomes
             .iter()
@@ -935,8 +940,8 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
         duplicates,
         repeat_spread_median,
         notes,
-        peers: peer_run.into_iter().collect(),
-        peer_errors: peer_error.into_iter().collect(),
+        peers,
+        peer_errors,
     }
 }
 
