@@ -199,6 +199,17 @@ impl CaseResult {
             && self.max_stretch < 0.5
     }
 
+    /// Attempted steps: accepted plus rejected (each at least one linear solve).
+    pub fn attempts(&self) -> usize {
+        self.steps + self.rejected_steps
+    }
+
+    /// Wall time of the frame loop per attempted step (s); `None` without a step.
+    pub fn seconds_per_attempt(&self) -> Option<f64> {
+        let a = self.attempts();
+        (a > 0).then(|| self.seconds_per_frame * self.frames as f64 / a as f64)
+    }
+
     /// The reported figures that must be finite for a successful case.
     pub fn figures(&self) -> [f64; 8] {
         [

@@ -177,6 +177,11 @@ fn verdict(ok: bool) -> &'static str {
     if ok { "reached" } else { "not reached" }
 }
 
+/// A max/min ratio with two decimals, `-` when absent.
+fn ratio(x: Option<f64>) -> String {
+    x.map_or("-".into(), |x| format!("{x:.2}"))
+}
+
 /// Issue 14's table over the `scale` cases (any order), with its aims.
 fn scale_section(cases: &[&CaseResult], fit: Option<PowerFit>) -> String {
     let mut w = String::new();
@@ -230,6 +235,23 @@ fn scale_section(cases: &[&CaseResult], fit: Option<PowerFit>) -> String {
             "\nTime per frame ~ n^{:.2} over these sizes (aim <= {AIM_EXPONENT}: {}).",
             f.exponent,
             verdict(f.exponent <= AIM_EXPONENT)
+        );
+    }
+    // The exponent split into how many steps the sizes take and what one costs.
+    let fit_of = |f: &dyn Fn(&CaseResult) -> Option<f64>| {
+        let points: Option<Vec<(f64, f64)>> = (cases.iter())
+            .map(|r| f(r).map(|y| (r.cloth_vertices as f64, y)))
+            .collect();
+        crate::analysis::fit_power_law(&points?)
+    };
+    if let (Some(steps), Some(cost)) = (
+        fit_of(&|r| Some(r.attempts() as f64)),
+        fit_of(&|r| r.seconds_per_attempt()),
+    ) {
+        let _ = writeln!(
+            w,
+            "Of that, attempted steps ~ n^{:.2} and wall time per attempted step ~ n^{:.2}.",
+            steps.exponent, cost.exponent
         );
     }
     let worst = cases.iter().map(|r| rejected(r)).fold(0.0, f64::max);
@@ -612,10 +634,11 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
     if let Some(q) = s.bend_spread.wall {
         let _ = writeln!(
             w,
-            "- bending stiffness x0.1 to x1000: max/min time {q:.2} (paper: < 1.05); CG iterations {}.",
-            s.bend_spread
-                .cg_iterations
-                .map_or("-".into(), |x| format!("{x:.2}"))
+            "- bending stiffness x0.1 to x1000: max/min time {q:.2} (paper: < 1.05); attempted \
+             steps {}, time per attempted step {}; CG iterations {}.",
+            ratio(s.bend_spread.solves),
+            ratio(s.bend_spread.per_attempt),
+            ratio(s.bend_spread.cg_iterations),
         );
     }
     if let Some(q) = s.stretch_spread.wall {
@@ -875,11 +898,13 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
                 w,
                 "\nmax/min over the sweep: wall time per frame {q:.3} ({:+.1}%; {paper}); CPU time \
                  per frame {}; CG iterations {} and linear solves {} (these two are \
-                 deterministic, free of timing noise).",
+                 deterministic, free of timing noise); wall time per attempted step {} (the cost \
+                 of a step, apart from how many the run takes).",
                 100.0 * (q - 1.0),
                 f(spread.cpu),
                 f(spread.cg_iterations),
                 f(spread.solves),
+                f(spread.per_attempt),
             );
         }
     }
@@ -1089,6 +1114,37 @@ mod tests {
             assert!(row.contains(&format!("{kb:.1} KB")), "{row}");
         }
         assert!(text.contains("Time per frame ~ n^"), "{text}");
+        // The exponent's two factors, each the slope between the two sizes on log-log axes.
+        let slope = |y: &dyn Fn(&CaseResult) -> f64| {
+            (y(&runs[0]) / y(&runs[1])).ln() / (64.0f64 / 36.0).ln()
+        };
+        let shown = |label: &str| -> f64 {
+            let at = text
+                .find(label)
+                .unwrap_or_else(|| panic!("{label} in {text}"));
+            let rest = &text[at + label.len()..];
+            let end = rest.find(|c: char| c != '.' && c != '-' && !c.is_ascii_digit());
+            let number = rest[..end.unwrap_or(rest.len())].trim_end_matches('.');
+            number.parse().expect("a number")
+        };
+        let attempts = |r: &CaseResult| (r.steps + r.rejected_steps) as f64;
+        let per_attempt = |r: &CaseResult| r.seconds_per_frame * r.frames as f64 / attempts(r);
+        for (label, want) in [
+            ("attempted steps ~ n^", slope(&attempts)),
+            ("per attempted step ~ n^", slope(&per_attempt)),
+        ] {
+            assert!(
+                (shown(label) - want).abs() <= 0.006,
+                "{label} {want:.3}: {text}"
+            );
+        }
+        // The sweeps' spread of the cost of a step.
+        let costs: Vec<f64> = runs.iter().map(per_attempt).collect();
+        let want = costs[0].max(costs[1]) / costs[0].min(costs[1]);
+        let got = crate::suite::Spread::of(&refs)
+            .per_attempt
+            .expect("two cases");
+        assert!((got - want).abs() <= 1e-12 * want, "{got} against {want}");
         assert!(
             text.contains("At 64 vertices:") && text.contains("at 36 vertices"),
             "{text}"

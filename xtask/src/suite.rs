@@ -185,6 +185,9 @@ pub struct Spread {
     pub cg_iterations: Option<f64>,
     /// Linear solves (accepted plus rejected steps) over the run (deterministic).
     pub solves: Option<f64>,
+    /// Wall time of the frame loop per attempted step: what a step costs, apart from how
+    /// many the physics needs.
+    pub per_attempt: Option<f64>,
 }
 
 impl Spread {
@@ -201,7 +204,8 @@ impl Spread {
             wall: r(&|c| Some(c.seconds_per_frame)),
             cpu: r(&|c| c.cpu_seconds_per_frame),
             cg_iterations: r(&|c| Some(c.cg_iterations as f64)),
-            solves: r(&|c| Some((c.steps + c.rejected_steps) as f64)),
+            solves: r(&|c| Some(c.attempts() as f64)),
+            per_attempt: r(&|c| c.seconds_per_attempt()),
         }
     }
 }
