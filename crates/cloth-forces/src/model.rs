@@ -211,9 +211,10 @@ pub struct ClothModel {
     /// stored as p_i); empty under the hinge model.
     shape_stencils: Vec<[usize; 6]>,
     shape_rest: Vec<ShapeRest>,
-    /// The condition weights of `shape_rest` before any clamp
-    /// ([`ClothModel::set_clamped_vertices`] doubles columns of them).
-    shape_weights_free: Vec<[[f64; 3]; 3]>,
+    /// Per triangle, bit i set where [`ClothModel::set_clamped_vertices`] doubled column i of
+    /// its `shape_rest` weights: halving those columns gives the free weights back exactly
+    /// (a power of two), so they need no second copy (72 bytes per triangle).
+    shape_doubled: Vec<u8>,
     /// Hinge across edge i of each triangle (`usize::MAX` on a boundary edge); empty under the
     /// hinge model.
     shape_hinges: Vec<[usize; 3]>,
@@ -458,7 +459,7 @@ impl ClothModel {
             hinges: bend.hinges,
             hinge_rest: bend.hinge_rest,
             shape_stencils: bend.shape_stencils,
-            shape_weights_free: bend.shape_rest.iter().map(|r| r.weights).collect(),
+            shape_doubled: vec![0; bend.shape_rest.len()],
             shape_rest: bend.shape_rest,
             shape_hinges: bend.shape_hinges,
             split,
@@ -697,16 +698,19 @@ impl ClothModel {
         // A hinge with a rigid side puts its whole angle on the other side: phi = theta where
         // the weight columns assume phi = theta/2 + psi, so those columns double.
         let held = hinges_of(self.hinges.len(), &self.shape_hinges, |t| rigid[t]);
-        for ((r, w), hs) in (self.shape_rest.iter_mut())
-            .zip(&self.shape_weights_free)
+        for ((r, doubled), hs) in (self.shape_rest.iter_mut())
+            .zip(&mut self.shape_doubled)
             .zip(&self.shape_hinges)
         {
-            r.weights = *w;
             for i in 0..3 {
-                if hs[i] != usize::MAX && held[hs[i]] {
+                let was = *doubled & (1 << i) != 0;
+                let now = hs[i] != usize::MAX && held[hs[i]];
+                if was != now {
+                    let f = if now { 2.0 } else { 0.5 };
                     for row in r.weights.iter_mut() {
-                        row[i] *= 2.0;
+                        row[i] *= f;
                     }
+                    *doubled ^= 1 << i;
                 }
             }
         }
