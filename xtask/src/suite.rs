@@ -749,7 +749,7 @@ fn explicit_case(
         );
     };
     loop {
-        let spec = spec_for(k, frames(o, 10, None), name, "explicit");
+        let spec = spec_for(k, frames(o, 4, None), name, "explicit");
         let outcome = run_repeated(&spec, o.repeat);
         let unstable = outcome.result().is_some_and(|r| !r.is_stable());
         if unstable && k < max_k {
@@ -795,7 +795,7 @@ fn compare_cases(o: &BenchOptions, done: usize, total: usize) -> Vec<Outcome> {
     for (scene, file) in COMPARE_SCENES {
         let spec = |name: String, integrator| {
             let mut c = CaseSpec::new(&name, "compare", scene_path(file), o.threads);
-            c.frames = frames(o, 10, Some(30));
+            c.frames = frames(o, 4, Some(30));
             c.integrator = Some(integrator);
             c.final_frame = Some(o.out.join("compare").join(format!("{name}.json")));
             c
