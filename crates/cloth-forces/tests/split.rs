@@ -184,8 +184,9 @@ proptest! {
         prop_assert_eq!(e_moved.to_bits(), e_fresh.to_bits());
         prop_assert!(f_moved == f_fresh);
         prop_assert!(k_moved == k_fresh);
-        // And the clamp matters, so the check above could fail.
-        if first != second {
+        // And the clamp matters, so the check above could fail: two columns always hold
+        // whole triangles (one column may hold none on a jittered grid).
+        if first != second && first.max(second) == 2 {
             let once = case(seed, pat, 0.02, false, first, [1.0, 1.0]);
             prop_assert!(stiffness(&once.model, &fresh.x).1 != f_fresh);
         }
