@@ -195,8 +195,7 @@ fn scale_section(cases: &[&CaseResult], fit: Option<PowerFit>) -> String {
         "\n## Solver at scale (issue 14: the cylinder drape, first {} frames)\n",
         large.frames
     );
-    let rejected =
-        |r: &CaseResult| r.rejected_steps as f64 / (r.steps + r.rejected_steps).max(1) as f64;
+    let rejected = |r: &CaseResult| r.rejected_steps as f64 / r.attempts().max(1) as f64;
     let kb = |r: &CaseResult| {
         r.peak_memory_bytes
             .map(|b| b as f64 / 1e3 / r.cloth_vertices.max(1) as f64)
@@ -238,15 +237,10 @@ fn scale_section(cases: &[&CaseResult], fit: Option<PowerFit>) -> String {
         );
     }
     // The exponent split into how many steps the sizes take and what one costs.
-    let fit_of = |f: &dyn Fn(&CaseResult) -> Option<f64>| {
-        let points: Option<Vec<(f64, f64)>> = (cases.iter())
-            .map(|r| f(r).map(|y| (r.cloth_vertices as f64, y)))
-            .collect();
-        crate::analysis::fit_power_law(&points?)
-    };
+    let fit_of = |y: fn(&CaseResult) -> Option<f64>| crate::suite::fit_over_vertices(&cases, y);
     if let (Some(steps), Some(cost)) = (
-        fit_of(&|r| Some(r.attempts() as f64)),
-        fit_of(&|r| r.seconds_per_attempt()),
+        fit_of(|r| Some(r.attempts() as f64)),
+        fit_of(CaseResult::seconds_per_attempt),
     ) {
         let _ = writeln!(
             w,

@@ -396,6 +396,18 @@ fn blender_run(o: &BenchOptions, notes: &mut Vec<String>) -> Result<Option<PeerR
     }
 }
 
+/// Power-law fit of `y` (a per-case figure; `None` drops the fit) against cloth vertices over
+/// `cases`.
+pub fn fit_over_vertices(
+    cases: &[&CaseResult],
+    y: impl Fn(&CaseResult) -> Option<f64>,
+) -> Option<PowerFit> {
+    let points: Option<Vec<(f64, f64)>> = (cases.iter())
+        .map(|r| y(r).map(|y| (r.cloth_vertices as f64, y)))
+        .collect();
+    analysis::fit_power_law(&points?)
+}
+
 /// The plain cases (everything but the explicit searches), filtered.
 pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
     let mut notes = Vec::new();
@@ -907,13 +919,7 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
             .filter(|r| r.error.is_none())
             .collect()
     };
-    // Time per frame against cloth vertices, fitted over a group's cases.
-    let fit = |group: &str| {
-        let points: Vec<(f64, f64)> = (ran(group).iter())
-            .map(|r| (r.cloth_vertices as f64, r.seconds_per_frame))
-            .collect();
-        analysis::fit_power_law(&points)
-    };
+    let fit = |group: &str| fit_over_vertices(&ran(group), |r| Some(r.seconds_per_frame));
     let scaling_fit = fit("scaling");
     let scale_fit = fit("scale");
     let all: Vec<&CaseResult> = outcomes
