@@ -6,13 +6,13 @@
 //! bracketed on the monotone pieces between the cubic's critical points and bisected, so no
 //! sign change is missed, and the critical points themselves are tested too (grazing contacts).
 
+use cloth_mesh::Vec3;
 use rayon::prelude::*;
 
-use crate::Vec3;
-use crate::bvh::{Aabb, Bvh};
+use super::topology::{CHUNK, Topology};
 use crate::error::CollideError;
-use crate::geometry::{closest_on_triangle, closest_segment_segment};
-use crate::selfcol::Topology;
+use crate::geometry::bvh::{Aabb, Bvh};
+use crate::geometry::primitives::{closest_on_triangle, closest_segment_segment};
 
 /// Which pair of features collides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,8 +36,6 @@ pub struct Impact {
 
 /// Bisection steps of a bracketed root (2^-52 of the step: full f64 resolution).
 const BISECTIONS: usize = 52;
-/// How many vertices/edges each parallel task handles (fixed, so results are deterministic).
-const CHUNK: usize = 256;
 
 /// Where a vertex and a triangle lie from each other along the cloth, which sets how near they
 /// may start a step and still count as an impact ([`vertex_triangle_impact`]).
@@ -499,6 +497,8 @@ impl NearPairs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::selfcontact::test_cloth::{crumpled, jittered};
+    use crate::selfcontact::topology::{mesh_edges, sorted};
     use Along::{Adjacent, Apart};
 
     fn still(p: Vec3) -> [Vec3; 2] {
@@ -685,5 +685,58 @@ mod tests {
         ccd.set_welded(&[]);
         ccd.impacts(&x0, &x1, 1e-6, &mut out).unwrap();
         assert!(!out.is_empty());
+    }
+
+    /// CCD of a crumpled grid whose vertices each move differently while the whole grid
+    /// travels farther than its own size finds exactly the impacts of testing every
+    /// vertex-triangle and edge-edge pair that shares no vertex.
+    #[test]
+    fn ccd_impacts_are_those_of_every_feature_pair() {
+        let (mesh, x0) = crumpled(11, 0.1, Vec3::repeat(0.03), 0x9e37_79b9_7f4a_7c15);
+        let shift = Vec3::new(-0.4, 0.25, 0.15);
+        let x1: Vec<Vec3> = (jittered(&x0, Vec3::repeat(0.03), 0xd1b5_4a32_d192_ed03).iter())
+            .map(|p| p + shift)
+            .collect();
+        let gap = 5e-4;
+        let m = |i: usize| [x0[i], x1[i]];
+        let edges = mesh_edges(mesh.triangles());
+        let mut want = Vec::new();
+        for v in 0..x0.len() {
+            for t in mesh.triangles() {
+                if t.contains(&v) {
+                    continue;
+                }
+                let along = if t.iter().any(|&c| edges.contains(&sorted(v, c))) {
+                    Along::Adjacent
+                } else {
+                    Along::Apart
+                };
+                let (a, b, c) = (m(t[0]), m(t[1]), m(t[2]));
+                if let Some(hit) = vertex_triangle_impact(m(v), a, b, c, gap, along) {
+                    want.push((ImpactKind::VertexTriangle, [v, t[0], t[1], t[2]], hit));
+                }
+            }
+        }
+        for (i, &[a, b]) in edges.iter().enumerate() {
+            for &[c, d] in &edges[i + 1..] {
+                if a == c || a == d || b == c || b == d {
+                    continue;
+                }
+                if let Some(hit) = edge_edge_impact(m(a), m(b), m(c), m(d), gap) {
+                    want.push((ImpactKind::EdgeEdge, [a, b, c, d], hit));
+                }
+            }
+        }
+        let kinds = |k| want.iter().filter(|w| w.0 == k).count();
+        assert!(kinds(ImpactKind::VertexTriangle) > 5 && kinds(ImpactKind::EdgeEdge) > 5);
+        let mut ccd = SelfCcd::new(mesh.num_vertices(), mesh.triangles()).expect("ccd");
+        let mut got: Vec<Impact> = Vec::new();
+        ccd.impacts(&x0, &x1, gap, &mut got).expect("impacts");
+        let key = |k: ImpactKind, v: [usize; 4]| (k == ImpactKind::EdgeEdge, v);
+        let mut got: Vec<_> = got.iter().map(|i| (key(i.kind, i.vertices), i.t)).collect();
+        let mut want: Vec<_> = want.iter().map(|w| (key(w.0, w.1), w.2)).collect();
+        got.sort_by_key(|a| a.0);
+        want.sort_by_key(|a| a.0);
+        assert_eq!(got, want);
     }
 }

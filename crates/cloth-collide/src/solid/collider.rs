@@ -1,11 +1,13 @@
 //! Collider description: shape, placement, motion, contact material; validation, pose and
 //! velocity at a time.
 
+use cloth_mesh::Vec3;
 use nalgebra::{Isometry3, Translation3};
 
+use super::motion::{Motion, RigidVelocity, euler_degrees};
 use crate::error::CollideError;
-use crate::motion::{Motion, RigidVelocity, euler_degrees};
-use crate::{Vec3, geometry};
+use crate::geometry::bvh::Aabb;
+use crate::geometry::primitives::closest_on_triangle;
 
 /// The geometry of a collider, in its local frame (metres).
 #[derive(Clone, Debug, PartialEq)]
@@ -254,7 +256,7 @@ impl Collider {
                 else {
                     continue;
                 };
-                let (w, _) = geometry::closest_on_triangle(&q, a, b, c);
+                let (w, _) = closest_on_triangle(&q, a, b, c);
                 let d = (q - (a * w[0] + b * w[1] + c * w[2])).norm_squared();
                 if d < best.0 {
                     best = (
@@ -482,7 +484,7 @@ pub const MIN_RELATIVE_VOLUME: f64 = 1e-6;
 
 /// Diagonal length of the bounding box of the points (1 if zero or not finite).
 fn bbox_diag(p: &[Vec3]) -> f64 {
-    let b = crate::bvh::Aabb::from_points(p.iter());
+    let b = Aabb::from_points(p.iter());
     let d = (b.max - b.min).norm();
     if d > 0.0 && d.is_finite() { d } else { 1.0 }
 }

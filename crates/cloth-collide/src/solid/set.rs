@@ -1,18 +1,18 @@
 //! Prepared colliders at a time and cloth-solid proximity queries.
 
+use cloth_mesh::Vec3;
 use nalgebra::{Isometry3, Point3};
 use parry3d_f64::math::Vector as PVec;
 use parry3d_f64::query::{PointQueryWithLocation, Ray, RayCast};
 use parry3d_f64::shape::{TriMesh, TriMeshFlags, TrianglePointLocation};
 use rayon::prelude::*;
 
-use crate::Vec3;
-use crate::bvh::{Aabb, Bvh};
-use crate::collider::{Collider, Shape};
+use super::collider::{Collider, Shape};
+use super::motion::RigidVelocity;
+use super::shapes::{self, LocalProj};
 use crate::error::CollideError;
-use crate::geometry::{closest_on_triangle, triangle_normal};
-use crate::motion::RigidVelocity;
-use crate::shapes::{self, LocalProj};
+use crate::geometry::bvh::{Aabb, Bvh};
+use crate::geometry::primitives::{closest_on_triangle, triangle_normal};
 
 /// A cloth vertex near (or inside) a solid.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -2,7 +2,7 @@
 //! triangles and edges. Built once from the topology-independent leaf boxes; refitted every
 //! step. Queried with a box, or traversed against itself for every overlapping pair of leaves.
 
-use crate::Vec3;
+use cloth_mesh::Vec3;
 use rayon::prelude::*;
 
 /// Axis-aligned box. An empty box has min = +inf, max = -inf; boxes containing NaN overlap

@@ -6,16 +6,40 @@ use std::path::Path;
 use ::gltf::accessor::Dimensions;
 use ::gltf::json;
 use ::gltf::json::validation::Checked;
+use cloth_mesh::Vec3;
 use nalgebra::Matrix4;
 
 use super::anim::{Channel, Interp, Property, Trs, quat};
-use super::data::{Buffers, label, split_glb};
-use super::{Clip, GltfBody, GltfOptions, Local, Part, Skinning};
-use crate::Vec3;
+use super::body::{Clip, GltfBody, GltfOptions, Local, Part, Skinning};
+use super::data::{self, Buffers, label, split_glb};
 use crate::error::CollideError;
 
+impl GltfBody {
+    /// Reads a `.glb` or `.gltf` file; external buffers are resolved relative to its folder.
+    /// Errors are one-line [`CollideError`]s naming the file and the offending node, mesh,
+    /// skin, animation, accessor or buffer.
+    pub fn load(path: &std::path::Path, options: &GltfOptions) -> Result<GltfBody, CollideError> {
+        let file = path.display().to_string();
+        let bytes = data::read_limited(path).map_err(|e| CollideError::GltfFile {
+            file: file.clone(),
+            reason: format!("cannot read: {e}"),
+        })?;
+        build(&bytes, path.parent(), &file, options)
+    }
+
+    /// Reads glTF or GLB bytes held in memory. External buffer files are resolved in
+    /// `base_dir` (an error when it is `None`). Errors name the file as `<memory>`.
+    pub fn from_slice(
+        bytes: &[u8],
+        base_dir: Option<&std::path::Path>,
+        options: &GltfOptions,
+    ) -> Result<GltfBody, CollideError> {
+        build(bytes, base_dir, "<memory>", options)
+    }
+}
+
 /// Parses and validates the document, then builds the body.
-pub(super) fn build(
+fn build(
     bytes: &[u8],
     base: Option<&Path>,
     file: &str,
