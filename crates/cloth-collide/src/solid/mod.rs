@@ -14,3 +14,4 @@ pub mod motion;
 pub mod set;
 mod shapes;
 pub mod tessellate;
+mod validate;
