@@ -221,55 +221,8 @@ impl SelfCollision {
                 (&searched.0[..], &searched.1[..])
             }
         };
-        let (topo, boxes, edge_boxes) = (&self.topo, &self.boxes, &self.edge_boxes);
-        let vt: Vec<Vec<Proximity>> = (0..topo.n_vertices)
-            .into_par_iter()
-            .chunks(CHUNK)
-            .map(|verts| {
-                let mut out = Vec::new();
-                let mut cand: Vec<(FeatureKey, usize, Proximity)> = Vec::new();
-                let (first, last) = (verts[0] as u32, verts[verts.len() - 1] as u32);
-                let lo = vt_pairs.partition_point(|p| p.0 < first);
-                let hi = vt_pairs.partition_point(|p| p.0 <= last);
-                for group in vt_pairs[lo..hi].chunk_by(|p, q| p.0 == q.0) {
-                    let v = group[0].0 as usize;
-                    cand.clear();
-                    let q = Aabb {
-                        min: x[v],
-                        max: x[v],
-                    }
-                    .inflated(h);
-                    for &(_, t) in group {
-                        if !boxes[t as usize].overlaps(&q) {
-                            continue;
-                        }
-                        let tri = topo.triangles[t as usize];
-                        if let Some((key, prox)) = vertex_triangle(v, tri, x, h) {
-                            cand.push((key, t as usize, prox));
-                        }
-                    }
-                    // A vertex-vertex pair is found from both sides: keep it once (v < w).
-                    cand.retain(|c| !matches!(c.0, FeatureKey::Vertex(w) if w < v));
-                    cand.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
-                    cand.dedup_by(|a, b| a.0 == b.0);
-                    out.extend(cand.iter().map(|c| c.2));
-                }
-                out
-            })
-            .collect();
-        let ee: Vec<Vec<Proximity>> = ee_pairs
-            .par_chunks(4 * CHUNK)
-            .map(|pairs| {
-                let edges = &topo.edges;
-                (pairs.iter())
-                    .filter(|&&(e, f)| edge_boxes[e as usize].overlaps(&edge_boxes[f as usize]))
-                    .filter_map(|&(e, f)| {
-                        let ([a, b], [c, d]) = (edges[e as usize], edges[f as usize]);
-                        edge_edge([a, b, c, d], x, h)
-                    })
-                    .collect()
-            })
-            .collect();
+        let vt = vertex_triangle_proximities(&self.topo, &self.boxes, vt_pairs, x, h);
+        let ee = edge_edge_proximities(&self.topo, &self.edge_boxes, ee_pairs, x, h);
         self.proximities.clear();
         self.proximities.extend(vt.into_iter().flatten());
         self.proximities.extend(ee.into_iter().flatten());
@@ -506,6 +459,79 @@ impl SelfCollision {
         let magnitude = limit.min(speed / (inv_mass * h));
         Some((-dir * magnitude, magnitude / speed, dir))
     }
+}
+
+/// The vertex-triangle proximities within `h` (m) at positions `x` among the candidate
+/// (vertex, triangle) pairs `vt_pairs` (sorted by vertex), whose triangle boxes at `x` are in
+/// `boxes`: parallel over fixed chunks of vertices, in vertex order, a vertex's proximities
+/// de-duplicated by the feature of the triangle it is closest to.
+fn vertex_triangle_proximities(
+    topo: &Topology,
+    boxes: &[Aabb],
+    vt_pairs: &[(u32, u32)],
+    x: &[Vec3],
+    h: f64,
+) -> Vec<Vec<Proximity>> {
+    (0..topo.n_vertices)
+        .into_par_iter()
+        .chunks(CHUNK)
+        .map(|verts| {
+            let mut out = Vec::new();
+            let mut cand: Vec<(FeatureKey, usize, Proximity)> = Vec::new();
+            let (first, last) = (verts[0] as u32, verts[verts.len() - 1] as u32);
+            let lo = vt_pairs.partition_point(|p| p.0 < first);
+            let hi = vt_pairs.partition_point(|p| p.0 <= last);
+            for group in vt_pairs[lo..hi].chunk_by(|p, q| p.0 == q.0) {
+                let v = group[0].0 as usize;
+                cand.clear();
+                let q = Aabb {
+                    min: x[v],
+                    max: x[v],
+                }
+                .inflated(h);
+                for &(_, t) in group {
+                    if !boxes[t as usize].overlaps(&q) {
+                        continue;
+                    }
+                    let tri = topo.triangles[t as usize];
+                    if let Some((key, prox)) = vertex_triangle(v, tri, x, h) {
+                        cand.push((key, t as usize, prox));
+                    }
+                }
+                // A vertex-vertex pair is found from both sides: keep it once (v < w).
+                cand.retain(|c| !matches!(c.0, FeatureKey::Vertex(w) if w < v));
+                cand.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+                cand.dedup_by(|a, b| a.0 == b.0);
+                out.extend(cand.iter().map(|c| c.2));
+            }
+            out
+        })
+        .collect()
+}
+
+/// The edge-edge proximities within `h` (m) at positions `x` among the candidate (edge, edge)
+/// pairs `ee_pairs`, whose edge boxes at `x` (inflated by `h / 2`) are in `edge_boxes`:
+/// parallel over fixed chunks of pairs, in pair order.
+fn edge_edge_proximities(
+    topo: &Topology,
+    edge_boxes: &[Aabb],
+    ee_pairs: &[(u32, u32)],
+    x: &[Vec3],
+    h: f64,
+) -> Vec<Vec<Proximity>> {
+    ee_pairs
+        .par_chunks(4 * CHUNK)
+        .map(|pairs| {
+            let edges = &topo.edges;
+            (pairs.iter())
+                .filter(|&&(e, f)| edge_boxes[e as usize].overlaps(&edge_boxes[f as usize]))
+                .filter_map(|&(e, f)| {
+                    let ([a, b], [c, d]) = (edges[e as usize], edges[f as usize]);
+                    edge_edge([a, b, c, d], x, h)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The feature of the other cloth layer a vertex is closest to (for de-duplication: a vertex
