@@ -347,9 +347,37 @@ impl SelfCcd {
         // Boxes are searched with the larger of the gap and the near radius; the narrow
         // phase first checks the boxes with the gap alone.
         let r = gap.max(self.near_radius);
-        // Boxes are swept in the frame that moves with the cloth's common displacement: a
-        // pair's separation is the same in any translated frame, and there a sheet flying or
-        // falling as a whole sweeps small boxes instead of long ones.
+        self.sweep(x0, x1, r);
+        let (topo, x1c) = (&self.topo, &self.x1c);
+        let vt_pairs =
+            topo.vertex_triangle_pairs(&self.bvh, |v| Some(Aabb::from_points([&x0[v], &x1c[v]])));
+        // Edge pairs whose swept boxes come within r: the edge hierarchy against itself.
+        let ee_pairs = (self.edge_bvh).overlapping_pairs(|e, f| topo.edges_apart(e, f));
+        let step = Step { x0, x1, gap, r };
+        let vt = self.vertex_triangle_impacts(&vt_pairs, &step);
+        let ee = self.edge_edge_impacts(&ee_pairs, &step);
+        out.extend(vt.into_iter().flatten());
+        out.extend(ee.into_iter().flatten());
+        self.topo.drop_welded(out, |i| {
+            (&i.vertices, matches!(i.kind, ImpactKind::VertexTriangle))
+        });
+        if self.near_radius > 0.0 {
+            self.near.x.clear();
+            self.near.x.extend_from_slice(x1);
+            self.near.radius = self.near_radius;
+            self.near.n_edges = self.topo.edges.len();
+            self.near.vt = vt_pairs;
+            self.near.ee = ee_pairs;
+        }
+        Ok(())
+    }
+
+    /// Sweeps the triangle and edge boxes of the motion from `x0` to `x1`, inflated by `r`
+    /// (edges by `r / 2`), and fits the hierarchies to them. The boxes are swept in the frame
+    /// that moves with the cloth's common displacement: a pair's separation is the same in any
+    /// translated frame, and there a sheet flying or falling as a whole sweeps small boxes
+    /// instead of long ones.
+    fn sweep(&mut self, x0: &[Vec3], x1: &[Vec3], r: f64) {
         let shift = common_displacement(x0, x1);
         self.x1c.clear();
         self.x1c.extend(x1.iter().map(|p| p - shift));
@@ -366,15 +394,15 @@ impl SelfCcd {
                 Aabb::from_points([&x0[a], &x1c[a], &x0[b], &x1c[b]]).inflated(0.5 * r + slack)
             }));
         self.edge_bvh.fit(&self.edge_boxes);
-        let topo = &self.topo;
-        let vt_pairs =
-            topo.vertex_triangle_pairs(&self.bvh, |v| Some(Aabb::from_points([&x0[v], &x1c[v]])));
-        // Edge pairs whose swept boxes come within r: the edge hierarchy against itself.
-        let ee_pairs = (self.edge_bvh).overlapping_pairs(|e, f| topo.edges_apart(e, f));
+    }
+
+    /// The vertex-triangle impacts of the candidate (vertex, triangle) `pairs` over `step`
+    /// (boxes swept by [`SelfCcd::sweep`]): parallel over fixed chunks of pairs, in pair order.
+    fn vertex_triangle_impacts(&self, pairs: &[(u32, u32)], step: &Step) -> Vec<Vec<Impact>> {
+        let Step { x0, x1, gap, r } = *step;
+        let (topo, boxes, x1c) = (&self.topo, &self.boxes, &self.x1c);
         let m = |i: usize| [x0[i], x1[i]];
-        let (boxes, edge_boxes) = (&self.boxes, &self.edge_boxes);
-        let this = &*self;
-        let vt: Vec<Vec<Impact>> = vt_pairs
+        pairs
             .par_chunks(4 * CHUNK)
             .map(|pairs| {
                 let mut found = Vec::new();
@@ -384,7 +412,7 @@ impl SelfCcd {
                     if !boxes[t as usize].inflated(gap - r).overlaps(&q) {
                         continue;
                     }
-                    let apart = || this.apart(v, tri);
+                    let apart = || self.apart(v, tri);
                     let hit = vt_impact(m(v), m(tri[0]), m(tri[1]), m(tri[2]), gap, apart);
                     if let Some(t) = hit {
                         found.push(Impact {
@@ -396,8 +424,16 @@ impl SelfCcd {
                 }
                 found
             })
-            .collect();
-        let ee: Vec<Vec<Impact>> = ee_pairs
+            .collect()
+    }
+
+    /// The edge-edge impacts of the candidate (edge, edge) `pairs` over `step` (boxes swept by
+    /// [`SelfCcd::sweep`]): parallel over fixed chunks of pairs, in pair order.
+    fn edge_edge_impacts(&self, pairs: &[(u32, u32)], step: &Step) -> Vec<Vec<Impact>> {
+        let Step { x0, x1, gap, r } = *step;
+        let (topo, edge_boxes) = (&self.topo, &self.edge_boxes);
+        let m = |i: usize| [x0[i], x1[i]];
+        pairs
             .par_chunks(4 * CHUNK)
             .map(|pairs| {
                 let mut found = Vec::new();
@@ -417,21 +453,7 @@ impl SelfCcd {
                 }
                 found
             })
-            .collect();
-        out.extend(vt.into_iter().flatten());
-        out.extend(ee.into_iter().flatten());
-        self.topo.drop_welded(out, |i| {
-            (&i.vertices, matches!(i.kind, ImpactKind::VertexTriangle))
-        });
-        if self.near_radius > 0.0 {
-            self.near.x.clear();
-            self.near.x.extend_from_slice(x1);
-            self.near.radius = self.near_radius;
-            self.near.n_edges = topo.edges.len();
-            self.near.vt = vt_pairs;
-            self.near.ee = ee_pairs;
-        }
-        Ok(())
+            .collect()
     }
 
     /// The candidate pairs of the last [`SelfCcd::impacts`] near its end positions, when a
@@ -439,6 +461,16 @@ impl SelfCcd {
     pub fn near_pairs(&self) -> Option<&NearPairs> {
         (self.near.radius > 0.0).then_some(&self.near)
     }
+}
+
+/// The motion of one [`SelfCcd::impacts`]: start and end positions (m), the gap (m) counted
+/// as contact and the radius (m) the boxes were inflated by.
+#[derive(Clone, Copy)]
+struct Step<'a> {
+    x0: &'a [Vec3],
+    x1: &'a [Vec3],
+    gap: f64,
+    r: f64,
 }
 
 /// The mean displacement from `x0` to `x1` over the vertices whose positions are finite (zero
