@@ -136,9 +136,10 @@ fn earliest(
             closing = closing.max(((i[1] - i[0]) - (j[1] - j[0])).norm());
         }
     }
-    // Until 2026-12-06 every pair had the half start distance up to twice the gap, so
-    // layers pressed from 2.1 to 1.9 mm past a 2 mm gap by penalty springs that lost (the
-    // twisting tube) ended a step inside it.
+    // Another layer that starts beyond the gap may not end within it, however near it starts:
+    // with half the start distance as the limit, a layer pressed from just beyond the gap to
+    // just within it (penalty springs losing, as in a twisting tube) would end the step
+    // inside the gap unnoticed.
     let limit = if d0 > gap && d0 - closing < gap && apart() {
         gap
     } else {

@@ -36,7 +36,7 @@ pub fn count_intersections(triangles: &[[usize; 3]], x: &[Vec3]) -> usize {
 
 /// Counts intersecting triangle pairs ([`count_intersections_welded`]) time after time on the
 /// same mesh: its hierarchy is built on the first count and refitted afterwards, which gives
-/// the same pairs as a new build for a fraction of its cost (the build was most of a count).
+/// the same pairs as a new build for a fraction of its cost (building is most of a count).
 #[derive(Clone, Debug, Default)]
 pub struct IntersectionCounter {
     bvh: Bvh,

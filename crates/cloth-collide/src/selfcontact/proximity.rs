@@ -51,7 +51,7 @@ const EDGE_INTERIOR: f64 = 1e-6;
 /// Cloth self-collision: a bounding volume hierarchy over the cloth triangles (built once,
 /// refitted at every [`SelfCollision::detect`]), vertex-triangle and edge-edge proximities
 /// within `thickness` that skip topological neighbours (pairs sharing a vertex), and the
-/// paper's response: damped penalty springs (Baraff & Witkin 1998, section 6).
+/// paper's response: damped penalty springs (Baraff & Witkin 1998, §6).
 ///
 /// Penalty per proximity with gap g = n . r (n, stencil weights a_k frozen at detection),
 /// active while g < thickness t:
@@ -59,8 +59,9 @@ const EDGE_INTERIOR: f64 = 1e-6;
 /// f_i = -E'(g) a_i n - c (n . sum_j a_j v_j) a_i n. The spring is the paper's linear one down
 /// to g_in = [`INNER_GAP`] t and m = [`INNER_STIFFENING`] times stiffer below it, so layers
 /// pressed together stay about half the thickness apart or more (at the default 500 N/m and
-/// t = 4 mm the push is 0.8 N at 0.6 t, 4 N at t/2 and 12 N at t/4; with the paper's linear
-/// spring alone a wrung tube's layers closed to 1.5 mm, under the t/2 that issue 15 asks).
+/// t = 4 mm the push is 0.8 N at 0.6 t, 4 N at t/2 and 12 N at t/4; the paper's linear
+/// spring alone is too soft to keep layers pressed hard together, as in a wrung tube, t/2
+/// apart).
 /// Its Jacobians are exact and symmetric positive semidefinite in -df/dx and -df/dv:
 /// df_i/dx_j = -E''(g) a_i a_j n n^T (E'' = k, or m k below g_in),
 /// df_i/dv_j = -c a_i a_j n n^T.

@@ -74,7 +74,7 @@ pub fn untangle(
     let mut pairs = counter.pairs(triangles, x, welded);
     out.found = pairs.len();
     // The state with the fewest crossings so far: a round that makes things worse (a move
-    // that opens a new crossing elsewhere) is not kept in the end.
+    // that opens a new crossing elsewhere) is undone at the end.
     let mut best: Option<(usize, Vec<Vec3>)> = None;
     while !pairs.is_empty() && out.rounds < max_rounds {
         match &mut best {
