@@ -99,7 +99,7 @@ pub(super) struct Clip {
 /// use cloth_collide::{GltfBody, GltfOptions};
 ///
 /// let options = GltfOptions { clip: Some("walk".into()), looping: true, ..GltfOptions::default() };
-/// let body = GltfBody::load("assets/mannequin/mannequin.glb".as_ref(), &options)?;
+/// let body = GltfBody::load("assets/mannequin/mannequin.glb", &options)?;
 /// let mut x = Vec::new();
 /// body.pose(0.25, &mut x); // world positions (m) at t = 0.25 s
 /// assert_eq!(x.len(), body.vertex_count());

@@ -18,7 +18,8 @@ impl GltfBody {
     /// Reads a `.glb` or `.gltf` file; external buffers are resolved relative to its folder.
     /// Errors are one-line [`CollideError`]s naming the file and the offending node, mesh,
     /// skin, animation, accessor or buffer.
-    pub fn load(path: &std::path::Path, options: &GltfOptions) -> Result<GltfBody, CollideError> {
+    pub fn load(path: impl AsRef<Path>, options: &GltfOptions) -> Result<GltfBody, CollideError> {
+        let path = path.as_ref();
         let file = path.display().to_string();
         let bytes = data::read_limited(path).map_err(|e| CollideError::GltfFile {
             file: file.clone(),
@@ -31,7 +32,7 @@ impl GltfBody {
     /// `base_dir` (an error when it is `None`). Errors name the file as `<memory>`.
     pub fn from_slice(
         bytes: &[u8],
-        base_dir: Option<&std::path::Path>,
+        base_dir: Option<&Path>,
         options: &GltfOptions,
     ) -> Result<GltfBody, CollideError> {
         build(bytes, base_dir, "<memory>", options)
