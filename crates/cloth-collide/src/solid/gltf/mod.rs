@@ -1,5 +1,4 @@
-//! Skinned and animated bodies from glTF 2.0 files: the reader and a linear-blend-skinning
-//! evaluator at exact times.
+//! Skinned and animated bodies from glTF 2.0 files, posed by linear blend skinning at any time.
 //!
 //! [`GltfBody::load`] reads a `.glb` or `.gltf` file (buffers in the GLB chunk, in base64 data
 //! URIs or in files next to it), finds every mesh instance of the scene, and keeps what is
