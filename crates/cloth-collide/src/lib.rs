@@ -1,24 +1,29 @@
-//! Contact detection for cloth simulation (Baraff & Witkin 1998, section 6).
+//! Contact detection for cloth simulation (Baraff & Witkin 1998, §6).
 //!
-//! * **Cloth-solid**: [`Collider`]s (analytic sphere, capsule, cylinder, box, plane, or a
-//!   closed triangle mesh, static, keyframed, moving at constant velocity, or a deforming mesh
-//!   sequence, optionally also moving rigidly) are gathered in a [`ColliderSet`] prepared for
-//!   one time. It reports, per cloth vertex, the nearest solid within a range as a
+//! The crate has two halves, one per kind of contact:
+//!
+//! * [`solid`] — **cloth-solid**: [`Collider`]s (analytic sphere, capsule, cylinder, box,
+//!   plane, or a closed triangle mesh, static, keyframed, moving at constant velocity, or a
+//!   deforming mesh sequence, optionally also moving rigidly) are gathered in a [`ColliderSet`]
+//!   prepared for one time. It reports, per cloth vertex, the nearest solid within a range as a
 //!   [`Contact`] (signed distance, outward normal, surface point and the solid's velocity
 //!   there). The simulation turns a contact into a constraint (the paper's ndof 2 with
-//!   direction `normal` and target velocity along it from `surface_velocity`), a position
-//!   alteration y (Knowl 6), release and friction (Knowl 8).
+//!   direction `normal` and target velocity along it from `surface_velocity`, §5.1), a
+//!   position alteration y (§6.2), release and friction (§5.4 and §6.1).
 //!   Sharp solid features poking through cloth triangles (box corners, capsule tips, cylinder
 //!   rims, sharp mesh vertices) are reported separately as [`FeatureContact`]s with barycentric
 //!   weights, so the triangle's three vertices can be pushed along the triangle normal.
-//! * **Cloth-cloth**: [`SelfCollision`] finds vertex-triangle and edge-edge proximities within a
-//!   thickness (a bounding volume hierarchy over cloth triangles, refitted every step) and
-//!   turns them into damped penalty springs with exact force Jacobians, the paper's treatment.
-//!   [`count_self_intersections`] counts crossing triangle pairs for statistics.
-//!   [`SelfCcd`] is the continuous safety net: vertex-triangle and edge-edge collisions of
-//!   the straight-line motion of a step ([`Impact`]s with their times).
-//! * **Skinned bodies**: [`GltfBody`] reads glTF 2.0 files and poses their skinned meshes at
-//!   any time by linear blend skinning (`gltf` module docs).
+//!   [`GltfBody`] reads glTF 2.0 files and poses their skinned meshes at any time by linear
+//!   blend skinning ([`solid::gltf`]).
+//! * [`selfcontact`] — **cloth-cloth**: [`SelfCollision`] finds vertex-triangle and edge-edge
+//!   proximities within a thickness (a bounding volume hierarchy over cloth triangles, refitted
+//!   every step) and turns them into damped penalty springs with exact force Jacobians, the
+//!   paper's treatment. [`count_self_intersections`] counts crossing triangle pairs for
+//!   statistics. [`SelfCcd`] is the continuous safety net: vertex-triangle and edge-edge
+//!   collisions of the straight-line motion of a step ([`Impact`]s with their times).
+//!   [`untangle()`] undoes small crossings a state starts with.
+//!
+//! Every public item is also re-exported here at the crate root.
 //!
 //! Conventions: SI units, world y up; collider rotations are Euler angles in degrees applied
 //! about x, then y, then z. Signed distances are negative inside solids; normals point out of
@@ -54,33 +59,26 @@
     reason = "`!(a < b)` is deliberately true for NaN: non-finite data is rejected, never kept"
 )]
 
-mod attach;
-mod bvh;
-mod ccd;
-mod collider;
 mod error;
 mod geometry;
-mod gltf;
-mod motion;
-mod selfcol;
-mod set;
-mod shapes;
-mod tessellate;
-mod untangle;
+pub mod selfcontact;
+pub mod solid;
 
-pub use self::gltf::{GltfBody, GltfOptions, MAX_GLTF_BYTES};
-pub use attach::Attachment;
-pub use ccd::{
+pub use cloth_mesh::Vec3;
+pub use error::CollideError;
+pub use selfcontact::ccd::{
     Along, Impact, ImpactKind, NearPairs, SelfCcd, edge_edge_impact, vertex_triangle_impact,
 };
-pub use cloth_mesh::Vec3;
-pub use collider::{Collider, MIN_RELATIVE_VOLUME, Shape};
-pub use error::CollideError;
-pub use motion::{Keyframe, Motion, euler_degrees};
-pub use selfcol::{
-    INNER_GAP, INNER_STIFFENING, IntersectionCounter, Proximity, ProximityKind, SelfCollision,
-    count_intersections, count_intersections_welded, count_self_intersections,
+pub use selfcontact::intersections::{
+    IntersectionCounter, count_intersections, count_intersections_welded, count_self_intersections,
 };
-pub use set::{ColliderSet, Contact, FeatureContact};
-pub use tessellate::PLANE_DRAW_HALF_SIDE;
-pub use untangle::{Untangled, untangle};
+pub use selfcontact::proximity::{
+    INNER_GAP, INNER_STIFFENING, Proximity, ProximityKind, SelfCollision,
+};
+pub use selfcontact::untangle::{Untangled, untangle};
+pub use solid::attach::Attachment;
+pub use solid::collider::{Collider, MIN_RELATIVE_VOLUME, Shape};
+pub use solid::gltf::{GltfBody, GltfOptions, MAX_GLTF_BYTES};
+pub use solid::motion::{Keyframe, Motion, euler_degrees};
+pub use solid::set::{ColliderSet, Contact, FeatureContact};
+pub use solid::tessellate::PLANE_DRAW_HALF_SIDE;

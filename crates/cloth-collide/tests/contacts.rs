@@ -4,7 +4,7 @@
 mod common;
 
 use cloth_collide::{Collider, ColliderSet, Contact, FeatureContact, Motion, Shape, Vec3};
-use common::{Lcg, cube_mesh};
+use common::{Lcg, cube_mesh, run_in_pool};
 use proptest::prelude::*;
 
 fn scene() -> ColliderSet {
@@ -128,14 +128,6 @@ fn contacts_are_sorted_unique_and_geometrically_consistent() {
     set.vertex_contacts(&bad, 0.01, 0.0, &mut out);
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].vertex, 1);
-}
-
-fn run_in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap()
-        .install(f)
 }
 
 #[test]

@@ -815,7 +815,7 @@ fn external_buffer_files_and_data_uris() {
     let body = GltfBody::from_slice(text.as_bytes(), None, &GltfOptions::default()).unwrap();
     assert_eq!(pose(&body, 0.5), reference);
     // A missing file.
-    let e = GltfBody::load(&dir.join("nope.glb"), &GltfOptions::default()).unwrap_err();
+    let e = GltfBody::load(dir.join("nope.glb"), &GltfOptions::default()).unwrap_err();
     assert!(matches!(e, CollideError::GltfFile { .. }));
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -1028,7 +1028,7 @@ fn assets() -> PathBuf {
 #[test]
 fn mannequin_glb_bind_pose_reproduces_the_obj() {
     let obj = cloth_mesh::read_obj_data(&assets().join("mannequin.obj")).unwrap();
-    let body = GltfBody::load(&assets().join("mannequin.glb"), &GltfOptions::default()).unwrap();
+    let body = GltfBody::load(assets().join("mannequin.glb"), &GltfOptions::default()).unwrap();
     assert_eq!(body.clip_names(), vec!["twist", "walk", "dance"]);
     assert_eq!(body.triangles(), obj.triangles.as_slice());
     let mut rest = Vec::new();
@@ -1042,7 +1042,7 @@ fn mannequin_glb_bind_pose_reproduces_the_obj() {
     assert!(err < 1e-9, "bind pose differs from the OBJ by {err} m");
     // Scaled the same, still equal.
     let cm = GltfBody::load(
-        &assets().join("mannequin.glb"),
+        assets().join("mannequin.glb"),
         &GltfOptions {
             scale: 100.0,
             ..GltfOptions::default()

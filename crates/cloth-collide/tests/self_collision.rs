@@ -8,7 +8,7 @@ use cloth_collide::{
     count_intersections, count_self_intersections, edge_edge_impact, vertex_triangle_impact,
 };
 use cloth_mesh::{GridPattern, grid};
-use common::Lcg;
+use common::{Lcg, run_in_pool};
 use nalgebra::{DMatrix, Matrix3};
 use proptest::prelude::*;
 
@@ -245,14 +245,6 @@ fn spring_free_damping(sc: &SelfCollision, x: &[Vec3], vel: &[Vec3]) -> Vec<Vec3
     let with_v = forces(sc, x, vel);
     let without_v = forces(sc, x, &zero);
     with_v.iter().zip(&without_v).map(|(a, b)| a - b).collect()
-}
-
-fn run_in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap()
-        .install(f)
 }
 
 #[test]

@@ -55,3 +55,13 @@ impl Lcg {
         Vec3::new(self.next(), self.next(), self.next()).map(|u| lo + (hi - lo) * u)
     }
 }
+
+/// Runs `f` in a rayon pool of `threads` threads (for checks that results do not depend on the
+/// thread count).
+pub fn run_in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}

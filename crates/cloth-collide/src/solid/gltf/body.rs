@@ -1,38 +1,9 @@
-//! Skinned and animated bodies from glTF 2.0 files: the reader and a linear-blend-skinning
-//! evaluator at exact times.
-//!
-//! [`GltfBody::load`] reads a `.glb` or `.gltf` file (buffers in the GLB chunk, in base64 data
-//! URIs or in files next to it), finds every mesh instance of the scene, and keeps what is
-//! needed to pose it: rest transforms of all nodes, skins (joints, inverse bind matrices, up to
-//! any number of influences per vertex) and the chosen animation clip's channels.
-//! [`GltfBody::pose`] evaluates the world vertex positions at a time t exactly, with no frame
-//! sampling, so a simulator can pose the body at both ends of a step:
-//!
-//! 1. clip time tau = t + `time_offset`, wrapped into [0, duration) when `looping`;
-//! 2. every animated node's translation, rotation and scale sampled at tau (STEP, LINEAR with
-//!    slerp for rotations, CUBICSPLINE Hermite; glTF 2.0 section 3.11 and Appendix C);
-//! 3. local matrices T * R * S, world matrices parent * local (section 3.5.3);
-//! 4. skinned vertices v' = sum_i w_i J_i v with joint matrices
-//!    J_i = world(joint_i) * inverseBind_i (section 3.7.3); the skinned mesh node's own
-//!    transform is ignored, as the specification requires. Meshes on nodes without a skin are
-//!    rigid: v' = world(node) v. Weights are renormalised to sum 1;
-//! 5. positions multiplied by `scale`.
-//!
-//! All skinned and rigid mesh instances are concatenated in scene order (depth first, children
-//! in file order; primitives in order), with one triangle list for the whole body.
-//! Hierarchies of any depth are handled iteratively.
+//! A body read from a glTF file: what is kept of the file, and its posing at a time.
 
-mod anim;
-mod data;
-mod load;
-
+use cloth_mesh::Vec3;
 use nalgebra::{Matrix4, Vector4};
 
-pub use data::MAX_GLTF_BYTES;
-
-use crate::Vec3;
-use crate::error::CollideError;
-use anim::{Channel, Trs};
+use super::anim::{Channel, Trs};
 
 /// How to read and play a glTF body.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,7 +35,7 @@ impl Default for GltfOptions {
 
 /// A node's rest transform: TRS (animatable) or a fixed matrix.
 #[derive(Clone, Copy, Debug)]
-enum Local {
+pub(super) enum Local {
     Trs(Trs),
     Matrix(Matrix4<f64>),
 }
@@ -92,34 +63,34 @@ impl Local {
 
 /// Skinning data of one mesh instance.
 #[derive(Clone, Debug)]
-struct Skinning {
+pub(super) struct Skinning {
     /// Node index of each joint slot.
-    joints: Vec<usize>,
+    pub(super) joints: Vec<usize>,
     /// Inverse bind matrix of each joint slot.
-    inverse_bind: Vec<Matrix4<f64>>,
+    pub(super) inverse_bind: Vec<Matrix4<f64>>,
     /// Influences of vertex v: `influences[offsets[v]..offsets[v + 1]]` as (slot, weight), the
     /// weights summing to 1.
-    offsets: Vec<usize>,
-    influences: Vec<(usize, f64)>,
+    pub(super) offsets: Vec<usize>,
+    pub(super) influences: Vec<(usize, f64)>,
 }
 
 /// One mesh primitive placed by a node.
 #[derive(Clone, Debug)]
-struct Part {
+pub(super) struct Part {
     /// The node carrying the mesh.
-    node: usize,
+    pub(super) node: usize,
     /// Vertex positions in the mesh's frame (m, before `scale`).
-    positions: Vec<Vec3>,
+    pub(super) positions: Vec<Vec3>,
     /// `None`: rigid, placed by the node's world transform.
-    skin: Option<Skinning>,
+    pub(super) skin: Option<Skinning>,
 }
 
 /// The chosen animation.
 #[derive(Clone, Debug)]
-struct Clip {
-    name: String,
-    duration: f64,
-    channels: Vec<Channel>,
+pub(super) struct Clip {
+    pub(super) name: String,
+    pub(super) duration: f64,
+    pub(super) channels: Vec<Channel>,
 }
 
 /// A body read from a glTF 2.0 file, posed by linear blend skinning at any time.
@@ -128,7 +99,7 @@ struct Clip {
 /// use cloth_collide::{GltfBody, GltfOptions};
 ///
 /// let options = GltfOptions { clip: Some("walk".into()), looping: true, ..GltfOptions::default() };
-/// let body = GltfBody::load("assets/mannequin/mannequin.glb".as_ref(), &options)?;
+/// let body = GltfBody::load("assets/mannequin/mannequin.glb", &options)?;
 /// let mut x = Vec::new();
 /// body.pose(0.25, &mut x); // world positions (m) at t = 0.25 s
 /// assert_eq!(x.len(), body.vertex_count());
@@ -136,41 +107,19 @@ struct Clip {
 /// ```
 #[derive(Clone, Debug)]
 pub struct GltfBody {
-    rest: Vec<Local>,
-    parent: Vec<Option<usize>>,
+    pub(super) rest: Vec<Local>,
+    pub(super) parent: Vec<Option<usize>>,
     /// Every node, parents before children.
-    order: Vec<usize>,
-    parts: Vec<Part>,
-    triangles: Vec<[usize; 3]>,
-    vertex_count: usize,
-    clip_names: Vec<String>,
-    clip: Option<Clip>,
-    options: GltfOptions,
+    pub(super) order: Vec<usize>,
+    pub(super) parts: Vec<Part>,
+    pub(super) triangles: Vec<[usize; 3]>,
+    pub(super) vertex_count: usize,
+    pub(super) clip_names: Vec<String>,
+    pub(super) clip: Option<Clip>,
+    pub(super) options: GltfOptions,
 }
 
 impl GltfBody {
-    /// Reads a `.glb` or `.gltf` file; external buffers are resolved relative to its folder.
-    /// Errors are one-line [`CollideError`]s naming the file and the offending node, mesh,
-    /// skin, animation, accessor or buffer.
-    pub fn load(path: &std::path::Path, options: &GltfOptions) -> Result<GltfBody, CollideError> {
-        let file = path.display().to_string();
-        let bytes = data::read_limited(path).map_err(|e| CollideError::GltfFile {
-            file: file.clone(),
-            reason: format!("cannot read: {e}"),
-        })?;
-        load::build(&bytes, path.parent(), &file, options)
-    }
-
-    /// Reads glTF or GLB bytes held in memory. External buffer files are resolved in
-    /// `base_dir` (an error when it is `None`). Errors name the file as `<memory>`.
-    pub fn from_slice(
-        bytes: &[u8],
-        base_dir: Option<&std::path::Path>,
-        options: &GltfOptions,
-    ) -> Result<GltfBody, CollideError> {
-        load::build(bytes, base_dir, "<memory>", options)
-    }
-
     /// Triangles of the whole body as indices into the posed positions (outward orientation
     /// as stored in the file). Triangles that repeat a vertex are left out.
     pub fn triangles(&self) -> &[[usize; 3]] {

@@ -2,8 +2,9 @@
 //! shape's local frame. Conventions: the distance is negative inside; the normal is unit and
 //! points out of the solid; `point = q - distance * normal` lies on the surface.
 
-use crate::Vec3;
-use crate::geometry::any_perpendicular;
+use cloth_mesh::Vec3;
+
+use crate::geometry::primitives::any_perpendicular;
 
 /// Result of a local point query.
 #[derive(Clone, Copy, Debug, PartialEq)]

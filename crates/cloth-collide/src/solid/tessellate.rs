@@ -1,8 +1,9 @@
 //! Triangle meshes of the analytic shapes, for output (rendering the solids) and for users who
 //! want a mesh collider from a primitive.
 
-use crate::Vec3;
-use crate::collider::Shape;
+use cloth_mesh::Vec3;
+
+use super::collider::Shape;
 
 /// Half side (m) of the square used to draw an infinite [`Shape::Plane`].
 pub const PLANE_DRAW_HALF_SIDE: f64 = 10.0;

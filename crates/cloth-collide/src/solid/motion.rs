@@ -2,9 +2,8 @@
 //! keyframes (translation and Euler angles interpolated linearly), constant velocity, deforming
 //! mesh sequences, and the Euler-angle convention.
 
+use cloth_mesh::Vec3;
 use nalgebra::UnitQuaternion;
-
-use crate::Vec3;
 
 /// A pose offset at a time, for [`Motion::Keyframes`].
 #[derive(Clone, Debug, PartialEq)]
@@ -251,7 +250,8 @@ impl RigidVelocity {
     }
 }
 
-/// Segment index k and fraction s in [0, 1) with keys[k].t <= t < keys[k+1].t; `None` outside.
+/// Segment index k and fraction s in [0, 1) with `keys[k].t <= t < keys[k + 1].t`; `None`
+/// outside.
 pub(crate) fn key_segment(keys: &[Keyframe], t: f64) -> Option<(usize, f64)> {
     if keys.len() < 2 || t < keys[0].t || t >= keys[keys.len() - 1].t {
         return None;

@@ -6,13 +6,13 @@
 //! bracketed on the monotone pieces between the cubic's critical points and bisected, so no
 //! sign change is missed, and the critical points themselves are tested too (grazing contacts).
 
+use cloth_mesh::Vec3;
 use rayon::prelude::*;
 
-use crate::Vec3;
-use crate::bvh::{Aabb, Bvh};
+use super::topology::{CHUNK, Topology};
 use crate::error::CollideError;
-use crate::geometry::{closest_on_triangle, closest_segment_segment};
-use crate::selfcol::Topology;
+use crate::geometry::bvh::{Aabb, Bvh};
+use crate::geometry::primitives::{closest_on_triangle, closest_segment_segment};
 
 /// Which pair of features collides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,8 +36,6 @@ pub struct Impact {
 
 /// Bisection steps of a bracketed root (2^-52 of the step: full f64 resolution).
 const BISECTIONS: usize = 52;
-/// How many vertices/edges each parallel task handles (fixed, so results are deterministic).
-const CHUNK: usize = 256;
 
 /// Where a vertex and a triangle lie from each other along the cloth, which sets how near they
 /// may start a step and still count as an impact ([`vertex_triangle_impact`]).
@@ -138,9 +136,10 @@ fn earliest(
             closing = closing.max(((i[1] - i[0]) - (j[1] - j[0])).norm());
         }
     }
-    // Until 2026-12-06 every pair had the half start distance up to twice the gap, so
-    // layers pressed from 2.1 to 1.9 mm past a 2 mm gap by penalty springs that lost (the
-    // twisting tube) ended a step inside it.
+    // Another layer that starts beyond the gap may not end within it, however near it starts:
+    // with half the start distance as the limit, a layer pressed from just beyond the gap to
+    // just within it (penalty springs losing, as in a twisting tube) would end the step
+    // inside the gap unnoticed.
     let limit = if d0 > gap && d0 - closing < gap && apart() {
         gap
     } else {
@@ -349,9 +348,37 @@ impl SelfCcd {
         // Boxes are searched with the larger of the gap and the near radius; the narrow
         // phase first checks the boxes with the gap alone.
         let r = gap.max(self.near_radius);
-        // Boxes are swept in the frame that moves with the cloth's common displacement: a
-        // pair's separation is the same in any translated frame, and there a sheet flying or
-        // falling as a whole sweeps small boxes instead of long ones.
+        self.sweep(x0, x1, r);
+        let (topo, x1c) = (&self.topo, &self.x1c);
+        let vt_pairs =
+            topo.vertex_triangle_pairs(&self.bvh, |v| Some(Aabb::from_points([&x0[v], &x1c[v]])));
+        // Edge pairs whose swept boxes come within r: the edge hierarchy against itself.
+        let ee_pairs = (self.edge_bvh).overlapping_pairs(|e, f| topo.edges_apart(e, f));
+        let step = Step { x0, x1, gap, r };
+        let vt = self.vertex_triangle_impacts(&vt_pairs, &step);
+        let ee = self.edge_edge_impacts(&ee_pairs, &step);
+        out.extend(vt.into_iter().flatten());
+        out.extend(ee.into_iter().flatten());
+        self.topo.drop_welded(out, |i| {
+            (&i.vertices, matches!(i.kind, ImpactKind::VertexTriangle))
+        });
+        if self.near_radius > 0.0 {
+            self.near.x.clear();
+            self.near.x.extend_from_slice(x1);
+            self.near.radius = self.near_radius;
+            self.near.n_edges = self.topo.edges.len();
+            self.near.vt = vt_pairs;
+            self.near.ee = ee_pairs;
+        }
+        Ok(())
+    }
+
+    /// Sweeps the triangle and edge boxes of the motion from `x0` to `x1`, inflated by `r`
+    /// (edges by `r / 2`), and fits the hierarchies to them. The boxes are swept in the frame
+    /// that moves with the cloth's common displacement: a pair's separation is the same in any
+    /// translated frame, and there a sheet flying or falling as a whole sweeps small boxes
+    /// instead of long ones.
+    fn sweep(&mut self, x0: &[Vec3], x1: &[Vec3], r: f64) {
         let shift = common_displacement(x0, x1);
         self.x1c.clear();
         self.x1c.extend(x1.iter().map(|p| p - shift));
@@ -368,15 +395,15 @@ impl SelfCcd {
                 Aabb::from_points([&x0[a], &x1c[a], &x0[b], &x1c[b]]).inflated(0.5 * r + slack)
             }));
         self.edge_bvh.fit(&self.edge_boxes);
-        let topo = &self.topo;
-        let vt_pairs =
-            topo.vertex_triangle_pairs(&self.bvh, |v| Some(Aabb::from_points([&x0[v], &x1c[v]])));
-        // Edge pairs whose swept boxes come within r: the edge hierarchy against itself.
-        let ee_pairs = (self.edge_bvh).overlapping_pairs(|e, f| topo.edges_apart(e, f));
+    }
+
+    /// The vertex-triangle impacts of the candidate (vertex, triangle) `pairs` over `step`
+    /// (boxes swept by [`SelfCcd::sweep`]): parallel over fixed chunks of pairs, in pair order.
+    fn vertex_triangle_impacts(&self, pairs: &[(u32, u32)], step: &Step) -> Vec<Vec<Impact>> {
+        let Step { x0, x1, gap, r } = *step;
+        let (topo, boxes, x1c) = (&self.topo, &self.boxes, &self.x1c);
         let m = |i: usize| [x0[i], x1[i]];
-        let (boxes, edge_boxes) = (&self.boxes, &self.edge_boxes);
-        let this = &*self;
-        let vt: Vec<Vec<Impact>> = vt_pairs
+        pairs
             .par_chunks(4 * CHUNK)
             .map(|pairs| {
                 let mut found = Vec::new();
@@ -386,7 +413,7 @@ impl SelfCcd {
                     if !boxes[t as usize].inflated(gap - r).overlaps(&q) {
                         continue;
                     }
-                    let apart = || this.apart(v, tri);
+                    let apart = || self.apart(v, tri);
                     let hit = vt_impact(m(v), m(tri[0]), m(tri[1]), m(tri[2]), gap, apart);
                     if let Some(t) = hit {
                         found.push(Impact {
@@ -398,8 +425,16 @@ impl SelfCcd {
                 }
                 found
             })
-            .collect();
-        let ee: Vec<Vec<Impact>> = ee_pairs
+            .collect()
+    }
+
+    /// The edge-edge impacts of the candidate (edge, edge) `pairs` over `step` (boxes swept by
+    /// [`SelfCcd::sweep`]): parallel over fixed chunks of pairs, in pair order.
+    fn edge_edge_impacts(&self, pairs: &[(u32, u32)], step: &Step) -> Vec<Vec<Impact>> {
+        let Step { x0, x1, gap, r } = *step;
+        let (topo, edge_boxes) = (&self.topo, &self.edge_boxes);
+        let m = |i: usize| [x0[i], x1[i]];
+        pairs
             .par_chunks(4 * CHUNK)
             .map(|pairs| {
                 let mut found = Vec::new();
@@ -419,21 +454,7 @@ impl SelfCcd {
                 }
                 found
             })
-            .collect();
-        out.extend(vt.into_iter().flatten());
-        out.extend(ee.into_iter().flatten());
-        self.topo.drop_welded(out, |i| {
-            (&i.vertices, matches!(i.kind, ImpactKind::VertexTriangle))
-        });
-        if self.near_radius > 0.0 {
-            self.near.x.clear();
-            self.near.x.extend_from_slice(x1);
-            self.near.radius = self.near_radius;
-            self.near.n_edges = topo.edges.len();
-            self.near.vt = vt_pairs;
-            self.near.ee = ee_pairs;
-        }
-        Ok(())
+            .collect()
     }
 
     /// The candidate pairs of the last [`SelfCcd::impacts`] near its end positions, when a
@@ -441,6 +462,16 @@ impl SelfCcd {
     pub fn near_pairs(&self) -> Option<&NearPairs> {
         (self.near.radius > 0.0).then_some(&self.near)
     }
+}
+
+/// The motion of one [`SelfCcd::impacts`]: start and end positions (m), the gap (m) counted
+/// as contact and the radius (m) the boxes were inflated by.
+#[derive(Clone, Copy)]
+struct Step<'a> {
+    x0: &'a [Vec3],
+    x1: &'a [Vec3],
+    gap: f64,
+    r: f64,
 }
 
 /// The mean displacement from `x0` to `x1` over the vertices whose positions are finite (zero
@@ -499,6 +530,8 @@ impl NearPairs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::selfcontact::test_cloth::{crumpled, jittered};
+    use crate::selfcontact::topology::{mesh_edges, sorted};
     use Along::{Adjacent, Apart};
 
     fn still(p: Vec3) -> [Vec3; 2] {
@@ -685,5 +718,58 @@ mod tests {
         ccd.set_welded(&[]);
         ccd.impacts(&x0, &x1, 1e-6, &mut out).unwrap();
         assert!(!out.is_empty());
+    }
+
+    /// CCD of a crumpled grid whose vertices each move differently while the whole grid
+    /// travels farther than its own size finds exactly the impacts of testing every
+    /// vertex-triangle and edge-edge pair that shares no vertex.
+    #[test]
+    fn ccd_impacts_are_those_of_every_feature_pair() {
+        let (mesh, x0) = crumpled(11, 0.1, Vec3::repeat(0.03), 0x9e37_79b9_7f4a_7c15);
+        let shift = Vec3::new(-0.4, 0.25, 0.15);
+        let x1: Vec<Vec3> = (jittered(&x0, Vec3::repeat(0.03), 0xd1b5_4a32_d192_ed03).iter())
+            .map(|p| p + shift)
+            .collect();
+        let gap = 5e-4;
+        let m = |i: usize| [x0[i], x1[i]];
+        let edges = mesh_edges(mesh.triangles());
+        let mut want = Vec::new();
+        for v in 0..x0.len() {
+            for t in mesh.triangles() {
+                if t.contains(&v) {
+                    continue;
+                }
+                let along = if t.iter().any(|&c| edges.contains(&sorted(v, c))) {
+                    Along::Adjacent
+                } else {
+                    Along::Apart
+                };
+                let (a, b, c) = (m(t[0]), m(t[1]), m(t[2]));
+                if let Some(hit) = vertex_triangle_impact(m(v), a, b, c, gap, along) {
+                    want.push((ImpactKind::VertexTriangle, [v, t[0], t[1], t[2]], hit));
+                }
+            }
+        }
+        for (i, &[a, b]) in edges.iter().enumerate() {
+            for &[c, d] in &edges[i + 1..] {
+                if a == c || a == d || b == c || b == d {
+                    continue;
+                }
+                if let Some(hit) = edge_edge_impact(m(a), m(b), m(c), m(d), gap) {
+                    want.push((ImpactKind::EdgeEdge, [a, b, c, d], hit));
+                }
+            }
+        }
+        let kinds = |k| want.iter().filter(|w| w.0 == k).count();
+        assert!(kinds(ImpactKind::VertexTriangle) > 5 && kinds(ImpactKind::EdgeEdge) > 5);
+        let mut ccd = SelfCcd::new(mesh.num_vertices(), mesh.triangles()).expect("ccd");
+        let mut got: Vec<Impact> = Vec::new();
+        ccd.impacts(&x0, &x1, gap, &mut got).expect("impacts");
+        let key = |k: ImpactKind, v: [usize; 4]| (k == ImpactKind::EdgeEdge, v);
+        let mut got: Vec<_> = got.iter().map(|i| (key(i.kind, i.vertices), i.t)).collect();
+        let mut want: Vec<_> = want.iter().map(|w| (key(w.0, w.1), w.2)).collect();
+        got.sort_by_key(|a| a.0);
+        want.sort_by_key(|a| a.0);
+        assert_eq!(got, want);
     }
 }

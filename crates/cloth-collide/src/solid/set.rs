@@ -1,18 +1,18 @@
 //! Prepared colliders at a time and cloth-solid proximity queries.
 
+use cloth_mesh::Vec3;
 use nalgebra::{Isometry3, Point3};
 use parry3d_f64::math::Vector as PVec;
 use parry3d_f64::query::{PointQueryWithLocation, Ray, RayCast};
 use parry3d_f64::shape::{TriMesh, TriMeshFlags, TrianglePointLocation};
 use rayon::prelude::*;
 
-use crate::Vec3;
-use crate::bvh::{Aabb, Bvh};
-use crate::collider::{Collider, Shape};
+use super::collider::{Collider, Shape};
+use super::motion::RigidVelocity;
+use super::shapes::{self, LocalProj};
 use crate::error::CollideError;
-use crate::geometry::{closest_on_triangle, triangle_normal};
-use crate::motion::RigidVelocity;
-use crate::shapes::{self, LocalProj};
+use crate::geometry::bvh::{Aabb, Bvh};
+use crate::geometry::primitives::{closest_on_triangle, triangle_normal};
 
 /// A cloth vertex near (or inside) a solid.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -331,21 +331,13 @@ impl ColliderSet {
         out: &mut Vec<FeatureContact>,
     ) {
         out.clear();
-        if self.feature_count() == 0 || triangles.is_empty() {
+        if self.feature_count() == 0
+            || triangles.is_empty()
+            || !self.any_feature_near(x, cloth_thickness, margin)
+        {
             return;
         }
         let valid = |t: &[usize; 3]| t.iter().all(|&i| i < x.len());
-        // Most steps have no feature anywhere near the cloth: test every feature against the
-        // cloth's bounding box first and skip building the triangle hierarchy.
-        let cloth_box = Aabb::from_points(x.iter().filter(|p| p.iter().all(|c| c.is_finite())));
-        let any_near = self.prepared.iter().zip(&self.colliders).any(|(p, c)| {
-            let range = cloth_thickness + c.thickness + margin;
-            let grown = cloth_box.inflated(range);
-            p.features.iter().any(|(f, _, _)| grown.contains(f))
-        });
-        if !any_near {
-            return;
-        }
         let boxes: Vec<Aabb> = triangles
             .iter()
             .map(|t| {
@@ -356,7 +348,13 @@ impl ColliderSet {
                 }
             })
             .collect();
-        let bvh = Bvh::build(&boxes);
+        let cloth = ClothTriangles {
+            triangles,
+            x,
+            bvh: Bvh::build(&boxes),
+            cloth_thickness,
+            margin,
+        };
         let jobs: Vec<(usize, usize)> = self
             .prepared
             .iter()
@@ -369,60 +367,97 @@ impl ColliderSet {
                 let mut stack = Vec::new();
                 chunk
                     .iter()
-                    .map(|&(ci, fi)| {
-                        let c = &self.colliders[ci];
-                        let prep = &self.prepared[ci];
-                        let (f, dir, fvel) = prep.features[fi];
-                        let range = cloth_thickness + c.thickness + margin;
-                        if !(range > 0.0) || !range.is_finite() {
-                            return None;
-                        }
-                        let q = Aabb { min: f, max: f }.inflated(range);
-                        let mut best: Option<(f64, FeatureContact)> = None;
-                        bvh.query(&q, &mut stack, |t| {
-                            let tri = triangles[t];
-                            if !valid(&tri) {
-                                return;
-                            }
-                            let [a, b, cc] = tri.map(|i| x[i]);
-                            let Some(n) = triangle_normal(&a, &b, &cc) else {
-                                return;
-                            };
-                            let (w, _) = closest_on_triangle(&f, &a, &b, &cc);
-                            let cp = a * w[0] + b * w[1] + cc * w[2];
-                            let d = (cp - f).norm();
-                            if !(d < range) {
-                                return;
-                            }
-                            let n = if n.dot(&dir) >= 0.0 { n } else { -n };
-                            let better = match &best {
-                                None => true,
-                                Some((bd, bc)) => d < *bd || (d == *bd && t < bc.triangle),
-                            };
-                            if better {
-                                best = Some((
-                                    d,
-                                    FeatureContact {
-                                        triangle: t,
-                                        vertices: tri,
-                                        weights: w,
-                                        collider: ci,
-                                        feature: fi,
-                                        feature_point: f,
-                                        normal: n,
-                                        distance: (cp - f).dot(&n),
-                                        surface_velocity: fvel,
-                                    },
-                                ));
-                            }
-                        });
-                        best.map(|(_, fc)| fc)
-                    })
+                    .map(|&(ci, fi)| self.feature_contact(&cloth, ci, fi, &mut stack))
                     .collect::<Vec<_>>()
             })
             .collect();
         out.extend(found.into_iter().flatten());
     }
+
+    /// Whether any feature comes within its range of the bounding box of the cloth's finite
+    /// positions `x`. Most steps have no feature anywhere near the cloth: this test spares
+    /// them building the triangle hierarchy.
+    fn any_feature_near(&self, x: &[Vec3], cloth_thickness: f64, margin: f64) -> bool {
+        let cloth_box = Aabb::from_points(x.iter().filter(|p| p.iter().all(|c| c.is_finite())));
+        self.prepared.iter().zip(&self.colliders).any(|(p, c)| {
+            let range = cloth_thickness + c.thickness + margin;
+            let grown = cloth_box.inflated(range);
+            p.features.iter().any(|(f, _, _)| grown.contains(f))
+        })
+    }
+
+    /// The contact of feature `fi` of collider `ci` with the cloth triangle whose closest
+    /// point is nearest to it (ties: the lowest triangle), if within range.
+    fn feature_contact(
+        &self,
+        cloth: &ClothTriangles,
+        ci: usize,
+        fi: usize,
+        stack: &mut Vec<u32>,
+    ) -> Option<FeatureContact> {
+        let c = &self.colliders[ci];
+        let prep = &self.prepared[ci];
+        let (f, dir, fvel) = prep.features[fi];
+        let range = cloth.cloth_thickness + c.thickness + cloth.margin;
+        if !(range > 0.0) || !range.is_finite() {
+            return None;
+        }
+        let (triangles, x) = (cloth.triangles, cloth.x);
+        let q = Aabb { min: f, max: f }.inflated(range);
+        let mut best: Option<(f64, FeatureContact)> = None;
+        cloth.bvh.query(&q, stack, |t| {
+            let tri = triangles[t];
+            if !tri.iter().all(|&i| i < x.len()) {
+                return;
+            }
+            let [a, b, cc] = tri.map(|i| x[i]);
+            let Some(n) = triangle_normal(&a, &b, &cc) else {
+                return;
+            };
+            let (w, _) = closest_on_triangle(&f, &a, &b, &cc);
+            let cp = a * w[0] + b * w[1] + cc * w[2];
+            let d = (cp - f).norm();
+            if !(d < range) {
+                return;
+            }
+            let n = if n.dot(&dir) >= 0.0 { n } else { -n };
+            let better = match &best {
+                None => true,
+                Some((bd, bc)) => d < *bd || (d == *bd && t < bc.triangle),
+            };
+            if better {
+                best = Some((
+                    d,
+                    FeatureContact {
+                        triangle: t,
+                        vertices: tri,
+                        weights: w,
+                        collider: ci,
+                        feature: fi,
+                        feature_point: f,
+                        normal: n,
+                        distance: (cp - f).dot(&n),
+                        surface_velocity: fvel,
+                    },
+                ));
+            }
+        });
+        best.map(|(_, fc)| fc)
+    }
+}
+
+/// The cloth triangles sharp features are tested against ([`ColliderSet::feature_contacts`]).
+struct ClothTriangles<'a> {
+    triangles: &'a [[usize; 3]],
+    /// Cloth positions (m).
+    x: &'a [Vec3],
+    /// Hierarchy over the triangles' boxes (empty boxes for triangles with an index out of
+    /// range).
+    bvh: Bvh,
+    /// Cloth thickness (m), added to a collider's thickness and `margin` for the range.
+    cloth_thickness: f64,
+    /// Contact margin (m).
+    margin: f64,
 }
 
 /// Query of a finite world point against one prepared collider (collider index left 0).

@@ -1,6 +1,6 @@
 //! Small exact-arithmetic-free geometric kernels: closest points and intersection tests.
 
-use crate::Vec3;
+use cloth_mesh::Vec3;
 
 /// Which feature of a triangle a closest point lies on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,9 +1,8 @@
 //! Animation channels and their interpolation at an exact time (glTF 2.0 section 3.11,
 //! "Animations", and Appendix C, "Interpolation").
 
+use cloth_mesh::Vec3;
 use nalgebra::{Quaternion, UnitQuaternion};
-
-use crate::Vec3;
 
 /// Which node property a channel drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -258,150 +258,129 @@ impl Buffers {
         if !dims.contains(&dim) {
             return Err(err(format!("type {dim:?}, expected {dims:?}")));
         }
-        let ty = acc.data_type();
-        let csize = ty.size();
-        let (rows, cols) = match dim {
-            Dimensions::Scalar => (1, 1),
-            Dimensions::Vec2 => (2, 1),
-            Dimensions::Vec3 => (3, 1),
-            Dimensions::Vec4 => (4, 1),
-            Dimensions::Mat2 => (2, 2),
-            Dimensions::Mat3 => (3, 3),
-            Dimensions::Mat4 => (4, 4),
-        };
-        // Matrix columns start on 4-byte boundaries.
-        let col_stride = if cols > 1 {
-            (rows * csize).next_multiple_of(4)
-        } else {
-            rows * csize
-        };
-        let elem = col_stride * cols;
-        let n = rows * cols;
-        let count = acc.count();
-        let total = count
-            .checked_mul(n)
-            .ok_or_else(|| err(format!("count {count} is too large")))?;
-        let normalized = acc.normalized();
-        let convert = |b: &[u8]| -> f64 {
-            match ty {
-                DataType::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
-                DataType::U32 => {
-                    let v = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64;
-                    if normalized { v / u32::MAX as f64 } else { v }
-                }
-                DataType::U16 => {
-                    let v = u16::from_le_bytes([b[0], b[1]]) as f64;
-                    if normalized { v / 65535.0 } else { v }
-                }
-                DataType::I16 => {
-                    let v = i16::from_le_bytes([b[0], b[1]]) as f64;
-                    if normalized {
-                        (v / 32767.0).max(-1.0)
-                    } else {
-                        v
-                    }
-                }
-                DataType::U8 => {
-                    let v = b[0] as f64;
-                    if normalized { v / 255.0 } else { v }
-                }
-                DataType::I8 => {
-                    let v = b[0] as i8 as f64;
-                    if normalized { (v / 127.0).max(-1.0) } else { v }
-                }
-            }
-        };
-        let mut out: Vec<f64>;
-        match acc.view() {
-            Some(view) => {
-                let bytes = self.view_bytes(&view, acc, usage)?;
-                let stride = view.stride().unwrap_or(elem);
-                if stride < elem {
-                    return Err(err(format!(
-                        "byte stride {stride} is smaller than the element size {elem}"
-                    )));
-                }
-                let off = acc.offset();
-                if count > 0 {
-                    let end = (count - 1)
-                        .checked_mul(stride)
-                        .and_then(|x| x.checked_add(off))
-                        .and_then(|x| x.checked_add(elem));
-                    if end.is_none_or(|e| e > bytes.len()) {
-                        return Err(err(format!(
-                            "{count} elements of {elem} bytes (stride {stride}, offset {off}) exceed buffer view #{} of {} bytes",
-                            view.index(),
-                            bytes.len()
-                        )));
-                    }
-                }
-                out = Vec::with_capacity(total);
-                for e in 0..count {
-                    let base = off + e * stride;
-                    for c in 0..cols {
-                        for r in 0..rows {
-                            let at = base + c * col_stride + r * csize;
-                            out.push(convert(&bytes[at..at + csize]));
-                        }
-                    }
-                }
-            }
+        let layout = Layout::new(acc).ok_or_else(|| {
+            let count = acc.count();
+            err(format!("count {count} is too large"))
+        })?;
+        let mut out = match acc.view() {
+            Some(view) => self.read_view(acc, &view, &layout, usage)?,
             None => {
-                if total > MAX_VIEWLESS_COMPONENTS {
+                if layout.total > MAX_VIEWLESS_COMPONENTS {
+                    let count = layout.count;
                     return Err(err(format!(
                         "{count} elements without a buffer view exceed the limit of {MAX_VIEWLESS_COMPONENTS} components"
                     )));
                 }
-                out = vec![0.0; total];
+                vec![0.0; layout.total]
             }
-        }
+        };
         if let Some(sparse) = acc.sparse() {
-            let k = sparse.count();
-            let idx_view = sparse.indices().view();
-            let idx_bytes = self.view_bytes(&idx_view, acc, usage)?;
-            let isize = match sparse.indices().index_type() {
-                ::gltf::accessor::sparse::IndexType::U8 => 1,
-                ::gltf::accessor::sparse::IndexType::U16 => 2,
-                ::gltf::accessor::sparse::IndexType::U32 => 4,
-            };
-            let ioff = sparse.indices().offset();
-            let val_view = sparse.values().view();
-            let val_bytes = self.view_bytes(&val_view, acc, usage)?;
-            let voff = sparse.values().offset();
-            let fits = |off: usize, size: usize, len: usize| {
-                k.checked_mul(size)
-                    .and_then(|x| x.checked_add(off))
-                    .is_some_and(|end| end <= len)
-            };
-            if !fits(ioff, isize, idx_bytes.len()) || !fits(voff, elem, val_bytes.len()) {
-                return Err(err(format!("{k} sparse entries exceed their buffer views")));
-            }
-            for s in 0..k {
-                let at = ioff + s * isize;
-                let b = &idx_bytes[at..at + isize];
-                let i = match isize {
-                    1 => b[0] as usize,
-                    2 => u16::from_le_bytes([b[0], b[1]]) as usize,
-                    _ => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize,
-                };
-                if i >= count {
-                    return Err(err(format!(
-                        "sparse index {i} is out of range (count {count})"
-                    )));
-                }
-                let base = voff + s * elem;
-                for c in 0..cols {
-                    for r in 0..rows {
-                        let at = base + c * col_stride + r * csize;
-                        out[i * n + c * rows + r] = convert(&val_bytes[at..at + csize]);
-                    }
-                }
-            }
+            self.read_sparse(acc, &sparse, &layout, usage, &mut out)?;
         }
         if let Some(i) = out.iter().position(|x| !x.is_finite()) {
-            return Err(err(format!("element {} is not finite", i / n)));
+            return Err(err(format!("element {} is not finite", i / layout.n)));
         }
         Ok(out)
+    }
+
+    /// The elements of an accessor stored in buffer view `view`, checked against it.
+    fn read_view(
+        &self,
+        acc: &::gltf::Accessor,
+        view: &::gltf::buffer::View,
+        layout: &Layout,
+        usage: &str,
+    ) -> Result<Vec<f64>, CollideError> {
+        let err = |reason: String| self.err(acc, usage, reason);
+        let bytes = self.view_bytes(view, acc, usage)?;
+        let (count, elem) = (layout.count, layout.elem);
+        let stride = view.stride().unwrap_or(elem);
+        if stride < elem {
+            return Err(err(format!(
+                "byte stride {stride} is smaller than the element size {elem}"
+            )));
+        }
+        let off = acc.offset();
+        if count > 0 {
+            let end = (count - 1)
+                .checked_mul(stride)
+                .and_then(|x| x.checked_add(off))
+                .and_then(|x| x.checked_add(elem));
+            if end.is_none_or(|e| e > bytes.len()) {
+                return Err(err(format!(
+                    "{count} elements of {elem} bytes (stride {stride}, offset {off}) exceed buffer view #{} of {} bytes",
+                    view.index(),
+                    bytes.len()
+                )));
+            }
+        }
+        let mut out = Vec::with_capacity(layout.total);
+        for e in 0..count {
+            let base = off + e * stride;
+            for c in 0..layout.cols {
+                for r in 0..layout.rows {
+                    let at = base + c * layout.col_stride + r * layout.csize;
+                    out.push(layout.convert(&bytes[at..at + layout.csize]));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Substitutes the sparse values of an accessor (section 3.6.2.3) into `out`.
+    fn read_sparse(
+        &self,
+        acc: &::gltf::Accessor,
+        sparse: &::gltf::accessor::sparse::Sparse,
+        layout: &Layout,
+        usage: &str,
+        out: &mut [f64],
+    ) -> Result<(), CollideError> {
+        let err = |reason: String| self.err(acc, usage, reason);
+        let (count, elem) = (layout.count, layout.elem);
+        let k = sparse.count();
+        let idx_view = sparse.indices().view();
+        let idx_bytes = self.view_bytes(&idx_view, acc, usage)?;
+        let isize = match sparse.indices().index_type() {
+            ::gltf::accessor::sparse::IndexType::U8 => 1,
+            ::gltf::accessor::sparse::IndexType::U16 => 2,
+            ::gltf::accessor::sparse::IndexType::U32 => 4,
+        };
+        let ioff = sparse.indices().offset();
+        let val_view = sparse.values().view();
+        let val_bytes = self.view_bytes(&val_view, acc, usage)?;
+        let voff = sparse.values().offset();
+        let fits = |off: usize, size: usize, len: usize| {
+            k.checked_mul(size)
+                .and_then(|x| x.checked_add(off))
+                .is_some_and(|end| end <= len)
+        };
+        if !fits(ioff, isize, idx_bytes.len()) || !fits(voff, elem, val_bytes.len()) {
+            return Err(err(format!("{k} sparse entries exceed their buffer views")));
+        }
+        for s in 0..k {
+            let at = ioff + s * isize;
+            let b = &idx_bytes[at..at + isize];
+            let i = match isize {
+                1 => b[0] as usize,
+                2 => u16::from_le_bytes([b[0], b[1]]) as usize,
+                _ => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize,
+            };
+            if i >= count {
+                return Err(err(format!(
+                    "sparse index {i} is out of range (count {count})"
+                )));
+            }
+            let base = voff + s * elem;
+            for c in 0..layout.cols {
+                for r in 0..layout.rows {
+                    let at = base + c * layout.col_stride + r * layout.csize;
+                    out[i * layout.n + c * layout.rows + r] =
+                        layout.convert(&val_bytes[at..at + layout.csize]);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Reads an accessor of unsigned integers (indices, joint numbers) as usize.
@@ -430,5 +409,96 @@ impl Buffers {
             .into_iter()
             .map(|x| x as usize)
             .collect())
+    }
+}
+
+/// How an accessor's elements are laid out in bytes.
+struct Layout {
+    ty: DataType,
+    normalized: bool,
+    /// Rows and columns of an element (columns > 1 for matrices).
+    rows: usize,
+    cols: usize,
+    /// Bytes of a component.
+    csize: usize,
+    /// Bytes from one column to the next (matrix columns start on 4-byte boundaries).
+    col_stride: usize,
+    /// Bytes of an element.
+    elem: usize,
+    /// Components of an element.
+    n: usize,
+    /// Elements.
+    count: usize,
+    /// Components of all elements.
+    total: usize,
+}
+
+impl Layout {
+    /// The layout of `acc`; `None` when its component count overflows.
+    fn new(acc: &::gltf::Accessor) -> Option<Layout> {
+        let ty = acc.data_type();
+        let csize = ty.size();
+        let (rows, cols) = match acc.dimensions() {
+            Dimensions::Scalar => (1, 1),
+            Dimensions::Vec2 => (2, 1),
+            Dimensions::Vec3 => (3, 1),
+            Dimensions::Vec4 => (4, 1),
+            Dimensions::Mat2 => (2, 2),
+            Dimensions::Mat3 => (3, 3),
+            Dimensions::Mat4 => (4, 4),
+        };
+        // Matrix columns start on 4-byte boundaries.
+        let col_stride = if cols > 1 {
+            (rows * csize).next_multiple_of(4)
+        } else {
+            rows * csize
+        };
+        let n = rows * cols;
+        let count = acc.count();
+        Some(Layout {
+            ty,
+            normalized: acc.normalized(),
+            rows,
+            cols,
+            csize,
+            col_stride,
+            elem: col_stride * cols,
+            n,
+            count,
+            total: count.checked_mul(n)?,
+        })
+    }
+
+    /// One component from its little-endian bytes, normalized integers mapped to [0, 1] or
+    /// [-1, 1].
+    fn convert(&self, b: &[u8]) -> f64 {
+        let normalized = self.normalized;
+        match self.ty {
+            DataType::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
+            DataType::U32 => {
+                let v = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64;
+                if normalized { v / u32::MAX as f64 } else { v }
+            }
+            DataType::U16 => {
+                let v = u16::from_le_bytes([b[0], b[1]]) as f64;
+                if normalized { v / 65535.0 } else { v }
+            }
+            DataType::I16 => {
+                let v = i16::from_le_bytes([b[0], b[1]]) as f64;
+                if normalized {
+                    (v / 32767.0).max(-1.0)
+                } else {
+                    v
+                }
+            }
+            DataType::U8 => {
+                let v = b[0] as f64;
+                if normalized { v / 255.0 } else { v }
+            }
+            DataType::I8 => {
+                let v = b[0] as i8 as f64;
+                if normalized { (v / 127.0).max(-1.0) } else { v }
+            }
+        }
     }
 }

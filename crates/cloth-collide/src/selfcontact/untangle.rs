@@ -16,9 +16,11 @@
 //! (a sheet pulled through itself needs a global analysis of which side each region belongs
 //! on): what it cannot undo in its rounds it reports.
 
-use crate::Vec3;
-use crate::geometry::{segment_crosses_triangle, triangle_normal};
-use crate::selfcol::{IntersectionCounter, weld_classes};
+use cloth_mesh::Vec3;
+
+use super::intersections::IntersectionCounter;
+use super::topology::weld_classes;
+use crate::geometry::primitives::{segment_crosses_triangle, triangle_normal};
 
 /// What [`untangle`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -72,7 +74,7 @@ pub fn untangle(
     let mut pairs = counter.pairs(triangles, x, welded);
     out.found = pairs.len();
     // The state with the fewest crossings so far: a round that makes things worse (a move
-    // that opens a new crossing elsewhere) is not kept in the end.
+    // that opens a new crossing elsewhere) is undone at the end.
     let mut best: Option<(usize, Vec<Vec3>)> = None;
     while !pairs.is_empty() && out.rounds < max_rounds {
         match &mut best {
@@ -227,7 +229,7 @@ fn push_back(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::count_intersections;
+    use crate::selfcontact::intersections::count_intersections;
 
     /// Two `n` x `n` grids 0.1 m wide, one at z = 0 and one at z = `gap` shifted by a third of
     /// a cell in x and a quarter in y (no vertex above another), as one mesh.

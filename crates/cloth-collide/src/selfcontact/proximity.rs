@@ -1,17 +1,16 @@
 //! Cloth-cloth proximity (vertex-triangle and edge-edge within a thickness) with damped
-//! penalty springs, and a triangle-triangle intersection count for statistics.
+//! penalty springs and Coulomb friction between layers.
 
-use cloth_mesh::ClothMesh;
+use cloth_mesh::{ClothMesh, Vec3};
 use nalgebra::Matrix3;
 use rayon::prelude::*;
 
-use crate::Vec3;
-use crate::bvh::{Aabb, Bvh};
-use crate::ccd::NearPairs;
+use super::ccd::NearPairs;
+use super::topology::{CHUNK, Topology, sorted};
 use crate::error::CollideError;
-use crate::geometry::{
+use crate::geometry::bvh::{Aabb, Bvh};
+use crate::geometry::primitives::{
     TriFeature, any_perpendicular, closest_on_triangle, closest_segment_segment, triangle_normal,
-    triangles_intersect,
 };
 
 /// Which pair of features is close.
@@ -45,8 +44,6 @@ pub const INNER_STIFFENING: f64 = 16.0;
 /// The gap, as a fraction of the thickness, below which the penalty spring stiffens.
 pub const INNER_GAP: f64 = 0.6;
 
-/// How many vertices/edges each parallel task handles (fixed, so results are deterministic).
-const CHUNK: usize = 256;
 /// Edge-edge proximities are kept only when both closest points are interior to their edges by
 /// this parameter margin; endpoint cases are vertex-triangle proximities.
 const EDGE_INTERIOR: f64 = 1e-6;
@@ -54,7 +51,7 @@ const EDGE_INTERIOR: f64 = 1e-6;
 /// Cloth self-collision: a bounding volume hierarchy over the cloth triangles (built once,
 /// refitted at every [`SelfCollision::detect`]), vertex-triangle and edge-edge proximities
 /// within `thickness` that skip topological neighbours (pairs sharing a vertex), and the
-/// paper's response: damped penalty springs (Baraff & Witkin 1998, section 6).
+/// paper's response: damped penalty springs (Baraff & Witkin 1998, §6).
 ///
 /// Penalty per proximity with gap g = n . r (n, stencil weights a_k frozen at detection),
 /// active while g < thickness t:
@@ -62,8 +59,9 @@ const EDGE_INTERIOR: f64 = 1e-6;
 /// f_i = -E'(g) a_i n - c (n . sum_j a_j v_j) a_i n. The spring is the paper's linear one down
 /// to g_in = [`INNER_GAP`] t and m = [`INNER_STIFFENING`] times stiffer below it, so layers
 /// pressed together stay about half the thickness apart or more (at the default 500 N/m and
-/// t = 4 mm the push is 0.8 N at 0.6 t, 4 N at t/2 and 12 N at t/4; with the paper's linear
-/// spring alone a wrung tube's layers closed to 1.5 mm, under the t/2 that issue 15 asks).
+/// t = 4 mm the push is 0.8 N at 0.6 t, 4 N at t/2 and 12 N at t/4; the paper's linear
+/// spring alone is too soft to keep layers pressed hard together, as in a wrung tube, t/2
+/// apart).
 /// Its Jacobians are exact and symmetric positive semidefinite in -df/dx and -df/dv:
 /// df_i/dx_j = -E''(g) a_i a_j n n^T (E'' = k, or m k below g_in),
 /// df_i/dv_j = -c a_i a_j n n^T.
@@ -224,55 +222,8 @@ impl SelfCollision {
                 (&searched.0[..], &searched.1[..])
             }
         };
-        let (topo, boxes, edge_boxes) = (&self.topo, &self.boxes, &self.edge_boxes);
-        let vt: Vec<Vec<Proximity>> = (0..topo.n_vertices)
-            .into_par_iter()
-            .chunks(CHUNK)
-            .map(|verts| {
-                let mut out = Vec::new();
-                let mut cand: Vec<(FeatureKey, usize, Proximity)> = Vec::new();
-                let (first, last) = (verts[0] as u32, verts[verts.len() - 1] as u32);
-                let lo = vt_pairs.partition_point(|p| p.0 < first);
-                let hi = vt_pairs.partition_point(|p| p.0 <= last);
-                for group in vt_pairs[lo..hi].chunk_by(|p, q| p.0 == q.0) {
-                    let v = group[0].0 as usize;
-                    cand.clear();
-                    let q = Aabb {
-                        min: x[v],
-                        max: x[v],
-                    }
-                    .inflated(h);
-                    for &(_, t) in group {
-                        if !boxes[t as usize].overlaps(&q) {
-                            continue;
-                        }
-                        let tri = topo.triangles[t as usize];
-                        if let Some((key, prox)) = vertex_triangle(v, tri, x, h) {
-                            cand.push((key, t as usize, prox));
-                        }
-                    }
-                    // A vertex-vertex pair is found from both sides: keep it once (v < w).
-                    cand.retain(|c| !matches!(c.0, FeatureKey::Vertex(w) if w < v));
-                    cand.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
-                    cand.dedup_by(|a, b| a.0 == b.0);
-                    out.extend(cand.iter().map(|c| c.2));
-                }
-                out
-            })
-            .collect();
-        let ee: Vec<Vec<Proximity>> = ee_pairs
-            .par_chunks(4 * CHUNK)
-            .map(|pairs| {
-                let edges = &topo.edges;
-                (pairs.iter())
-                    .filter(|&&(e, f)| edge_boxes[e as usize].overlaps(&edge_boxes[f as usize]))
-                    .filter_map(|&(e, f)| {
-                        let ([a, b], [c, d]) = (edges[e as usize], edges[f as usize]);
-                        edge_edge([a, b, c, d], x, h)
-                    })
-                    .collect()
-            })
-            .collect();
+        let vt = vertex_triangle_proximities(&self.topo, &self.boxes, vt_pairs, x, h);
+        let ee = edge_edge_proximities(&self.topo, &self.edge_boxes, ee_pairs, x, h);
         self.proximities.clear();
         self.proximities.extend(vt.into_iter().flatten());
         self.proximities.extend(ee.into_iter().flatten());
@@ -511,149 +462,77 @@ impl SelfCollision {
     }
 }
 
-/// The unique edges `(v0 < v1)` of `triangles`, sorted.
-fn mesh_edges(triangles: &[[usize; 3]]) -> Vec<[usize; 2]> {
-    let mut edges: Vec<[usize; 2]> = triangles
-        .iter()
-        .flat_map(|t| [0, 1, 2].map(|k| sorted(t[k], t[(k + 1) % 3])))
-        .collect();
-    edges.sort_unstable();
-    edges.dedup();
-    edges
-}
-
-/// A cloth's triangles, their edges and its welded vertices: what self-collision and
-/// self-CCD both test features against.
-#[derive(Clone, Debug)]
-pub(crate) struct Topology {
-    pub n_vertices: usize,
-    pub triangles: Vec<[usize; 3]>,
-    /// Unique edges (v0 < v1), sorted.
-    pub edges: Vec<[usize; 2]>,
-    /// Per vertex, the smallest vertex welded to it; empty when nothing is welded.
-    weld: Vec<usize>,
-}
-
-impl Topology {
-    /// Checks that every index of `triangles` is below `n_vertices` and finds the edges.
-    pub fn new(n_vertices: usize, triangles: &[[usize; 3]]) -> Result<Self, CollideError> {
-        for (t, tri) in triangles.iter().enumerate() {
-            if let Some(&i) = tri.iter().find(|&&i| i >= n_vertices) {
-                return Err(CollideError::ClothIndexOutOfRange {
-                    triangle: t,
-                    index: i,
-                    count: n_vertices,
-                });
-            }
-        }
-        let edges = mesh_edges(triangles);
-        Ok(Topology {
-            n_vertices,
-            triangles: triangles.to_vec(),
-            edges,
-            weld: Vec::new(),
-        })
-    }
-
-    /// The (vertex, triangle) pairs, sorted, of every vertex's `query` box (`None`: no box)
-    /// against the triangles' hierarchy `bvh`, without the triangles at the vertex (parallel
-    /// over fixed chunks of vertices, so the same for any thread count).
-    pub fn vertex_triangle_pairs(
-        &self,
-        bvh: &Bvh,
-        query: impl Fn(usize) -> Option<Aabb> + Sync,
-    ) -> Vec<(u32, u32)> {
-        let chunks: Vec<Vec<(u32, u32)>> = (0..self.n_vertices)
-            .into_par_iter()
-            .chunks(CHUNK)
-            .map(|vs| {
-                let (mut pairs, mut stack, mut found) = (Vec::new(), Vec::new(), Vec::new());
-                for v in vs {
-                    let Some(q) = query(v) else {
-                        continue;
-                    };
-                    found.clear();
-                    bvh.query(&q, &mut stack, |t| {
-                        if !self.triangles[t].contains(&v) {
-                            found.push((v as u32, t as u32));
-                        }
-                    });
-                    found.sort_unstable();
-                    pairs.extend_from_slice(&found);
+/// The vertex-triangle proximities within `h` (m) at positions `x` among the candidate
+/// (vertex, triangle) pairs `vt_pairs` (sorted by vertex), whose triangle boxes at `x` are in
+/// `boxes`: parallel over fixed chunks of vertices, in vertex order, a vertex's proximities
+/// de-duplicated by the feature of the triangle it is closest to.
+fn vertex_triangle_proximities(
+    topo: &Topology,
+    boxes: &[Aabb],
+    vt_pairs: &[(u32, u32)],
+    x: &[Vec3],
+    h: f64,
+) -> Vec<Vec<Proximity>> {
+    (0..topo.n_vertices)
+        .into_par_iter()
+        .chunks(CHUNK)
+        .map(|verts| {
+            let mut out = Vec::new();
+            let mut cand: Vec<(FeatureKey, usize, Proximity)> = Vec::new();
+            let (first, last) = (verts[0] as u32, verts[verts.len() - 1] as u32);
+            let lo = vt_pairs.partition_point(|p| p.0 < first);
+            let hi = vt_pairs.partition_point(|p| p.0 <= last);
+            for group in vt_pairs[lo..hi].chunk_by(|p, q| p.0 == q.0) {
+                let v = group[0].0 as usize;
+                cand.clear();
+                let q = Aabb {
+                    min: x[v],
+                    max: x[v],
                 }
-                pairs
-            })
-            .collect();
-        chunks.concat()
-    }
-
-    /// Whether edges `e` and `f` share no vertex (welds aside, see [`Topology::drop_welded`]).
-    pub fn edges_apart(&self, e: usize, f: usize) -> bool {
-        let ([a, b], [c, d]) = (self.edges[e], self.edges[f]);
-        a != c && a != d && b != c && b != d
-    }
-
-    /// The smallest vertex welded to `v` (itself when nothing is).
-    pub fn class(&self, v: usize) -> usize {
-        self.weld.get(v).copied().unwrap_or(v)
-    }
-
-    /// Welds each pair of `pairs` (transitively; pairs out of range are ignored).
-    pub fn set_welded(&mut self, pairs: &[[usize; 2]]) {
-        self.weld = weld_classes(self.n_vertices, pairs);
-    }
-
-    /// Drops from `items` those whose two features (`features(item)`: the four vertices and
-    /// whether it is vertex-triangle) share a vertex once welded vertices are one.
-    pub fn drop_welded<T>(&self, items: &mut Vec<T>, features: impl Fn(&T) -> (&[usize; 4], bool)) {
-        if self.weld.is_empty() {
-            return;
-        }
-        items.retain(|item| {
-            let (v, vertex_triangle) = features(item);
-            !welded_neighbours(v, vertex_triangle, &self.weld)
-        });
-    }
+                .inflated(h);
+                for &(_, t) in group {
+                    if !boxes[t as usize].overlaps(&q) {
+                        continue;
+                    }
+                    let tri = topo.triangles[t as usize];
+                    if let Some((key, prox)) = vertex_triangle(v, tri, x, h) {
+                        cand.push((key, t as usize, prox));
+                    }
+                }
+                // A vertex-vertex pair is found from both sides: keep it once (v < w).
+                cand.retain(|c| !matches!(c.0, FeatureKey::Vertex(w) if w < v));
+                cand.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+                cand.dedup_by(|a, b| a.0 == b.0);
+                out.extend(cand.iter().map(|c| c.2));
+            }
+            out
+        })
+        .collect()
 }
 
-/// Per vertex the smallest vertex of its class after welding `pairs` (transitively); empty
-/// when `pairs` is.
-pub(crate) fn weld_classes(n: usize, pairs: &[[usize; 2]]) -> Vec<usize> {
-    if pairs.is_empty() {
-        return Vec::new();
-    }
-    let mut parent: Vec<usize> = (0..n).collect();
-    fn root(p: &mut [usize], mut x: usize) -> usize {
-        while p[x] != x {
-            p[x] = p[p[x]];
-            x = p[x];
-        }
-        x
-    }
-    for &[a, b] in pairs {
-        if a < n && b < n {
-            let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
-            let (lo, hi) = (ra.min(rb), ra.max(rb));
-            parent[hi] = lo;
-        }
-    }
-    (0..n).map(|v| root(&mut parent, v)).collect()
-}
-
-/// Whether two features share a vertex once welded vertices are one: a vertex and a triangle
-/// (`v = [vertex, a, b, c]`, `vertex_triangle`) or two edges (`v = [a, b, c, d]`), as in
-/// proximities and CCD impacts; `class` from [`weld_classes`].
-fn welded_neighbours(v: &[usize; 4], vertex_triangle: bool, class: &[usize]) -> bool {
-    let c = v.map(|i| class[i]);
-    if vertex_triangle {
-        c[1..].contains(&c[0])
-    } else {
-        c[..2].iter().any(|x| c[2..].contains(x))
-    }
-}
-
-fn sorted(a: usize, b: usize) -> [usize; 2] {
-    if a < b { [a, b] } else { [b, a] }
+/// The edge-edge proximities within `h` (m) at positions `x` among the candidate (edge, edge)
+/// pairs `ee_pairs`, whose edge boxes at `x` (inflated by `h / 2`) are in `edge_boxes`:
+/// parallel over fixed chunks of pairs, in pair order.
+fn edge_edge_proximities(
+    topo: &Topology,
+    edge_boxes: &[Aabb],
+    ee_pairs: &[(u32, u32)],
+    x: &[Vec3],
+    h: f64,
+) -> Vec<Vec<Proximity>> {
+    ee_pairs
+        .par_chunks(4 * CHUNK)
+        .map(|pairs| {
+            let edges = &topo.edges;
+            (pairs.iter())
+                .filter(|&&(e, f)| edge_boxes[e as usize].overlaps(&edge_boxes[f as usize]))
+                .filter_map(|&(e, f)| {
+                    let ([a, b], [c, d]) = (edges[e as usize], edges[f as usize]);
+                    edge_edge([a, b, c, d], x, h)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The feature of the other cloth layer a vertex is closest to (for de-duplication: a vertex
@@ -737,120 +616,12 @@ fn edge_edge(v: [usize; 4], x: &[Vec3], h: f64) -> Option<Proximity> {
     })
 }
 
-/// Number of pairs of cloth triangles sharing no vertex that intersect (an edge of one crosses
-/// the other), at positions `x` (m); for statistics. Coplanar overlaps are not counted.
-/// Returns 0 if `x` does not have one position per vertex.
-pub fn count_self_intersections(mesh: &ClothMesh, x: &[Vec3]) -> usize {
-    if x.len() != mesh.num_vertices() {
-        return 0;
-    }
-    count_intersections(mesh.triangles(), x)
-}
-
-/// As [`count_intersections`], but triangles that share a vertex once the vertex pairs
-/// `welded` are joined (garment stitches, see [`SelfCollision::set_welded`]) are neighbours and
-/// not counted.
-pub fn count_intersections_welded(
-    triangles: &[[usize; 3]],
-    x: &[Vec3],
-    welded: &[[usize; 2]],
-) -> usize {
-    IntersectionCounter::default().count(triangles, x, welded)
-}
-
-/// As [`count_self_intersections`] from raw triangles (indices out of range are skipped).
-pub fn count_intersections(triangles: &[[usize; 3]], x: &[Vec3]) -> usize {
-    IntersectionCounter::default().count(triangles, x, &[])
-}
-
-/// Counts intersecting triangle pairs ([`count_intersections_welded`]) time after time on the
-/// same mesh: its hierarchy is built on the first count and refitted afterwards, which gives
-/// the same pairs as a new build for a fraction of its cost (the build was most of a count).
-#[derive(Clone, Debug, Default)]
-pub struct IntersectionCounter {
-    bvh: Bvh,
-    boxes: Vec<Aabb>,
-}
-
-impl IntersectionCounter {
-    /// Intersecting pairs of `triangles` at positions `x` (m) that share no vertex once the
-    /// vertex pairs `welded` are joined (pairs out of range are ignored). Triangles with an
-    /// index out of range take part in nothing.
-    pub fn count(&mut self, triangles: &[[usize; 3]], x: &[Vec3], welded: &[[usize; 2]]) -> usize {
-        self.pairs(triangles, x, welded).len()
-    }
-
-    /// The intersecting pairs [`IntersectionCounter::count`] counts, as triangle indices
-    /// `(a, b)` with `a < b`, in increasing order.
-    pub fn pairs(
-        &mut self,
-        triangles: &[[usize; 3]],
-        x: &[Vec3],
-        welded: &[[usize; 2]],
-    ) -> Vec<(usize, usize)> {
-        let class = weld_classes(x.len(), welded);
-        let ok = |t: &[usize; 3]| t.iter().all(|&i| i < x.len());
-        let joined: Vec<[usize; 3]> = if class.is_empty() {
-            Vec::new()
-        } else {
-            (triangles.iter())
-                .map(|t| if ok(t) { t.map(|i| class[i]) } else { *t })
-                .collect()
-        };
-        let tris: &[[usize; 3]] = if class.is_empty() { triangles } else { &joined };
-        self.boxes.clear();
-        self.boxes.extend(triangles.iter().map(|t| {
-            if ok(t) {
-                Aabb::from_points(t.iter().map(|&i| &x[i]))
-            } else {
-                Aabb::empty()
-            }
-        }));
-        self.bvh.fit(&self.boxes);
-        let candidates = self.bvh.overlapping_pairs(|a, b| {
-            ok(&triangles[a]) && ok(&triangles[b]) && !tris[a].iter().any(|i| tris[b].contains(i))
-        });
-        let mut found = candidates
-            .par_chunks(4 * CHUNK)
-            .map(|pairs| {
-                let corners = |t: u32| triangles[t as usize].map(|i| &x[i]);
-                (pairs.iter())
-                    .filter(|&&(a, b)| triangles_intersect(corners(a), corners(b)))
-                    .map(|&(a, b)| (a.min(b) as usize, a.max(b) as usize))
-                    .collect::<Vec<_>>()
-            })
-            .flatten()
-            .collect::<Vec<_>>();
-        found.sort_unstable();
-        found
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// An `n` x `n` grid `width` m wide with every vertex moved by a
-    /// pseudo-random offset of up to half of `scale` (m) per axis (xorshift from `seed`).
-    fn crumpled(n: usize, width: f64, scale: Vec3, seed: u64) -> (ClothMesh, Vec<Vec3>) {
-        let mesh = cloth_mesh::grid(n, n, width, width, cloth_mesh::GridPattern::Alternating)
-            .expect("grid");
-        let x = jittered(mesh.positions(), scale, seed);
-        (mesh, x)
-    }
-
-    /// `x` with every point moved by a pseudo-random offset of up to half of `scale` per axis.
-    fn jittered(x: &[Vec3], scale: Vec3, mut state: u64) -> Vec<Vec3> {
-        let mut rand = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
-        (x.iter())
-            .map(|p| p + Vec3::new(rand(), rand(), rand()).component_mul(&scale))
-            .collect()
-    }
+    use crate::selfcontact::ccd::SelfCcd;
+    use crate::selfcontact::test_cloth::{crumpled, jittered};
+    use crate::selfcontact::topology::mesh_edges;
 
     /// Edge-edge proximities of a crumpled grid against testing every pair of edges that share
     /// no vertex: the broad phase (the edge hierarchy against itself) drops none.
@@ -882,76 +653,6 @@ mod tests {
         assert_eq!(got, want);
     }
 
-    /// Intersecting pairs of triangles at `x` that share no vertex once each pair of `welded`
-    /// is one vertex, by testing every pair.
-    fn every_crossing_pair(tris: &[[usize; 3]], x: &[Vec3], welded: &[[usize; 2]]) -> usize {
-        let one = |v: usize| {
-            (welded.iter())
-                .find(|w| w.contains(&v))
-                .map_or(v, |w| w[0].min(w[1]))
-        };
-        let mut n = 0;
-        for (i, a) in tris.iter().enumerate() {
-            for b in &tris[i + 1..] {
-                if !a.iter().any(|&v| b.iter().any(|&w| one(v) == one(w)))
-                    && triangles_intersect(a.map(|k| &x[k]), b.map(|k| &x[k]))
-                {
-                    n += 1;
-                }
-            }
-        }
-        n
-    }
-
-    /// Intersecting pairs of a crumpled grid against testing every pair of triangles that
-    /// share no vertex.
-    #[test]
-    fn intersection_count_is_that_of_every_triangle_pair() {
-        let (mesh, x) = crumpled(9, 0.08, Vec3::new(0.02, 0.02, 0.08), 0x9e37_79b9_7f4a_7c15);
-        let tris = mesh.triangles();
-        let want = every_crossing_pair(tris, &x, &[]);
-        assert!(want > 10, "{want} pairs");
-        assert_eq!(count_intersections(tris, &x), want);
-    }
-
-    /// A counter kept from one crumpling to the next (its hierarchy refitted, built on the
-    /// first) counts what testing every pair counts, with and without welded vertices.
-    #[test]
-    fn a_kept_counter_counts_every_crossing_pair_as_the_cloth_changes() {
-        let mesh =
-            cloth_mesh::grid(9, 9, 0.08, 0.08, cloth_mesh::GridPattern::Alternating).expect("grid");
-        let tris = mesh.triangles();
-        // Pairs of vertices two rows apart sewn together (their triangles then count as
-        // neighbours), and two opposite corners.
-        let welded = [[0, 80], [30, 48], [31, 49], [32, 50], [33, 51], [34, 52]];
-        let mut counter = IntersectionCounter::default();
-        let (mut crossed, mut welds_mattered) = (0, false);
-        for (k, seed) in [0x9e37_79b9_7f4a_7c15_u64, 0x2545_f491_4f6c_dd1d, 7]
-            .iter()
-            .enumerate()
-        {
-            let scale = Vec3::new(0.02, 0.02, 0.04 * k as f64 + 0.02);
-            let x = jittered(mesh.positions(), scale, *seed);
-            let mut counts = Vec::new();
-            for w in [&welded[..], &[]] {
-                let want = every_crossing_pair(tris, &x, w);
-                assert_eq!(
-                    counter.count(tris, &x, w),
-                    want,
-                    "crumpling {k}, welds {w:?}"
-                );
-                counts.push(want);
-            }
-            crossed += counts[1];
-            welds_mattered |= counts[0] < counts[1];
-        }
-        assert!(crossed > 20, "{crossed} crossings in all");
-        assert!(
-            welds_mattered,
-            "no crossing between triangles the welds join"
-        );
-    }
-
     /// A proximity search from the pairs that CCD recorded at the end of a motion finds the
     /// same proximities as a search of its own; pairs recorded for other positions, or with
     /// too small a radius, are not used.
@@ -972,7 +673,7 @@ mod tests {
         let kinds = |p: &[Proximity], k| p.iter().filter(|q| q.kind == k).count();
         assert!(kinds(&want, ProximityKind::EdgeEdge) > 5);
         assert!(kinds(&want, ProximityKind::VertexTriangle) > 5);
-        let mut ccd = crate::SelfCcd::new(mesh.num_vertices(), mesh.triangles())
+        let mut ccd = SelfCcd::new(mesh.num_vertices(), mesh.triangles())
             .expect("ccd")
             .with_near_radius(h);
         let mut impacts = Vec::new();
@@ -989,59 +690,5 @@ mod tests {
         let from_near_x0 = sc.proximities().to_vec();
         sc.detect(&x0);
         assert_eq!(sc.proximities(), &from_near_x0[..]);
-    }
-
-    /// CCD of a crumpled grid whose vertices each move differently while the whole grid
-    /// travels farther than its own size finds exactly the impacts of testing every
-    /// vertex-triangle and edge-edge pair that shares no vertex.
-    #[test]
-    fn ccd_impacts_are_those_of_every_feature_pair() {
-        use crate::{Along, Impact, ImpactKind, edge_edge_impact, vertex_triangle_impact};
-        let (mesh, x0) = crumpled(11, 0.1, Vec3::repeat(0.03), 0x9e37_79b9_7f4a_7c15);
-        let shift = Vec3::new(-0.4, 0.25, 0.15);
-        let x1: Vec<Vec3> = (jittered(&x0, Vec3::repeat(0.03), 0xd1b5_4a32_d192_ed03).iter())
-            .map(|p| p + shift)
-            .collect();
-        let gap = 5e-4;
-        let m = |i: usize| [x0[i], x1[i]];
-        let edges = mesh_edges(mesh.triangles());
-        let mut want = Vec::new();
-        for v in 0..x0.len() {
-            for t in mesh.triangles() {
-                if t.contains(&v) {
-                    continue;
-                }
-                let along = if t.iter().any(|&c| edges.contains(&sorted(v, c))) {
-                    Along::Adjacent
-                } else {
-                    Along::Apart
-                };
-                let (a, b, c) = (m(t[0]), m(t[1]), m(t[2]));
-                if let Some(hit) = vertex_triangle_impact(m(v), a, b, c, gap, along) {
-                    want.push((ImpactKind::VertexTriangle, [v, t[0], t[1], t[2]], hit));
-                }
-            }
-        }
-        for (i, &[a, b]) in edges.iter().enumerate() {
-            for &[c, d] in &edges[i + 1..] {
-                if a == c || a == d || b == c || b == d {
-                    continue;
-                }
-                if let Some(hit) = edge_edge_impact(m(a), m(b), m(c), m(d), gap) {
-                    want.push((ImpactKind::EdgeEdge, [a, b, c, d], hit));
-                }
-            }
-        }
-        let kinds = |k| want.iter().filter(|w| w.0 == k).count();
-        assert!(kinds(ImpactKind::VertexTriangle) > 5 && kinds(ImpactKind::EdgeEdge) > 5);
-        let mut ccd = crate::SelfCcd::new(mesh.num_vertices(), mesh.triangles()).expect("ccd");
-        let mut got: Vec<Impact> = Vec::new();
-        ccd.impacts(&x0, &x1, gap, &mut got).expect("impacts");
-        let key = |k: ImpactKind, v: [usize; 4]| (k == ImpactKind::EdgeEdge, v);
-        let mut got: Vec<_> = got.iter().map(|i| (key(i.kind, i.vertices), i.t)).collect();
-        let mut want: Vec<_> = want.iter().map(|w| (key(w.0, w.1), w.2)).collect();
-        got.sort_by_key(|a| a.0);
-        want.sort_by_key(|a| a.0);
-        assert_eq!(got, want);
     }
 }

@@ -1,9 +1,11 @@
 //! Points glued to a collider: a pinned waistband or strap follows the body it is attached to,
 //! rigidly with analytic shapes and rigid meshes, and with the surface of a deforming mesh.
 
-use crate::collider::{Collider, Shape};
-use crate::motion::{Motion, euler_degrees};
-use crate::{Vec3, geometry};
+use cloth_mesh::Vec3;
+
+use super::collider::{Collider, Shape};
+use super::motion::{Motion, euler_degrees};
+use crate::geometry::primitives::closest_on_triangle;
 
 /// How points glued to a collider move: point `j` is at `motion.place(&p_j(t), &pivot, t)`,
 /// where `p_j(t)` is `initial[j]` for rigid colliders and the point's interpolated track
@@ -78,7 +80,7 @@ impl Anchor {
         let mut best = (f64::INFINITY, 0, [1.0, 0.0, 0.0]);
         for (k, t) in triangles.iter().enumerate() {
             let (a, b, c) = (&vertices[t[0]], &vertices[t[1]], &vertices[t[2]]);
-            let (w, _) = geometry::closest_on_triangle(p, a, b, c);
+            let (w, _) = closest_on_triangle(p, a, b, c);
             let d = (p - (a * w[0] + b * w[1] + c * w[2])).norm_squared();
             if d < best.0 {
                 best = (d, k, w);

@@ -6,16 +6,41 @@ use std::path::Path;
 use ::gltf::accessor::Dimensions;
 use ::gltf::json;
 use ::gltf::json::validation::Checked;
+use cloth_mesh::Vec3;
 use nalgebra::Matrix4;
 
 use super::anim::{Channel, Interp, Property, Trs, quat};
-use super::data::{Buffers, label, split_glb};
-use super::{Clip, GltfBody, GltfOptions, Local, Part, Skinning};
-use crate::Vec3;
+use super::body::{Clip, GltfBody, GltfOptions, Local, Part, Skinning};
+use super::data::{self, Buffers, label, split_glb};
 use crate::error::CollideError;
 
+impl GltfBody {
+    /// Reads a `.glb` or `.gltf` file; external buffers are resolved relative to its folder.
+    /// Errors are one-line [`CollideError`]s naming the file and the offending node, mesh,
+    /// skin, animation, accessor or buffer.
+    pub fn load(path: impl AsRef<Path>, options: &GltfOptions) -> Result<GltfBody, CollideError> {
+        let path = path.as_ref();
+        let file = path.display().to_string();
+        let bytes = data::read_limited(path).map_err(|e| CollideError::GltfFile {
+            file: file.clone(),
+            reason: format!("cannot read: {e}"),
+        })?;
+        build(&bytes, path.parent(), &file, options)
+    }
+
+    /// Reads glTF or GLB bytes held in memory. External buffer files are resolved in
+    /// `base_dir` (an error when it is `None`). Errors name the file as `<memory>`.
+    pub fn from_slice(
+        bytes: &[u8],
+        base_dir: Option<&Path>,
+        options: &GltfOptions,
+    ) -> Result<GltfBody, CollideError> {
+        build(bytes, base_dir, "<memory>", options)
+    }
+}
+
 /// Parses and validates the document, then builds the body.
-pub(super) fn build(
+fn build(
     bytes: &[u8],
     base: Option<&Path>,
     file: &str,
@@ -37,6 +62,56 @@ pub(super) fn build(
             options.time_offset
         )));
     }
+    let (doc, blob) = parse(bytes, file)?;
+    let buffers = Buffers::load(&doc, blob, base, file)?;
+    let b = Builder {
+        doc: &doc,
+        nodes: doc.nodes().collect(),
+        accessors: doc.accessors().collect(),
+        buffers: &buffers,
+        file,
+    };
+
+    let (rest, parent, order) = b.hierarchy()?;
+    let scene_nodes = b.scene_order(&parent)?;
+    let (parts, triangles) = b.meshes(&scene_nodes)?;
+    let vertex_count = parts.iter().map(|p| p.positions.len()).sum();
+    let clip_names: Vec<String> = doc
+        .as_json()
+        .animations
+        .iter()
+        .enumerate()
+        .map(|(i, a)| match a.name.as_deref() {
+            Some(n) if !n.is_empty() => n.to_string(),
+            _ => format!("#{i}"),
+        })
+        .collect();
+    let clip = match choose_clip(&clip_names, options, file)? {
+        Some(i) => Some(b.clip(i, &clip_names[i], &rest)?),
+        None => None,
+    };
+    Ok(GltfBody {
+        rest,
+        parent,
+        order,
+        parts,
+        triangles,
+        vertex_count,
+        clip_names,
+        clip,
+        options: options.clone(),
+    })
+}
+
+/// The validated document of glTF or GLB `bytes`, and the GLB file's BIN chunk.
+fn parse<'b>(
+    bytes: &'b [u8],
+    file: &str,
+) -> Result<(::gltf::Document, Option<&'b [u8]>), CollideError> {
+    let ferr = |reason: String| CollideError::GltfFile {
+        file: file.to_string(),
+        reason,
+    };
     let (json_bytes, blob) = if bytes.starts_with(b"glTF") {
         split_glb(bytes).map_err(ferr)?
     } else {
@@ -78,30 +153,17 @@ pub(super) fn build(
         }),
         other => ferr(format!("invalid glTF: {other}")),
     })?;
-    let buffers = Buffers::load(&doc, blob, base, file)?;
-    let b = Builder {
-        doc: &doc,
-        nodes: doc.nodes().collect(),
-        accessors: doc.accessors().collect(),
-        buffers: &buffers,
-        file,
-    };
+    Ok((doc, blob))
+}
 
-    let (rest, parent, order) = b.hierarchy()?;
-    let scene_nodes = b.scene_order(&parent)?;
-    let (parts, triangles) = b.meshes(&scene_nodes)?;
-    let vertex_count = parts.iter().map(|p| p.positions.len()).sum();
-    let clip_names: Vec<String> = doc
-        .as_json()
-        .animations
-        .iter()
-        .enumerate()
-        .map(|(i, a)| match a.name.as_deref() {
-            Some(n) if !n.is_empty() => n.to_string(),
-            _ => format!("#{i}"),
-        })
-        .collect();
-    let chosen = match &options.clip {
+/// The index of the clip `options` ask for among `clip_names`: by name, else the first
+/// (`None` when the file has no animation). A name not found is an error listing the clips.
+fn choose_clip(
+    clip_names: &[String],
+    options: &GltfOptions,
+    file: &str,
+) -> Result<Option<usize>, CollideError> {
+    Ok(match &options.clip {
         None => (!clip_names.is_empty()).then_some(0),
         Some(name) => Some(clip_names.iter().position(|n| n == name).ok_or_else(|| {
             let mut list = clip_names
@@ -123,21 +185,6 @@ pub(super) fn build(
                 },
             }
         })?),
-    };
-    let clip = match chosen {
-        Some(i) => Some(b.clip(i, &clip_names[i], &rest)?),
-        None => None,
-    };
-    Ok(GltfBody {
-        rest,
-        parent,
-        order,
-        parts,
-        triangles,
-        vertex_count,
-        clip_names,
-        clip,
-        options: options.clone(),
     })
 }
 
@@ -283,7 +330,6 @@ impl Builder<'_> {
 
     /// Mesh instances of the scene nodes and the concatenated triangle list.
     fn meshes(&self, scene: &[usize]) -> Result<(Vec<Part>, Vec<[usize; 3]>), CollideError> {
-        use ::gltf::mesh::Mode;
         let mut parts = Vec::new();
         let mut triangles = Vec::new();
         let mut first = 0usize;
@@ -292,67 +338,13 @@ impl Builder<'_> {
                 continue;
             };
             let Some(mesh) = node.mesh() else { continue };
-            let mlabel = label(mesh.name(), mesh.index());
             let skin = match node.skin() {
                 Some(s) => Some(self.skin(&s)?),
                 None => None,
             };
             for prim in mesh.primitives() {
-                let pi = prim.index();
-                let usage = |what: &str| format!("{what} of mesh {mlabel} primitive {pi}");
-                let mode = prim.mode();
-                if !matches!(
-                    mode,
-                    Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
-                ) {
-                    return Err(self.mesh_err(
-                        &mesh,
-                        format!("primitive {pi} has mode {mode:?}; only triangles are supported"),
-                    ));
-                }
-                let pos_acc = prim.get(&::gltf::Semantic::Positions).ok_or_else(|| {
-                    self.mesh_err(&mesh, format!("primitive {pi} has no POSITION"))
-                })?;
-                let p = self
-                    .buffers
-                    .read(&pos_acc, &[Dimensions::Vec3], &usage("POSITION"))?;
-                let positions: Vec<Vec3> = p
-                    .chunks_exact(3)
-                    .map(|c| Vec3::new(c[0], c[1], c[2]))
-                    .collect();
+                let (positions, tris) = self.primitive(&mesh, &prim)?;
                 let nv = positions.len();
-                let index: Vec<usize> = match prim.indices() {
-                    Some(acc) => {
-                        self.buffers
-                            .read_uints(&acc, &[Dimensions::Scalar], &usage("indices"))?
-                    }
-                    None => (0..nv).collect(),
-                };
-                if let Some((k, &i)) = index.iter().enumerate().find(|(_, i)| **i >= nv) {
-                    return Err(self.mesh_err(
-                        &mesh,
-                        format!(
-                            "primitive {pi}: index {k} refers to vertex {i}, but there are {nv} vertices"
-                        ),
-                    ));
-                }
-                let tris: Vec<[usize; 3]> = match mode {
-                    Mode::Triangles => index.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect(),
-                    // Strip: triangle k is (k, k+1, k+2), every other one flipped to keep the
-                    // winding (section 3.7.2.1).
-                    Mode::TriangleStrip => (0..index.len().saturating_sub(2))
-                        .map(|k| {
-                            if k % 2 == 0 {
-                                [index[k], index[k + 1], index[k + 2]]
-                            } else {
-                                [index[k + 1], index[k], index[k + 2]]
-                            }
-                        })
-                        .collect(),
-                    _ => (1..index.len().saturating_sub(1))
-                        .map(|k| [index[0], index[k], index[k + 1]])
-                        .collect(),
-                };
                 triangles.extend(
                     tris.into_iter()
                         .filter(|t| t[0] != t[1] && t[1] != t[2] && t[0] != t[2])
@@ -373,6 +365,72 @@ impl Builder<'_> {
             }
         }
         Ok((parts, triangles))
+    }
+
+    /// A primitive's vertex positions and its triangles (strips and fans unrolled, degenerate
+    /// ones kept), every index checked.
+    fn primitive(
+        &self,
+        mesh: &::gltf::Mesh,
+        prim: &::gltf::Primitive,
+    ) -> Result<(Vec<Vec3>, Vec<[usize; 3]>), CollideError> {
+        use ::gltf::mesh::Mode;
+        let mlabel = label(mesh.name(), mesh.index());
+        let pi = prim.index();
+        let usage = |what: &str| format!("{what} of mesh {mlabel} primitive {pi}");
+        let mode = prim.mode();
+        if !matches!(
+            mode,
+            Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
+        ) {
+            return Err(self.mesh_err(
+                mesh,
+                format!("primitive {pi} has mode {mode:?}; only triangles are supported"),
+            ));
+        }
+        let pos_acc = prim
+            .get(&::gltf::Semantic::Positions)
+            .ok_or_else(|| self.mesh_err(mesh, format!("primitive {pi} has no POSITION")))?;
+        let p = self
+            .buffers
+            .read(&pos_acc, &[Dimensions::Vec3], &usage("POSITION"))?;
+        let positions: Vec<Vec3> = p
+            .chunks_exact(3)
+            .map(|c| Vec3::new(c[0], c[1], c[2]))
+            .collect();
+        let nv = positions.len();
+        let index: Vec<usize> = match prim.indices() {
+            Some(acc) => self
+                .buffers
+                .read_uints(&acc, &[Dimensions::Scalar], &usage("indices"))?,
+            None => (0..nv).collect(),
+        };
+        if let Some((k, &i)) = index.iter().enumerate().find(|(_, i)| **i >= nv) {
+            return Err(self.mesh_err(
+                mesh,
+                format!(
+                    "primitive {pi}: index {k} refers to vertex {i}, but there are {nv} vertices"
+                ),
+            ));
+        }
+        let tris: Vec<[usize; 3]> = match mode {
+            Mode::Triangles => index.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect(),
+            // Strip: triangle k is (k, k+1, k+2), every other one flipped to keep the
+            // winding (section 3.7.2.1).
+            Mode::TriangleStrip => (0..index.len().saturating_sub(2))
+                .map(|k| {
+                    if k % 2 == 0 {
+                        [index[k], index[k + 1], index[k + 2]]
+                    } else {
+                        [index[k + 1], index[k], index[k + 2]]
+                    }
+                })
+                .collect(),
+            _ => (1..index.len().saturating_sub(1))
+                .map(|k| [index[0], index[k], index[k + 1]])
+                .collect(),
+        };
+        Ok((positions, tris))
     }
 
     /// A skin's joint nodes, inverse bind matrices and label.
@@ -423,47 +481,8 @@ impl Builder<'_> {
         ibm: &[Matrix4<f64>],
         slabel: &str,
     ) -> Result<Skinning, CollideError> {
-        let mlabel = label(mesh.name(), mesh.index());
         let pi = prim.index();
-        let mut sets: Vec<(Vec<usize>, Vec<f64>)> = Vec::new();
-        for set in 0.. {
-            let (j, w) = (
-                prim.get(&::gltf::Semantic::Joints(set)),
-                prim.get(&::gltf::Semantic::Weights(set)),
-            );
-            match (j, w) {
-                (None, None) => break,
-                (Some(j), Some(w)) => {
-                    let usage =
-                        |what: &str| format!("{what}_{set} of mesh {mlabel} primitive {pi}");
-                    let jv = self
-                        .buffers
-                        .read_uints(&j, &[Dimensions::Vec4], &usage("JOINTS"))?;
-                    let wv = self
-                        .buffers
-                        .read(&w, &[Dimensions::Vec4], &usage("WEIGHTS"))?;
-                    if jv.len() != 4 * nv || wv.len() != 4 * nv {
-                        return Err(self.mesh_err(
-                            mesh,
-                            format!(
-                                "primitive {pi}: JOINTS_{set}/WEIGHTS_{set} have {}/{} elements for {nv} vertices",
-                                jv.len() / 4,
-                                wv.len() / 4
-                            ),
-                        ));
-                    }
-                    sets.push((jv, wv));
-                }
-                _ => {
-                    return Err(self.mesh_err(
-                        mesh,
-                        format!(
-                            "primitive {pi}: JOINTS_{set} and WEIGHTS_{set} must come together"
-                        ),
-                    ));
-                }
-            }
-        }
+        let sets = self.weight_sets(mesh, prim, nv)?;
         if sets.is_empty() {
             return Err(self.mesh_err(
                 mesh,
@@ -519,135 +538,76 @@ impl Builder<'_> {
         })
     }
 
+    /// The JOINTS_n / WEIGHTS_n attribute pairs of a primitive of `nv` vertices, n = 0, 1, ...
+    /// up to the first missing pair, four joints and four weights per vertex each.
+    fn weight_sets(
+        &self,
+        mesh: &::gltf::Mesh,
+        prim: &::gltf::Primitive,
+        nv: usize,
+    ) -> Result<Vec<WeightSet>, CollideError> {
+        let mlabel = label(mesh.name(), mesh.index());
+        let pi = prim.index();
+        let mut sets: Vec<WeightSet> = Vec::new();
+        for set in 0.. {
+            let (j, w) = (
+                prim.get(&::gltf::Semantic::Joints(set)),
+                prim.get(&::gltf::Semantic::Weights(set)),
+            );
+            match (j, w) {
+                (None, None) => break,
+                (Some(j), Some(w)) => {
+                    let usage =
+                        |what: &str| format!("{what}_{set} of mesh {mlabel} primitive {pi}");
+                    let jv = self
+                        .buffers
+                        .read_uints(&j, &[Dimensions::Vec4], &usage("JOINTS"))?;
+                    let wv = self
+                        .buffers
+                        .read(&w, &[Dimensions::Vec4], &usage("WEIGHTS"))?;
+                    if jv.len() != 4 * nv || wv.len() != 4 * nv {
+                        return Err(self.mesh_err(
+                            mesh,
+                            format!(
+                                "primitive {pi}: JOINTS_{set}/WEIGHTS_{set} have {}/{} elements for {nv} vertices",
+                                jv.len() / 4,
+                                wv.len() / 4
+                            ),
+                        ));
+                    }
+                    sets.push((jv, wv));
+                }
+                _ => {
+                    return Err(self.mesh_err(
+                        mesh,
+                        format!(
+                            "primitive {pi}: JOINTS_{set} and WEIGHTS_{set} must come together"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(sets)
+    }
+
     /// The channels of animation `index` (read from the JSON: the crate's validation does not
     /// check channel targets).
     fn clip(&self, index: usize, name: &str, rest: &[Local]) -> Result<Clip, CollideError> {
         let anim = &self.doc.as_json().animations[index];
-        let alabel = label(anim.name.as_deref(), index);
-        let err = |reason: String| CollideError::GltfAnimation {
-            file: self.file.to_string(),
-            animation: alabel.clone(),
-            reason,
+        let a = Animation {
+            json: anim,
+            label: label(anim.name.as_deref(), index),
+            file: self.file,
         };
         let mut channels: Vec<Channel> = Vec::new();
         let mut duration = 0.0f64;
         for (ci, ch) in anim.channels.iter().enumerate() {
-            let node = ch.target.node.value();
-            if node >= rest.len() {
-                return Err(err(format!(
-                    "channel {ci} targets node #{node}, but there are {} nodes",
-                    rest.len()
-                )));
-            }
-            let nlabel = self.node_label(node);
-            let property = match ch.target.path {
-                Checked::Valid(json::animation::Property::Translation) => Property::Translation,
-                Checked::Valid(json::animation::Property::Rotation) => Property::Rotation,
-                Checked::Valid(json::animation::Property::Scale) => Property::Scale,
-                // Morph target weights do not move the vertices this reader keeps.
-                Checked::Valid(json::animation::Property::MorphTargetWeights) => continue,
-                Checked::Invalid => {
-                    return Err(err(format!(
-                        "channel {ci} (node {nlabel}) has an unknown target path"
-                    )));
-                }
+            let Some((node, property)) = self.channel_target(&a, ci, ch, rest, &channels)? else {
+                continue;
             };
-            if matches!(rest[node], Local::Matrix(_)) {
-                return Err(err(format!(
-                    "channel {ci} animates node {nlabel}, which has a matrix (animated nodes must use translation/rotation/scale)"
-                )));
-            }
-            if channels
-                .iter()
-                .any(|c| c.node == node && c.property == property)
-            {
-                return Err(err(format!("node {nlabel} has two {property:?} channels")));
-            }
-            let sampler = anim
-                .samplers
-                .get(ch.sampler.value())
-                .ok_or_else(|| err(format!("channel {ci} (node {nlabel}) has no sampler")))?;
-            let interp = match sampler.interpolation {
-                Checked::Valid(json::animation::Interpolation::Linear) => Interp::Linear,
-                Checked::Valid(json::animation::Interpolation::Step) => Interp::Step,
-                Checked::Valid(json::animation::Interpolation::CubicSpline) => Interp::CubicSpline,
-                Checked::Invalid => {
-                    return Err(err(format!(
-                        "channel {ci} (node {nlabel}) has an unknown interpolation"
-                    )));
-                }
-            };
-            let accessor = |i: usize| {
-                self.accessors.get(i).ok_or_else(|| {
-                    err(format!(
-                        "channel {ci} (node {nlabel}) refers to a missing accessor #{i}"
-                    ))
-                })
-            };
-            let usage =
-                |what: &str| format!("{what} of animation {alabel} channel {ci} (node {nlabel})");
-            let times = self.buffers.read(
-                accessor(sampler.input.value())?,
-                &[Dimensions::Scalar],
-                &usage("key times"),
-            )?;
-            if times.is_empty() {
-                return Err(err(format!("channel {ci} (node {nlabel}) has no keys")));
-            }
-            if let Some(k) = (1..times.len()).find(|&k| times[k] <= times[k - 1]) {
-                return Err(err(format!(
-                    "channel {ci} (node {nlabel}): key time {k} ({}) is not after the previous ({})",
-                    times[k],
-                    times[k - 1]
-                )));
-            }
-            let dims = if property == Property::Rotation {
-                Dimensions::Vec4
-            } else {
-                Dimensions::Vec3
-            };
-            let width = if property == Property::Rotation { 4 } else { 3 };
-            let mut values = self.buffers.read(
-                accessor(sampler.output.value())?,
-                &[dims],
-                &usage("key values"),
-            )?;
-            let per_key = if interp == Interp::CubicSpline { 3 } else { 1 };
-            if values.len() != times.len() * per_key * width {
-                return Err(err(format!(
-                    "channel {ci} (node {nlabel}): {} output elements for {} keys ({interp:?} needs {})",
-                    values.len() / width,
-                    times.len(),
-                    times.len() * per_key
-                )));
-            }
-            if interp == Interp::CubicSpline && times.len() < 2 {
-                return Err(err(format!(
-                    "channel {ci} (node {nlabel}): CUBICSPLINE needs at least two keys"
-                )));
-            }
-            if property == Property::Rotation {
-                // Normalise the rotation values (not the cubic tangents).
-                for k in 0..times.len() {
-                    let e = k * per_key + per_key / 2;
-                    let q = &mut values[4 * e..4 * e + 4];
-                    let norm = q.iter().map(|x| x * x).sum::<f64>().sqrt();
-                    if !(norm > 0.0) {
-                        return Err(err(format!(
-                            "channel {ci} (node {nlabel}): key {k} is the zero quaternion"
-                        )));
-                    }
-                    q.iter_mut().for_each(|x| *x /= norm);
-                }
-            }
-            duration = duration.max(times[times.len() - 1]);
-            channels.push(Channel {
-                node,
-                property,
-                interp,
-                times,
-                values,
-            });
+            let channel = self.channel(&a, ci, ch, node, property)?;
+            duration = duration.max(channel.times[channel.times.len() - 1]);
+            channels.push(channel);
         }
         Ok(Clip {
             name: name.to_string(),
@@ -655,6 +615,190 @@ impl Builder<'_> {
             channels,
         })
     }
+
+    /// The node and property channel `ci` of animation `a` drives, checked against the nodes'
+    /// rest transforms `rest` and the channels read before (`None` for morph target weights,
+    /// which do not move the vertices this reader keeps).
+    fn channel_target(
+        &self,
+        a: &Animation,
+        ci: usize,
+        ch: &json::animation::Channel,
+        rest: &[Local],
+        channels: &[Channel],
+    ) -> Result<Option<(usize, Property)>, CollideError> {
+        let node = ch.target.node.value();
+        if node >= rest.len() {
+            return Err(a.err(format!(
+                "channel {ci} targets node #{node}, but there are {} nodes",
+                rest.len()
+            )));
+        }
+        let nlabel = self.node_label(node);
+        let property = match ch.target.path {
+            Checked::Valid(json::animation::Property::Translation) => Property::Translation,
+            Checked::Valid(json::animation::Property::Rotation) => Property::Rotation,
+            Checked::Valid(json::animation::Property::Scale) => Property::Scale,
+            Checked::Valid(json::animation::Property::MorphTargetWeights) => return Ok(None),
+            Checked::Invalid => {
+                return Err(a.err(format!(
+                    "channel {ci} (node {nlabel}) has an unknown target path"
+                )));
+            }
+        };
+        if matches!(rest[node], Local::Matrix(_)) {
+            return Err(a.err(format!(
+                "channel {ci} animates node {nlabel}, which has a matrix (animated nodes must use translation/rotation/scale)"
+            )));
+        }
+        if channels
+            .iter()
+            .any(|c| c.node == node && c.property == property)
+        {
+            return Err(a.err(format!("node {nlabel} has two {property:?} channels")));
+        }
+        Ok(Some((node, property)))
+    }
+
+    /// Channel `ci` of animation `a`, driving `property` of `node`: its sampler's
+    /// interpolation, key times (increasing) and values (rotations normalised).
+    fn channel(
+        &self,
+        a: &Animation,
+        ci: usize,
+        ch: &json::animation::Channel,
+        node: usize,
+        property: Property,
+    ) -> Result<Channel, CollideError> {
+        let nlabel = self.node_label(node);
+        let alabel = &a.label;
+        let (sampler, interp) = sampler(a, ci, ch, &nlabel)?;
+        let accessor = |i: usize| {
+            self.accessors.get(i).ok_or_else(|| {
+                a.err(format!(
+                    "channel {ci} (node {nlabel}) refers to a missing accessor #{i}"
+                ))
+            })
+        };
+        let usage =
+            |what: &str| format!("{what} of animation {alabel} channel {ci} (node {nlabel})");
+        let times = self.buffers.read(
+            accessor(sampler.input.value())?,
+            &[Dimensions::Scalar],
+            &usage("key times"),
+        )?;
+        if times.is_empty() {
+            return Err(a.err(format!("channel {ci} (node {nlabel}) has no keys")));
+        }
+        if let Some(k) = (1..times.len()).find(|&k| times[k] <= times[k - 1]) {
+            return Err(a.err(format!(
+                "channel {ci} (node {nlabel}): key time {k} ({}) is not after the previous ({})",
+                times[k],
+                times[k - 1]
+            )));
+        }
+        let dims = if property == Property::Rotation {
+            Dimensions::Vec4
+        } else {
+            Dimensions::Vec3
+        };
+        let width = if property == Property::Rotation { 4 } else { 3 };
+        let mut values = self.buffers.read(
+            accessor(sampler.output.value())?,
+            &[dims],
+            &usage("key values"),
+        )?;
+        let per_key = if interp == Interp::CubicSpline { 3 } else { 1 };
+        if values.len() != times.len() * per_key * width {
+            return Err(a.err(format!(
+                "channel {ci} (node {nlabel}): {} output elements for {} keys ({interp:?} needs {})",
+                values.len() / width,
+                times.len(),
+                times.len() * per_key
+            )));
+        }
+        if interp == Interp::CubicSpline && times.len() < 2 {
+            return Err(a.err(format!(
+                "channel {ci} (node {nlabel}): CUBICSPLINE needs at least two keys"
+            )));
+        }
+        if property == Property::Rotation {
+            normalise_rotations(&mut values, times.len(), per_key).map_err(|k| {
+                a.err(format!(
+                    "channel {ci} (node {nlabel}): key {k} is the zero quaternion"
+                ))
+            })?;
+        }
+        Ok(Channel {
+            node,
+            property,
+            interp,
+            times,
+            values,
+        })
+    }
+}
+
+/// The joint slots and weights of one JOINTS_n / WEIGHTS_n pair, four per vertex.
+type WeightSet = (Vec<usize>, Vec<f64>);
+
+/// The animation being read, for errors naming it.
+struct Animation<'a> {
+    json: &'a json::Animation,
+    /// `'name' (#i)` or `#i`.
+    label: String,
+    file: &'a str,
+}
+
+impl Animation<'_> {
+    fn err(&self, reason: String) -> CollideError {
+        CollideError::GltfAnimation {
+            file: self.file.to_string(),
+            animation: self.label.clone(),
+            reason,
+        }
+    }
+}
+
+/// The sampler of channel `ci` (driving node `nlabel`) of animation `a`, and its
+/// interpolation.
+fn sampler<'j>(
+    a: &Animation<'j>,
+    ci: usize,
+    ch: &json::animation::Channel,
+    nlabel: &str,
+) -> Result<(&'j json::animation::Sampler, Interp), CollideError> {
+    let sampler = a
+        .json
+        .samplers
+        .get(ch.sampler.value())
+        .ok_or_else(|| a.err(format!("channel {ci} (node {nlabel}) has no sampler")))?;
+    let interp = match sampler.interpolation {
+        Checked::Valid(json::animation::Interpolation::Linear) => Interp::Linear,
+        Checked::Valid(json::animation::Interpolation::Step) => Interp::Step,
+        Checked::Valid(json::animation::Interpolation::CubicSpline) => Interp::CubicSpline,
+        Checked::Invalid => {
+            return Err(a.err(format!(
+                "channel {ci} (node {nlabel}) has an unknown interpolation"
+            )));
+        }
+    };
+    Ok((sampler, interp))
+}
+
+/// Normalises the rotation values (not the cubic tangents) of `keys` keys of `per_key`
+/// quaternions each; `Err(k)` when key k is the zero quaternion.
+fn normalise_rotations(values: &mut [f64], keys: usize, per_key: usize) -> Result<(), usize> {
+    for k in 0..keys {
+        let e = k * per_key + per_key / 2;
+        let q = &mut values[4 * e..4 * e + 4];
+        let norm = q.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if !(norm > 0.0) {
+            return Err(k);
+        }
+        q.iter_mut().for_each(|x| *x /= norm);
+    }
+    Ok(())
 }
 
 /// Depth-first preorder from `roots` (children in file order) with an explicit stack; each
