@@ -24,17 +24,16 @@
 //! psi, which bounds the exact one (`H_xx - H_xpsi H^-1 H_psix`) from above: a safe, slightly
 //! stiffer matrix.
 //!
-//! Measured (`tests/bending_energy.rs`): the energy of every quadratic surface is the plate's
-//! on uniform, alternating, equilateral, jittered and disc meshes, up to the free-edge strip
-//! (the fixed split of the midedge average is 2x too stiff in twist on alternating grids and
-//! 1.2-1.5x on jittered meshes).
+//! With the split minimised out, the energy of every quadratic surface is the plate's on
+//! uniform, alternating, equilateral, jittered and disc meshes, up to the free-edge strip
+//! (`tests/bending_energy.rs`; the fixed split of the midedge average is 2x too stiff in
+//! twist on alternating grids and 1.2-1.5x on jittered meshes).
 //!
 //! The edges of triangles that have a free edge keep the average split (`psi = 0`, no
-//! unknown). With their split free, the one-triangle strip along every free edge relaxed
+//! unknown). With their split free, the one-triangle strip along every free edge would relax
 //! into a softer state than the average allows (1.2-1.7 cells of missing energy instead of
 //! one), and on sewn garments, whose panels all meet at free edges, the softer seam strips
-//! let the shirt over the trousers hold two stitches 1.7 mm open (0.38 mm with the average
-//! there, as with the hinge). The strip is one triangle wide, so its error still shrinks with
+//! would hold stitches open. The strip is one triangle wide, so its error still shrinks with
 //! refinement (`tests/cantilever.rs`).
 
 use std::sync::Arc;

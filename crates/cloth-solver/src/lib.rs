@@ -134,6 +134,11 @@ mod system;
 #[cfg(test)]
 mod pitfall_tests;
 
+/// The README's example, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 pub use cloth_mesh::{Par, nalgebra};
 pub use constraint::Constraint;
 pub use direct::{DirectSolver, solve_direct};

@@ -20,14 +20,14 @@ use crate::split::SplitScratch;
 /// the elements' 37), in an order that does not depend on the thread count.
 ///
 /// The elements: 6 local pairs per triangle (stretch + shear); then the bend elements:
-/// [`BendModel::Hinge`]: 10 local pairs per hinge `[v0, v1, v2, v3]`;
-/// [`BendModel::ShapeOperator`]: per triangle, local pairs of its stencil
-/// `[p0, p1, p2, q0, q1, q2]` (see [`ClothModel::shape_stencils`]), 12 under
-/// [`Definiteness::Clamped`] (the pairs with a flap, without the flap-flap pairs (3,4), (3,5),
+/// [`BendModel::Hinge`](crate::BendModel::Hinge): 10 local pairs per hinge `[v0, v1, v2, v3]`;
+/// [`BendModel::ShapeOperator`](crate::BendModel::ShapeOperator): per triangle, local pairs of its stencil
+/// `[p0, p1, p2, q0, q1, q2]` (see [`ClothModel::shape_stencils`](super::ClothModel::shape_stencils)), 12 under
+/// [`Definiteness::Clamped`](crate::Definiteness::Clamped) (the pairs with a flap, without the flap-flap pairs (3,4), (3,5),
 /// (4,5), so every off-diagonal entry is in `ClothMesh::vertex_pairs`; the element's
 /// triangle-triangle blocks add onto its triangle's pairs) and 21 under `Exact` and `Projected`
 /// (the flap-flap pairs couple vertices outside the mesh pattern: build the matrix pattern
-/// from [`ClothModel::vertex_pairs`]). The diagonal blocks carry no internal term of their own
+/// from [`ClothModel::vertex_pairs`](super::ClothModel::vertex_pairs)). The diagonal blocks carry no internal term of their own
 /// beyond the elements' (i, i) blocks; [`crate::External`] adds to them. Callers can precompute
 /// where each entry goes once.
 #[derive(Clone, Debug, Default)]

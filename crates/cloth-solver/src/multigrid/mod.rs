@@ -36,12 +36,12 @@
 //! A V-cycle is symmetric positive definite when every smoother converges, i.e. when the
 //! Chebyshev interval reaches above the largest eigenvalue of `D^-1 A` of its level. The
 //! interval's top is a padded 6-step Lanczos estimate, which can miss an eigenvector
-//! localised at a few nodes (on a T-shirt twisted on a mannequin, 6,255 vertices, it fell up
-//! to 25% short of a 60-step estimate, and the PCG met `r . V r < 0`). The PCG detects this;
-//! [`solve_mpcg_multigrid`] then solves again with the intervals topped by a guaranteed
-//! bound (the block row sums of `L^-1 A L^-T`, `D = L L^T`), which is larger, so its
-//! smoothing is weaker (17-26 instead of about 10 iterations there): used for that retry and
-//! the next 16 solves, then the Lanczos estimate is tried again.
+//! localised at a few nodes (on a strongly twisted garment it can fall a quarter short of
+//! the converged estimate, and the PCG then meets `r . V r < 0`). The PCG detects this;
+//! [`crate::solve_mpcg_multigrid`] then solves again with the intervals topped by a
+//! guaranteed bound (the block row sums of `L^-1 A L^-T`, `D = L L^T`), which is larger, so
+//! its smoothing is weaker (about twice the iterations): used for that retry and the next 16
+//! solves, after which the Lanczos estimate is used again.
 //!
 //! # Reuse
 //! [`Multigrid::new`] does the symbolic work once per matrix pattern (aggregates, patterns of
@@ -91,7 +91,7 @@ macro_rules! with_hierarchy {
 }
 
 /// Smoothed-aggregation multigrid hierarchy for one matrix pattern, used as the
-/// preconditioner of [`solve_mpcg_multigrid`].
+/// preconditioner of [`solve_mpcg_multigrid`](crate::solve_mpcg_multigrid).
 ///
 /// Build it once per pattern with [`Multigrid::new`] (symbolic analysis); every solve then
 /// refreshes the values. See the module documentation of the crate for the method and how
@@ -255,7 +255,7 @@ impl Multigrid {
 
     /// Solves so far whose V-cycle was not positive definite with smoothers tuned by the
     /// Lanczos estimate and that were solved again with the guaranteed bound (see
-    /// [`solve_mpcg_multigrid`]).
+    /// [`solve_mpcg_multigrid`](crate::solve_mpcg_multigrid)).
     pub fn bounded_retries(&self) -> usize {
         self.retries
     }
@@ -292,7 +292,7 @@ impl Multigrid {
         solve(self)
     }
 
-    /// What the last numeric setup (inside [`solve_mpcg_multigrid`], or [`Multigrid::new`])
+    /// What the last numeric setup (inside [`solve_mpcg_multigrid`](crate::solve_mpcg_multigrid), or [`Multigrid::new`])
     /// did and how long it took (see [`MultigridParams::reuse`]).
     pub fn last_setup(&self) -> MultigridSetupInfo {
         self.last_setup

@@ -27,7 +27,7 @@ pub enum Smoother {
     },
 }
 
-/// What [`solve_mpcg_multigrid`] may keep from the previous solve's numeric setup. The
+/// What [`solve_mpcg_multigrid`](crate::solve_mpcg_multigrid) may keep from the previous solve's numeric setup. The
 /// symbolic part (aggregates and patterns) is always kept while the matrix pattern holds;
 /// anything kept is rebuilt at once when the constraints change (prolongators must map into
 /// the range of the new filter).
@@ -71,12 +71,12 @@ pub enum NearNullSpace {
     RigidBody,
 }
 
-/// Parameters of the smoothed-aggregation hierarchy ([`Multigrid`]).
+/// Parameters of the smoothed-aggregation hierarchy ([`Multigrid`](super::Multigrid)).
 ///
-/// Defaults were chosen by measurement (`cargo bench -p cloth-solver --bench multigrid`) on
-/// cloth matrices `A = M - h df/dv - h^2 df/dx` (cotton, denim, silk; h = 1/30 and 1/120 s;
-/// 2.6k-100k vertices; contact bands and sliding edges): total CPU time per solve, setup
-/// included, at relative residual 1e-3. See the crate README for the tables.
+/// The defaults minimise the total CPU time per solve, setup included, at relative residual
+/// 1e-3 on cloth matrices `A = M - h df/dv - h^2 df/dx` (cotton, denim, silk; h = 1/30 and
+/// 1/120 s; 2.6k-100k vertices; contact bands and sliding edges), as measured by
+/// `cargo bench -p cloth-forces --bench solver_on_cloth`. See the crate README for the table.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MultigridParams {
     /// Strength threshold `theta` (dimensionless, in `[0, 1)`): particles `i`, `j` may share
@@ -96,7 +96,7 @@ pub struct MultigridParams {
     /// Coarsening stops once a level has at most this many unknowns (3 per fine particle, 6
     /// per coarse node); that level is factorised densely (if it has at most 3000 unknowns;
     /// a larger one, left when coarsening stalls, is smoothed instead). Default 300: 100 and
-    /// 1000 measured the same.
+    /// 1000 cost the same.
     pub coarse_size: usize,
     /// Prolongator damping `c` in `omega = c / lambda_max(D_f^-1 A_f)` (dimensionless, in
     /// `(0, 2)`). Default 4/3, the value that minimises the energy of the smoothed basis for

@@ -23,7 +23,7 @@ pub enum Preconditioner {
     BlockJacobi,
 }
 
-/// Parameters of [`solve_mpcg`].
+/// Parameters of [`solve_mpcg`](super::solve_mpcg).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PcgParams {
     /// Relative tolerance `epsilon` (dimensionless, `>= 0`): stop when
@@ -48,7 +48,7 @@ impl Default for PcgParams {
     }
 }
 
-/// Outcome of a successful [`solve_mpcg`] call.
+/// Outcome of a successful [`solve_mpcg`](super::solve_mpcg) call.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PcgInfo {
     /// Number of CG iterations performed (matrix-vector products after the initial one).
@@ -60,7 +60,7 @@ pub struct PcgInfo {
     pub converged: bool,
 }
 
-/// Reusable scratch memory for [`solve_mpcg`]. Vectors grow on the first solve of a given
+/// Reusable scratch memory for [`solve_mpcg`](super::solve_mpcg). Vectors grow on the first solve of a given
 /// size; later solves of the same or smaller size do not allocate.
 #[derive(Clone, Debug, Default)]
 pub struct PcgWorkspace {
