@@ -11,7 +11,7 @@ use cloth_forces::{
     BendModel, ClothModel, Definiteness, Evaluation, External, Material, Par, Vec3,
 };
 use cloth_mesh::{GridPattern, grid};
-use cloth_solver::{BlockMatrix, Constraint, Matrix3, PcgParams, PcgWorkspace, solve_mpcg};
+use cloth_solver::{BlockMatrix, Constraint, Matrix3, PcgParams, PcgWorkspace, System, solve_mpcg};
 
 /// Medians of `reps` interleaved timings (seconds) of `f` and `g` (interleaving makes the two
 /// see the same load on a shared machine).
@@ -158,9 +158,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut iters = 0;
             let t_solve = pool.install(|| {
                 median(11, || {
-                    iters = solve_mpcg(&mut dv, &a, &b, &z, &cons, &params, Par::Seq, &mut ws)
-                        .map(|i| i.iterations)
-                        .unwrap_or(0);
+                    iters = solve_mpcg(
+                        &mut dv,
+                        &System::new(&a, &b, &z, &cons),
+                        &params,
+                        Par::Seq,
+                        &mut ws,
+                    )
+                    .map(|i| i.iterations)
+                    .unwrap_or(0);
                 })
             });
             println!(

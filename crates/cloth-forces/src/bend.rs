@@ -1,5 +1,5 @@
 //! The bend condition on a hinge (two triangles sharing an edge): the dihedral angle theta
-//! (Baraff & Witkin Knowl 4), its gradient (as in Bridson, Marino & Fedkiw 2003) and its exact
+//! (Baraff & Witkin §4.3), its gradient (as in Bridson, Marino & Fedkiw 2003) and its exact
 //! Hessian (own derivation by differentiating that gradient; checked against finite differences).
 //!
 //! Stencil and sign: `x = [x0, x1, x2, x3]`, shared edge (x0, x1), triangle 1 = (x0, x1, x2),

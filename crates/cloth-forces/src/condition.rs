@@ -1,4 +1,4 @@
-//! The generic condition machinery (Baraff & Witkin Knowls 3 and 5): any condition C of
+//! The generic condition machinery (Baraff & Witkin §4.1 and §4.5): any condition C of
 //! dimension M over S particles becomes an energy, forces, df/dx and df/dv blocks.
 
 use nalgebra::{DMatrix, Matrix3, SMatrix};
@@ -14,7 +14,7 @@ pub type Blocks<const S: usize> = [[Matrix3<f64>; S]; S];
 /// The "element stiffness" of one condition instance (stretch of a triangle, shear of a triangle,
 /// bend of a hinge) is `Kel = sum_l k_l dC_l^T dC_l + sum_l mu_l d2C_l` with
 /// `mu_l = k_l C_l + kd_l Cdot_l` (the second part of mu is the symmetric damping approximation
-/// of Knowl 5); df/dx receives `-Kel`.
+/// of §4.5); df/dx receives `-Kel`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[cfg_attr(
     feature = "serde",
@@ -126,13 +126,13 @@ pub(crate) fn add_outer<const M: usize, const S: usize>(
     }
 }
 
-/// The generic Knowl 3 + 5 routine: accumulates into `out` the response of a condition with
+/// The generic §4.1 + §4.5 routine: accumulates into `out` the response of a condition with
 /// per-component stiffness `k` (energy `sum_l k_l/2 C_l^2`) and damping `kd` at velocities `v`:
 ///
 /// * `f_a = -sum_l (k_l C_l + kd_l Cdot_l) dC_l/dx_a`, `Cdot_l = sum_b dC_l/dx_b . v_b`;
 /// * `df_a/dv_b = -sum_l kd_l dC_l/dx_a^T dC_l/dx_b`;
 /// * `df_a/dx_b = -Kel_ab` with `Kel` as documented on [`Definiteness`]; the damping's
-///   unsymmetric term `dC_a^T dCdot/dx_b` is omitted (Knowl 5).
+///   unsymmetric term `dC_a^T dCdot/dx_b` is omitted (§4.5).
 pub(crate) fn respond<K: Kernel<M, S>, const M: usize, const S: usize>(
     kernel: &K,
     k: &[f64; M],
@@ -219,7 +219,7 @@ pub fn project_psd<const S: usize>(b: &mut Blocks<S>) {
     }
 }
 
-/// The generic Knowl 3 + 5 routine on a precomputed [`Condition`] (exact Hessians): energy,
+/// The generic §4.1 + §4.5 routine on a precomputed [`Condition`] (exact Hessians): energy,
 /// forces (elastic + damping), df/dx and df/dv of one element with per-component stiffness `k`
 /// and damping coefficient `kd` at particle velocities `v` (m/s). Formulas as on
 /// [`Definiteness`]; here `Clamped` and `Projected` both use the numerical eigenvalue projection

@@ -11,7 +11,7 @@
 //!     with a per-triangle curvature `K` from the dihedral angles of its three edges
 //!     (midedge formula of Grinspun et al. 2006), the split of each edge's angle between its
 //!     two triangles minimised out of the energy at every evaluation (one sparse solve with a
-//!     matrix factorised at rest; [`ShapeRest`], `docs/bending.md`). Measured against plate
+//!     matrix factorised at rest; [`ShapeRest`], `docs/bending.md`). Against plate
 //!     theory (`tests/bending_energy.rs`): every quadratic surface (bending, twist, saddle)
 //!     gets the plate's energy on uniform, alternating, equilateral, jittered and disc meshes
 //!     up to the free-edge strip, which shrinks with refinement. The heavy cantilever
@@ -26,13 +26,13 @@
 //!     1.15-1.55x too stiff, and the cantilever sags 2-5 degrees too far at every resolution.
 //! * Dihedral angle sign: see [`dihedral_angle`] (theta > 0 when the surface curves away from
 //!   its normals).
-//! * Damping (Knowl 5): `k_d = beta * k` with beta in seconds (`Material::*_damping`).
+//! * Damping (paper §4.5): `k_d = beta * k` with beta in seconds (`Material::*_damping`).
 //! * Rest curvature: per-hinge rest angles ([`ClothModel::set_rest_angles_from`]) for both
 //!   bend models.
 //! * The implicit matrix of the shape operator is its Hessian at a fixed split: exact forces,
 //!   and a matrix that bounds the minimised energy's Hessian from above (`tests/split.rs`).
 //! * One generic routine turns a condition C (value, gradient, Hessian) into energy, forces
-//!   `-k dC^T C`, stiffness and damping Jacobians (Knowls 3 and 5); see [`condition_response`]
+//!   `-k dC^T C`, stiffness and damping Jacobians (paper §4.1 and §4.5); see [`condition_response`]
 //!   and [`Definiteness`] for how indefinite element Hessians are treated.
 //! * [`ClothModel::evaluate`] is the parallel, deterministic, allocation-free fast path; its
 //!   [`Evaluation`] lists Jacobian blocks in a fixed entry order so a solver can precompute where
@@ -42,8 +42,8 @@
 //! under [`Definiteness::Clamped`]) force Jacobian, so `A = M - h dfdv - h^2 dfdx` is SPD.
 //!
 //! ```
-//! use cloth_forces::{ClothModel, Definiteness, Evaluation, External, Material, Par};
-//! use cloth_mesh::{grid, GridPattern, Vec3};
+//! use cloth_forces::mesh::{GridPattern, grid};
+//! use cloth_forces::{ClothModel, Definiteness, Evaluation, External, Material, Par, Vec3};
 //!
 //! let mesh = grid(11, 11, 1.0, 1.0, GridPattern::Alternating)?;
 //! let model = ClothModel::new(&mesh, &Material::default(), Definiteness::Clamped)?;

@@ -34,7 +34,7 @@ pub const DEFAULT_BEND_DAMPING: f64 = 1.0e-3;
     serde(rename_all = "snake_case")
 )]
 pub enum BendModel {
-    /// Baraff & Witkin's dihedral-angle hinge per interior edge (Knowl 4), energy
+    /// Baraff & Witkin's dihedral-angle hinge per interior edge (§4.3), energy
     /// `k_e/2 (theta - theta0)^2` with `k_e = D |e|^2/(A1 + A2)` times the `bend_uv` weight
     /// (docs/physics.md). Exact for cylindrical bending along the axes of a right-triangle grid, but
     /// on a triangle lattice it couples bending to twist: on a uniform grid
@@ -87,13 +87,13 @@ pub struct Material {
     /// has `m_v * D`. [`BendModel::ShapeOperator`]: energy density
     /// `D/2 (m_u K_uu^2 + m_v K_vv^2 + 2 sqrt(m_u m_v) K_uv^2)` (twist rigidity the geometric
     /// mean); [`BendModel::Hinge`]: a hinge whose rest edge runs along `(du, dv)` gets the
-    /// paper's weight `(m_u du^2 + m_v dv^2) / (du^2 + dv^2)` (Knowl 4). Default `[1, 1]`.
+    /// paper's weight `(m_u du^2 + m_v dv^2) / (du^2 + dv^2)` (§4.3). Default `[1, 1]`.
     pub bend_uv: [f64; 2],
     /// Rest stretch targets `[b_u, b_v]` (dimensionless, > 0) of the paper's stretch condition
     /// `C = a (|w_u| - b_u, |w_v| - b_v)`: 1 keeps the rest shape, values below 1 make the cloth
     /// contract (cuffs, waistbands). Default `[1, 1]`.
     pub stretch_targets: [f64; 2],
-    /// Stretch damping `beta` (s), >= 0: damping stiffness `k_d = beta * k` (Knowl 5).
+    /// Stretch damping `beta` (s), >= 0: damping stiffness `k_d = beta * k` (§4.5).
     /// Default [`DEFAULT_STRETCH_DAMPING`].
     pub stretch_damping: f64,
     /// Shear damping `beta` (s), >= 0. Default [`DEFAULT_SHEAR_DAMPING`].

@@ -28,7 +28,7 @@
 //!   not cure. With it, `sum_f A_f |K_f|^2 >= |sum_f A_f K_f|^2 / A` (Cauchy-Schwarz) forbids
 //!   that, and consistency then makes the energy exact.
 //!
-//! `M_f = J_f^-1` is consistent but not conservative: measured, it makes a cantilever on an
+//! `M_f = J_f^-1` is consistent but not conservative: it makes a cantilever on an
 //! alternating grid sag 8 degrees too far. The midedge-average map of Grinspun et al.
 //! (libshell's `MidedgeAverageFormulation`, [`midedge_map`]), `|e_i|/(2A) t_i t_i^T`, is
 //! conservative and consistent on uniform and equilateral grids only (2x too stiff in twist
@@ -36,8 +36,8 @@
 //! neither. With the triangle and its three flaps alone both properties cannot hold together
 //! on every mesh, so the weights here are the midedge columns and the split of each angle
 //! between its two triangles (`theta/2 +- psi_e`, which keeps conservation whatever psi) is
-//! minimised out of the energy at every evaluation (the `split` module): measured, the
-//! energy of every quadratic surface is then the plate's on uniform, alternating,
+//! minimised out of the energy at every evaluation (the `split` module): the energy of every
+//! quadratic surface is then the plate's on uniform, alternating,
 //! equilateral, jittered and disc meshes (up to the free-edge strip), and the heavy
 //! cantilever is within 1 degree of the exact elastica on all of them
 //! (`docs/bending.md`). The kernel below sees the split as fixed offsets of its angles
@@ -50,7 +50,7 @@
 //! rigidity their geometric mean, Huber's approximation). Written as a condition
 //! `C = sqrt(A) W^(1/2) K = P (theta - theta0 + offsets)` (the offsets are the midedge split,
 //! held fixed in the derivatives) with stiffness D (3 components over the 6 stencil vertices),
-//! so the generic Knowl 3/5 routine applies: forces, Gauss-Newton and exact Hessians at a
+//! so the generic §4.1/§4.5 routine applies: forces, Gauss-Newton and exact Hessians at a
 //! fixed split (`d2C = sum_i P_li d2theta_i`, the hinge's exact angle Hessian), damping
 //! `k_d = beta D` (on the angle rates; the split's rate is not damped).
 //!

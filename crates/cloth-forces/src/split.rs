@@ -24,17 +24,16 @@
 //! psi, which bounds the exact one (`H_xx - H_xpsi H^-1 H_psix`) from above: a safe, slightly
 //! stiffer matrix.
 //!
-//! Measured (`tests/bending_energy.rs`): the energy of every quadratic surface is the plate's
-//! on uniform, alternating, equilateral, jittered and disc meshes, up to the free-edge strip
-//! (the fixed split of the midedge average is 2x too stiff in twist on alternating grids and
-//! 1.2-1.5x on jittered meshes).
+//! With the split minimised out, the energy of every quadratic surface is the plate's on
+//! uniform, alternating, equilateral, jittered and disc meshes, up to the free-edge strip
+//! (`tests/bending_energy.rs`; the fixed split of the midedge average is 2x too stiff in
+//! twist on alternating grids and 1.2-1.5x on jittered meshes).
 //!
 //! The edges of triangles that have a free edge keep the average split (`psi = 0`, no
-//! unknown). With their split free, the one-triangle strip along every free edge relaxed
+//! unknown). With their split free, the one-triangle strip along every free edge would relax
 //! into a softer state than the average allows (1.2-1.7 cells of missing energy instead of
 //! one), and on sewn garments, whose panels all meet at free edges, the softer seam strips
-//! let the shirt over the trousers hold two stitches 1.7 mm open (0.38 mm with the average
-//! there, as with the hinge). The strip is one triangle wide, so its error still shrinks with
+//! would hold stitches open. The strip is one triangle wide, so its error still shrinks with
 //! refinement (`tests/cantilever.rs`).
 
 use std::sync::Arc;
@@ -136,84 +135,10 @@ impl EdgeSplit {
                 r.gram().map(|row| row.map(|s| d * s))
             })
             .collect();
-        // Hinges with a rigid side, and the edges of triangles with a free edge (these keep the
-        // average split, module docs: with it free, the free-edge strip was too soft).
-        let mut held = hinges_of(n, hinges, |t| rigid[t]);
-        let free_edged = hinges_of(n, hinges, |t| hinges[t].contains(&usize::MAX));
-        for (h, f) in held.iter_mut().zip(free_edged) {
-            *h |= f;
-        }
-        let sides: Vec<[(usize, f64, bool); 3]> = hinges
-            .iter()
-            .zip(signs)
-            .map(|(h, s)| std::array::from_fn(|i| (h[i], s[i], h[i] != usize::MAX && held[h[i]])))
-            .collect();
-        // Lower triangle by columns: (row, col) -> value, rows >= col.
-        let mut cols: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
-        for (sd, g) in sides.iter().zip(&gram) {
-            for i in 0..3 {
-                for j in 0..3 {
-                    let ((hi, si, fi), (hj, sj, fj)) = (sd[i], sd[j]);
-                    if hi == usize::MAX || hj == usize::MAX || hi < hj || fi || fj {
-                        continue;
-                    }
-                    cols[hj].push((hi, 4.0 * si * sj * g[i][j]));
-                }
-            }
-        }
-        let max_diag = cols
-            .iter()
-            .flat_map(|c| c.iter().map(|&(_, v)| v.abs()))
-            .fold(0.0f64, f64::max);
-        if n == 0 || !max_diag.is_finite() {
-            return None;
-        }
-        // Every split fixed (all rigid, or no rigidity): a unit regularisation keeps the
-        // (trivial) system factorisable, so rigid triangles are still known.
-        let max_diag = if max_diag > 0.0 { max_diag } else { 1.0 };
-        let mut col_ptr = Vec::with_capacity(n + 1);
-        let mut row_idx = Vec::new();
-        let mut values = Vec::new();
-        col_ptr.push(0);
-        for (c, list) in cols.iter_mut().enumerate() {
-            list.push((c, 1e-12 * max_diag));
-            list.sort_by_key(|&(r, _)| r);
-            let mut k = 0;
-            while k < list.len() {
-                let r = list[k].0;
-                let mut v = 0.0;
-                while k < list.len() && list[k].0 == r {
-                    v += list[k].1;
-                    k += 1;
-                }
-                row_idx.push(r);
-                values.push(v);
-            }
-            col_ptr.push(row_idx.len());
-        }
+        let sides = split_sides(n, hinges, signs, &rigid);
+        let (col_ptr, row_idx, values) = split_matrix(n, &sides, &gram)?;
         let pattern = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
-        let symbolic = factorize_symbolic_cholesky(
-            pattern,
-            Side::Lower,
-            Default::default(),
-            Default::default(),
-        )
-        .ok()?;
-        let mut l_values = vec![0.0; symbolic.len_val()];
-        let factor_req =
-            symbolic.factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default());
-        let mut mem = MemBuffer::try_new(factor_req).ok()?;
-        symbolic
-            .factorize_numeric_llt::<f64>(
-                &mut l_values,
-                SparseColMatRef::new(pattern, &values),
-                Side::Lower,
-                Default::default(),
-                Par::Seq,
-                MemStack::new(&mut mem),
-                Default::default(),
-            )
-            .ok()?;
+        let (symbolic, l_values) = factorize(pattern, &values)?;
         let solve_req = symbolic.solve_in_place_scratch::<f64>(1, Par::Seq);
         Some(Arc::new(Self {
             dim: n,
@@ -278,4 +203,106 @@ impl EdgeSplit {
     pub(crate) fn is_rigid(&self, t: usize) -> bool {
         self.rigid[t]
     }
+}
+
+/// Per triangle, `(hinge, sign, fixed)` of each edge (see [`EdgeSplit::sides`]): the split
+/// of hinges with a rigid side, and of the edges of triangles with a free edge, is fixed.
+fn split_sides(
+    n: usize,
+    hinges: &[[usize; 3]],
+    signs: &[[f64; 3]],
+    rigid: &[bool],
+) -> Vec<[(usize, f64, bool); 3]> {
+    // Hinges with a rigid side, and the edges of triangles with a free edge (these keep the
+    // average split, module docs: with it free, the free-edge strip is too soft).
+    let mut held = hinges_of(n, hinges, |t| rigid[t]);
+    let free_edged = hinges_of(n, hinges, |t| hinges[t].contains(&usize::MAX));
+    for (h, f) in held.iter_mut().zip(free_edged) {
+        *h |= f;
+    }
+    hinges
+        .iter()
+        .zip(signs)
+        .map(|(h, s)| std::array::from_fn(|i| (h[i], s[i], h[i] != usize::MAX && held[h[i]])))
+        .collect()
+}
+
+/// The lower triangle of the split matrix `H` of `n` hinges in compressed columns
+/// `(col_ptr, row_idx, values)`, with a diagonal shift of `1e-12` times its largest entry;
+/// `None` without hinges or with a non-finite entry.
+fn split_matrix(
+    n: usize,
+    sides: &[[(usize, f64, bool); 3]],
+    gram: &[[[f64; 3]; 3]],
+) -> Option<(Vec<usize>, Vec<usize>, Vec<f64>)> {
+    // Lower triangle by columns: (row, col) -> value, rows >= col.
+    let mut cols: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+    for (sd, g) in sides.iter().zip(gram) {
+        for i in 0..3 {
+            for j in 0..3 {
+                let ((hi, si, fi), (hj, sj, fj)) = (sd[i], sd[j]);
+                if hi == usize::MAX || hj == usize::MAX || hi < hj || fi || fj {
+                    continue;
+                }
+                cols[hj].push((hi, 4.0 * si * sj * g[i][j]));
+            }
+        }
+    }
+    let max_diag = cols
+        .iter()
+        .flat_map(|c| c.iter().map(|&(_, v)| v.abs()))
+        .fold(0.0f64, f64::max);
+    if n == 0 || !max_diag.is_finite() {
+        return None;
+    }
+    // Every split fixed (all rigid, or no rigidity): a unit regularisation keeps the
+    // (trivial) system factorisable, so rigid triangles are still known.
+    let max_diag = if max_diag > 0.0 { max_diag } else { 1.0 };
+    let mut col_ptr = Vec::with_capacity(n + 1);
+    let mut row_idx = Vec::new();
+    let mut values = Vec::new();
+    col_ptr.push(0);
+    for (c, list) in cols.iter_mut().enumerate() {
+        list.push((c, 1e-12 * max_diag));
+        list.sort_by_key(|&(r, _)| r);
+        let mut k = 0;
+        while k < list.len() {
+            let r = list[k].0;
+            let mut v = 0.0;
+            while k < list.len() && list[k].0 == r {
+                v += list[k].1;
+                k += 1;
+            }
+            row_idx.push(r);
+            values.push(v);
+        }
+        col_ptr.push(row_idx.len());
+    }
+    Some((col_ptr, row_idx, values))
+}
+
+/// Sparse Cholesky factor (AMD ordering, sequential) of the lower triangle `values` on
+/// `pattern`: its symbolic part and values; `None` if it fails.
+fn factorize(
+    pattern: SymbolicSparseColMatRef<'_, usize>,
+    values: &[f64],
+) -> Option<(SymbolicCholesky<usize>, Vec<f64>)> {
+    let symbolic =
+        factorize_symbolic_cholesky(pattern, Side::Lower, Default::default(), Default::default())
+            .ok()?;
+    let mut l_values = vec![0.0; symbolic.len_val()];
+    let factor_req = symbolic.factorize_numeric_llt_scratch::<f64>(Par::Seq, Default::default());
+    let mut mem = MemBuffer::try_new(factor_req).ok()?;
+    symbolic
+        .factorize_numeric_llt::<f64>(
+            &mut l_values,
+            SparseColMatRef::new(pattern, values),
+            Side::Lower,
+            Default::default(),
+            Par::Seq,
+            MemStack::new(&mut mem),
+            Default::default(),
+        )
+        .ok()?;
+    Some((symbolic, l_values))
 }

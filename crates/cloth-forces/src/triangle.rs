@@ -1,4 +1,4 @@
-//! Per-triangle rest data and the stretch and shear conditions (Baraff & Witkin Knowl 4, scaled
+//! Per-triangle rest data and the stretch and shear conditions (Baraff & Witkin §4.2-4.3, scaled
 //! by sqrt(area) instead of area so stiffness is a material property; docs/physics.md).
 
 use crate::condition::{Blocks, Condition, ElementSlots, Kernel, Vec3, add_outer, condition_of};

@@ -1,7 +1,7 @@
 //! Bending energy against plate theory: the surface `y = (a u^2 + 2c uv + b v^2)/2` (u, v the
 //! rest coordinates about the sheet's centre) stores `D/2 (a^2 + b^2 + 2c^2)` per unit area
 //! in a plate with Poisson ratio 0. The default shape-operator model must converge to it with
-//! refinement on every mesh type; the hinge model does not (issue 11).
+//! refinement on every mesh type; the hinge model does not.
 
 mod common;
 
@@ -124,8 +124,8 @@ fn meshes(level: usize) -> Vec<(String, ClothMesh)> {
 /// * the twist on the finest square-cell grids (uniform, alternating, equilateral, jittered)
 ///   within 3.5% (the hinge: 1.34-2.98x).
 ///
-/// The hinge model's twist on the uniform grid is pinned at issue 11's formula
-/// `D/2 ((a+c)^2 + (b+c)^2 + 4c^2)` gives 3x the plate's `D/2 2c^2` for a pure twist.
+/// The hinge model's twist on the uniform grid is pinned at its closed form
+/// `D/2 ((a+c)^2 + (b+c)^2 + 4c^2)`, 3x the plate's `D/2 2c^2` for a pure twist.
 /// Mesh name, per-case ratios of the shape-operator model and of the hinge.
 type Row = (String, Vec<f64>, Vec<f64>);
 

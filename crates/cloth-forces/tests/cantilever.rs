@@ -11,7 +11,7 @@ use common::cantilever::{
 };
 
 /// The reference against published values: Peirce's cantilever test uses the chord angle
-/// 41.5 degrees at `l = 2c` (ASTM D1388; issue 11 quotes 41.49 for the exact elastica), and
+/// 41.5 degrees at `l = 2c` (ASTM D1388; the exact elastica gives 41.49), and
 /// small overhangs follow linear beam theory, tip deflection `w l^4 / (8 B)`, i.e. a chord
 /// slope `lambda^3 / 8`.
 #[test]
@@ -34,9 +34,9 @@ fn heavy_elastica_reference_matches_known_values() {
 /// `docs/bending.md` (every l/c of the acceptance, 1.5, 2 and 3, on the alternating grid at
 /// 45 degrees, where a fixed midedge split was 6 degrees too stiff, the uniform grid along u,
 /// the equilateral lattice along u and the irregular mesh at 45 degrees, at 4 cells across;
-/// the two hardest again at 8): within 1 degree everywhere, issue 11's bound (measured: 0.91
-/// at most over the whole table, on the irregular strip at 4 cells; 0.57 at 8 cells, 0.37 at
-/// 16), where the hinge is more than 4 degrees off on the uniform strip.
+/// the two hardest again at 8): within 1 degree everywhere (0.91 at most over the whole
+/// table, on the irregular strip at 4 cells; 0.57 at 8 cells, 0.37 at 16), where the hinge is
+/// more than 4 degrees off on the uniform strip.
 #[test]
 fn shape_operator_cantilever_matches_the_heavy_elastica() {
     let chord = |kind, orient, m, model, ratio: f64| {

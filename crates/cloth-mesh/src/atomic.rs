@@ -10,9 +10,10 @@ use std::path::Path;
 /// (`.NAME.PID.tmp`), which is flushed, synced to disk and renamed over `path`. On any error
 /// the temporary file is removed and `path` is left as it was.
 pub fn write_atomic(
-    path: &Path,
+    path: impl AsRef<Path>,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
+    let path = path.as_ref();
     let name = path.file_name().ok_or_else(|| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -38,7 +39,7 @@ pub fn write_atomic(
 }
 
 /// [`write_atomic`] of a byte slice.
-pub fn write_atomic_bytes(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write_atomic_bytes(path: impl AsRef<Path>, bytes: &[u8]) -> std::io::Result<()> {
     write_atomic(path, |w| w.write_all(bytes))
 }
 

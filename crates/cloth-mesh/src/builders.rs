@@ -100,86 +100,114 @@ pub fn grid(
     // Row j's v coordinate; the last row is exactly `height` so the outline is exact.
     let row_v = |j: usize| if j + 1 == ny { height } else { j as f64 * dy };
     let col_u = |i: usize| if i + 1 == nx { width } else { i as f64 * dx };
-    let mut rest = Vec::new();
-    let mut tris = Vec::new();
-    match pattern {
+    let (rest, tris) = match pattern {
         GridPattern::Uniform | GridPattern::Alternating => {
-            rest.reserve(nx * ny);
-            for j in 0..ny {
-                for i in 0..nx {
-                    rest.push(Vec2::new(col_u(i), row_v(j)));
-                }
-            }
-            tris.reserve(2 * (nx - 1) * (ny - 1));
-            for j in 0..ny - 1 {
-                for i in 0..nx - 1 {
-                    let a = j * nx + i;
-                    let b = a + 1;
-                    let c = a + nx + 1;
-                    let d = a + nx;
-                    if pattern == GridPattern::Uniform || (i + j) % 2 == 0 {
-                        tris.push([a, b, c]);
-                        tris.push([a, c, d]);
-                    } else {
-                        tris.push([a, b, d]);
-                        tris.push([b, c, d]);
-                    }
-                }
-            }
+            lattice(nx, ny, pattern == GridPattern::Uniform, &col_u, &row_v)
         }
-        GridPattern::Equilateral => {
-            let mut row_start = Vec::with_capacity(ny);
-            for j in 0..ny {
-                row_start.push(rest.len());
-                let v = row_v(j);
-                if j % 2 == 0 {
-                    for i in 0..nx {
-                        rest.push(Vec2::new(col_u(i), v));
-                    }
-                } else {
-                    rest.push(Vec2::new(0.0, v));
-                    for i in 0..nx - 1 {
-                        rest.push(Vec2::new((i as f64 + 0.5) * dx, v));
-                    }
-                    rest.push(Vec2::new(width, v));
-                }
-            }
-            for j in 0..ny - 1 {
-                let lo = row_start[j];
-                let hi = row_start[j + 1];
-                if j % 2 == 0 {
-                    // Even row below (E_0..E_{nx-1}), odd row above (O_0..O_nx).
-                    let e = |i: usize| lo + i;
-                    let o = |k: usize| hi + k;
-                    tris.push([e(0), o(1), o(0)]);
-                    for i in 0..nx - 1 {
-                        tris.push([e(i), e(i + 1), o(i + 1)]);
-                        if i + 1 < nx - 1 {
-                            tris.push([e(i + 1), o(i + 2), o(i + 1)]);
-                        }
-                    }
-                    tris.push([e(nx - 1), o(nx), o(nx - 1)]);
-                } else {
-                    // Odd row below (O_0..O_nx), even row above (E_0..E_{nx-1}).
-                    let o = |k: usize| lo + k;
-                    let e = |i: usize| hi + i;
-                    tris.push([o(0), o(1), e(0)]);
-                    for k in 1..nx {
-                        tris.push([o(k), e(k), e(k - 1)]);
-                        if k + 1 < nx {
-                            tris.push([o(k), o(k + 1), e(k)]);
-                        }
-                    }
-                    tris.push([o(nx - 1), o(nx), e(nx - 1)]);
-                }
-            }
-        }
-    }
+        GridPattern::Equilateral => staggered(nx, ny, dx, width, &col_u, &row_v),
+    };
     let positions = rest
         .iter()
         .map(|r| Vec3::new(r.x - 0.5 * width, 0.0, r.y - 0.5 * height))
         .collect();
     ClothMesh::new(positions, rest, tris)
+}
+
+/// The `nx x ny` lattice of [`GridPattern::Uniform`] (`uniform`) or
+/// [`GridPattern::Alternating`]: rest coordinates (column `col_u`, row `row_v`) and triangles.
+fn lattice(
+    nx: usize,
+    ny: usize,
+    uniform: bool,
+    col_u: &impl Fn(usize) -> f64,
+    row_v: &impl Fn(usize) -> f64,
+) -> (Vec<Vec2>, Vec<[usize; 3]>) {
+    let mut rest = Vec::new();
+    let mut tris = Vec::new();
+    rest.reserve(nx * ny);
+    for j in 0..ny {
+        for i in 0..nx {
+            rest.push(Vec2::new(col_u(i), row_v(j)));
+        }
+    }
+    tris.reserve(2 * (nx - 1) * (ny - 1));
+    for j in 0..ny - 1 {
+        for i in 0..nx - 1 {
+            let a = j * nx + i;
+            let b = a + 1;
+            let c = a + nx + 1;
+            let d = a + nx;
+            if uniform || (i + j) % 2 == 0 {
+                tris.push([a, b, c]);
+                tris.push([a, c, d]);
+            } else {
+                tris.push([a, b, d]);
+                tris.push([b, c, d]);
+            }
+        }
+    }
+    (rest, tris)
+}
+
+/// The staggered rows of [`GridPattern::Equilateral`]: rest coordinates (even rows at
+/// `col_u`, odd rows offset by half the spacing `dx` plus both ends, `width` wide) and
+/// triangles.
+fn staggered(
+    nx: usize,
+    ny: usize,
+    dx: f64,
+    width: f64,
+    col_u: &impl Fn(usize) -> f64,
+    row_v: &impl Fn(usize) -> f64,
+) -> (Vec<Vec2>, Vec<[usize; 3]>) {
+    let mut rest = Vec::new();
+    let mut tris = Vec::new();
+    let mut row_start = Vec::with_capacity(ny);
+    for j in 0..ny {
+        row_start.push(rest.len());
+        let v = row_v(j);
+        if j % 2 == 0 {
+            for i in 0..nx {
+                rest.push(Vec2::new(col_u(i), v));
+            }
+        } else {
+            rest.push(Vec2::new(0.0, v));
+            for i in 0..nx - 1 {
+                rest.push(Vec2::new((i as f64 + 0.5) * dx, v));
+            }
+            rest.push(Vec2::new(width, v));
+        }
+    }
+    for j in 0..ny - 1 {
+        let lo = row_start[j];
+        let hi = row_start[j + 1];
+        if j % 2 == 0 {
+            // Even row below (E_0..E_{nx-1}), odd row above (O_0..O_nx).
+            let e = |i: usize| lo + i;
+            let o = |k: usize| hi + k;
+            tris.push([e(0), o(1), o(0)]);
+            for i in 0..nx - 1 {
+                tris.push([e(i), e(i + 1), o(i + 1)]);
+                if i + 1 < nx - 1 {
+                    tris.push([e(i + 1), o(i + 2), o(i + 1)]);
+                }
+            }
+            tris.push([e(nx - 1), o(nx), o(nx - 1)]);
+        } else {
+            // Odd row below (O_0..O_nx), even row above (E_0..E_{nx-1}).
+            let o = |k: usize| lo + k;
+            let e = |i: usize| hi + i;
+            tris.push([o(0), o(1), e(0)]);
+            for k in 1..nx {
+                tris.push([o(k), e(k), e(k - 1)]);
+                if k + 1 < nx {
+                    tris.push([o(k), o(k + 1), e(k)]);
+                }
+            }
+            tris.push([o(nx - 1), o(nx), e(nx - 1)]);
+        }
+    }
+    (rest, tris)
 }
 
 /// A disc of `radius` metres in the x-z plane at y = 0, centred on the origin, made of

@@ -211,27 +211,7 @@ impl ClothMesh {
 
         let (edges, hinges) = build_edges(&triangles)?;
 
-        // Vertex -> triangle adjacency (CSR), triangles ascending per vertex.
-        let mut vt_offsets = vec![0usize; n + 1];
-        for tri in &triangles {
-            for &v in tri {
-                vt_offsets[v + 1] += 1;
-            }
-        }
-        for v in 0..n {
-            if vt_offsets[v + 1] == 0 {
-                return Err(MeshError::IsolatedVertex { vertex: v });
-            }
-            vt_offsets[v + 1] += vt_offsets[v];
-        }
-        let mut fill = vt_offsets.clone();
-        let mut vt_indices = vec![0usize; vt_offsets[n]];
-        for (t, tri) in triangles.iter().enumerate() {
-            for &v in tri {
-                vt_indices[fill[v]] = t;
-                fill[v] += 1;
-            }
-        }
+        let (vt_offsets, vt_indices) = vertex_triangles(n, &triangles)?;
 
         let boundary_edges = edges
             .iter()
@@ -240,36 +220,11 @@ impl ClothMesh {
             .map(|(i, _)| i)
             .collect();
 
-        let mut vertex_pairs: Vec<(usize, usize)> =
-            edges.iter().map(|e| (e.v[0], e.v[1])).collect();
-        for h in &hinges {
-            let (a, b) = (h.v[2], h.v[3]);
-            if a != b {
-                vertex_pairs.push((a.min(b), a.max(b)));
-            }
-        }
-        vertex_pairs.sort_unstable();
-        vertex_pairs.dedup();
+        let vertex_pairs = vertex_pairs(&edges, &hinges);
 
         // Serial sum in triangle order: deterministic.
         let total_rest_area = rest_areas.iter().sum();
-        let edge_rest = edges
-            .iter()
-            .map(|e| {
-                let len = |t: usize| {
-                    let (a, b) = (
-                        corner_of(&triangles[t], e.v[0]),
-                        corner_of(&triangles[t], e.v[1]),
-                    );
-                    (corner_rest[t][b] - corner_rest[t][a]).norm()
-                };
-                if e.is_boundary() {
-                    len(e.tris[0])
-                } else {
-                    0.5 * (len(e.tris[0]) + len(e.tris[1]))
-                }
-            })
-            .collect();
+        let edge_rest = edge_rest_lengths(&edges, &triangles, &corner_rest);
         let vertex_rest = vertex_chart(n, &triangles, &corner_rest);
 
         Ok(Self {
@@ -699,6 +654,75 @@ fn check_indices(triangles: &[[usize; 3]], n: usize) -> Result<(), MeshError> {
         }
     }
     Ok(())
+}
+
+/// Vertex -> triangle adjacency (CSR): offsets per vertex and triangles, ascending per vertex.
+/// Fails on a vertex in no triangle.
+fn vertex_triangles(
+    n: usize,
+    triangles: &[[usize; 3]],
+) -> Result<(Vec<usize>, Vec<usize>), MeshError> {
+    let mut vt_offsets = vec![0usize; n + 1];
+    for tri in triangles {
+        for &v in tri {
+            vt_offsets[v + 1] += 1;
+        }
+    }
+    for v in 0..n {
+        if vt_offsets[v + 1] == 0 {
+            return Err(MeshError::IsolatedVertex { vertex: v });
+        }
+        vt_offsets[v + 1] += vt_offsets[v];
+    }
+    let mut fill = vt_offsets.clone();
+    let mut vt_indices = vec![0usize; vt_offsets[n]];
+    for (t, tri) in triangles.iter().enumerate() {
+        for &v in tri {
+            vt_indices[fill[v]] = t;
+            fill[v] += 1;
+        }
+    }
+    Ok((vt_offsets, vt_indices))
+}
+
+/// The sorted, unique vertex pairs of the system matrix: every edge and every hinge's
+/// `(v2, v3)`.
+fn vertex_pairs(edges: &[Edge], hinges: &[Hinge]) -> Vec<(usize, usize)> {
+    let mut vertex_pairs: Vec<(usize, usize)> = edges.iter().map(|e| (e.v[0], e.v[1])).collect();
+    for h in hinges {
+        let (a, b) = (h.v[2], h.v[3]);
+        if a != b {
+            vertex_pairs.push((a.min(b), a.max(b)));
+        }
+    }
+    vertex_pairs.sort_unstable();
+    vertex_pairs.dedup();
+    vertex_pairs
+}
+
+/// Rest length of every edge (m): in its one triangle's rest frame, or the mean over both.
+fn edge_rest_lengths(
+    edges: &[Edge],
+    triangles: &[[usize; 3]],
+    corner_rest: &[[Vec2; 3]],
+) -> Vec<f64> {
+    edges
+        .iter()
+        .map(|e| {
+            let len = |t: usize| {
+                let (a, b) = (
+                    corner_of(&triangles[t], e.v[0]),
+                    corner_of(&triangles[t], e.v[1]),
+                );
+                (corner_rest[t][b] - corner_rest[t][a]).norm()
+            };
+            if e.is_boundary() {
+                len(e.tris[0])
+            } else {
+                0.5 * (len(e.tris[0]) + len(e.tris[1]))
+            }
+        })
+        .collect()
 }
 
 /// Rest area (m^2) and inverse rest basis (1/m) of triangle `t` with corners `c`; errors on a

@@ -52,7 +52,7 @@ pub const MAX_OBJ_BYTES: u64 = 512 << 20;
 
 /// Reads a UTF-8 text file of at most `limit` bytes; a larger file (or an endless stream such
 /// as `/dev/zero`) is refused after reading `limit + 1` bytes, never more.
-pub fn read_to_string_limited(path: &Path, limit: u64) -> std::io::Result<String> {
+pub fn read_to_string_limited(path: impl AsRef<Path>, limit: u64) -> std::io::Result<String> {
     use std::io::Read;
     let file = std::fs::File::open(path)?;
     let mut bytes = Vec::new();
@@ -81,8 +81,8 @@ pub(crate) fn read_text_limited(path: &Path, limit: u64) -> Result<String, MeshE
 
 /// Reads and parses an OBJ file with [`parse_obj_data`]; files over [`MAX_OBJ_BYTES`] are
 /// refused.
-pub fn read_obj_data(path: &Path) -> Result<ObjData, MeshError> {
-    parse_obj_data(&read_text_limited(path, MAX_OBJ_BYTES)?)
+pub fn read_obj_data(path: impl AsRef<Path>) -> Result<ObjData, MeshError> {
+    parse_obj_data(&read_text_limited(path.as_ref(), MAX_OBJ_BYTES)?)
 }
 
 /// Parses OBJ text exactly as written.
@@ -153,7 +153,7 @@ pub fn parse_obj_data(text: &str) -> Result<ObjData, MeshError> {
 
 /// Reads an OBJ file into a [`ClothMesh`] with the default [`ObjImport`] and this `uv_scale`;
 /// see [`ClothMesh::from_obj_with`] for the rules.
-pub fn read_obj(path: &Path, uv_scale: f64) -> Result<ClothMesh, MeshError> {
+pub fn read_obj(path: impl AsRef<Path>, uv_scale: f64) -> Result<ClothMesh, MeshError> {
     ClothMesh::from_obj(&read_obj_data(path)?, uv_scale)
 }
 
@@ -560,10 +560,11 @@ impl ObjFrames {
     /// [`ObjFrames::write`] to a file, atomically ([`crate::write_atomic`]).
     pub fn write_file_atomic(
         &self,
-        path: &Path,
+        path: impl AsRef<Path>,
         mesh: &ClothMesh,
         positions: &[Vec3],
     ) -> Result<(), MeshError> {
+        let path = path.as_ref();
         crate::write_atomic(path, |w| self.write(w, mesh, positions)).map_err(|source| {
             MeshError::Io {
                 path: path.to_path_buf(),
@@ -612,7 +613,7 @@ fn float_line(out: &mut Vec<u8>, tag: &[u8], values: &[f64]) {
 /// Writes an OBJ file (see [`write_obj`]) atomically with [`crate::write_atomic`], so readers
 /// never see a partial file.
 pub fn write_obj_file_atomic(
-    path: &Path,
+    path: impl AsRef<Path>,
     mesh: &ClothMesh,
     positions: &[Vec3],
 ) -> Result<(), MeshError> {
@@ -621,11 +622,12 @@ pub fn write_obj_file_atomic(
 
 /// [`write_obj_file_atomic`] with named groups (see [`write_obj_grouped`]).
 pub fn write_obj_file_atomic_grouped(
-    path: &Path,
+    path: impl AsRef<Path>,
     mesh: &ClothMesh,
     positions: &[Vec3],
     groups: &[(String, usize)],
 ) -> Result<(), MeshError> {
+    let path = path.as_ref();
     let frames = ObjFrames::new(mesh, groups).map_err(|source| MeshError::Io {
         path: path.to_path_buf(),
         source,

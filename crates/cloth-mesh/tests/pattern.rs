@@ -938,7 +938,7 @@ fn read_pattern_names_the_missing_file() {
         matches!(&e, MeshError::Io { path, .. } if path == missing),
         "{e}"
     );
-    assert!(read_pattern(&asset("tshirt.json")).is_ok());
+    assert!(read_pattern(asset("tshirt.json")).is_ok());
 }
 
 // ---------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@
 use cloth_solver::Par;
 use cloth_solver::{
     BlockMatrix, Constraint, DirectSolver, Matrix3, Multigrid, MultigridParams, PcgParams,
-    PcgWorkspace, Preconditioner, Vector3, solve_mpcg, solve_mpcg_multigrid,
+    PcgWorkspace, Preconditioner, System, Vector3, solve_mpcg, solve_mpcg_multigrid,
 };
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -132,15 +132,27 @@ fn benches(c: &mut Criterion) {
             max_iterations: 2000,
             preconditioner: pre,
         };
-        let info =
-            solve_mpcg(&mut dv, &a, &b, &z, &cons, &params, Par::default(), &mut ws).unwrap();
+        let info = solve_mpcg(
+            &mut dv,
+            &System::new(&a, &b, &z, &cons),
+            &params,
+            Par::default(),
+            &mut ws,
+        )
+        .unwrap();
         eprintln!("{pre:?}: {info:?}");
         c.bench_function(
             &format!("solve_mpcg {pre:?} tol 1e-3, 2601 particles"),
             |bch| {
                 bch.iter(|| {
-                    solve_mpcg(&mut dv, &a, &b, &z, &cons, &params, Par::default(), &mut ws)
-                        .unwrap()
+                    solve_mpcg(
+                        &mut dv,
+                        &System::new(&a, &b, &z, &cons),
+                        &params,
+                        Par::default(),
+                        &mut ws,
+                    )
+                    .unwrap()
                 })
             },
         );
@@ -164,11 +176,8 @@ fn benches(c: &mut Criterion) {
     };
     let info = solve_mpcg_multigrid(
         &mut dv,
-        &a,
+        &System::new(&a, &b, &z, &cons),
         &mut mg,
-        &b,
-        &z,
-        &cons,
         &positions,
         &params,
         Par::default(),
@@ -182,11 +191,8 @@ fn benches(c: &mut Criterion) {
             bch.iter(|| {
                 solve_mpcg_multigrid(
                     &mut dv,
-                    &a,
+                    &System::new(&a, &b, &z, &cons),
                     &mut mg,
-                    &b,
-                    &z,
-                    &cons,
                     &positions,
                     &params,
                     Par::default(),

@@ -1,4 +1,4 @@
-//! Per-particle constraint filters `S_i` (Baraff & Witkin 1998, section 5.1, Knowl 7).
+//! Per-particle constraint filters `S_i` (Baraff & Witkin 1998, §5.1).
 
 use nalgebra::{Matrix3, Vector3};
 
@@ -7,7 +7,7 @@ use crate::SolverError;
 /// Tolerance on `|p| - 1` and `p . q` accepted by [`Constraint::validate`].
 const UNIT_TOL: f64 = 1e-9;
 
-/// Per-particle kinematic constraint, i.e. the filter `S_i` of Knowl 7.
+/// Per-particle kinematic constraint, i.e. the filter `S_i` of the paper's §5.1.
 ///
 /// The prohibited directions are unit vectors; use [`Constraint::plane`] and
 /// [`Constraint::line`] to build them from arbitrary input (they normalise and check).

@@ -3,8 +3,7 @@
 use faer::Mat;
 use nalgebra::{Matrix3, Vector3};
 
-use crate::pcg::validate_inputs;
-use crate::{BlockMatrix, Constraint, SolverError, SparseLlt};
+use crate::{BlockMatrix, Constraint, SolverError, SparseLlt, System};
 
 /// Reusable direct solver for `(S A S + (I - S)) y = S (b - A z)`, `dv = z + S y`, the
 /// reference for [`crate::solve_mpcg`].
@@ -80,7 +79,7 @@ impl DirectSolver {
         z: &[Vector3<f64>],
         constraints: &[Constraint],
     ) -> Result<(), SolverError> {
-        validate_inputs(dv, a, b, z, constraints)?;
+        System::new(a, b, z, constraints).validate(dv)?;
         let (row_ptr, cols) = a.pattern();
         if row_ptr != self.row_ptr.as_slice() || cols != self.cols.as_slice() {
             return Err(SolverError::InvalidParameter {
@@ -161,6 +160,6 @@ pub fn solve_direct(
     z: &[Vector3<f64>],
     constraints: &[Constraint],
 ) -> Result<(), SolverError> {
-    validate_inputs(dv, a, b, z, constraints)?;
+    System::new(a, b, z, constraints).validate(dv)?;
     DirectSolver::new(a)?.solve(dv, a, b, z, constraints)
 }

@@ -11,7 +11,9 @@
 //!
 //! * [`BlockMatrix`]: pattern built once from particle pairs, values refilled every step,
 //!   serially with [`BlockMatrix::add_block`] or in parallel through an [`AssemblyPlan`].
-//! * [`Constraint`]: the filter `S_i` (free, plane, line, fixed) of Knowl 7.
+//! * [`Constraint`]: the filter `S_i` (free, plane, line, fixed) of the paper's §5.1.
+//! * [`System`]: one constrained system `A dv = b`, `dv_i = z_i` on the constrained
+//!   subspaces, as the PCG solvers take it.
 //! * [`solve_mpcg`]: modified PCG, with the Jacobi preconditioner applied as a division and
 //!   the Ascher & Boxerman (2003) stopping reference (see the function docs).
 //! * [`solve_mpcg_multigrid`] with a [`Multigrid`] hierarchy: the same modified PCG,
@@ -21,7 +23,7 @@
 //!   (symbolic), every solve refreshes the values (numeric); see [`MultigridParams`].
 //! * [`solve_direct`] / [`DirectSolver`]: sparse Cholesky on the pre-filtered system, the
 //!   reference (the solver struct analyses the pattern once).
-//! * [`constraint_forces`]: `e = A dv - b` (Knowl 8).
+//! * [`constraint_forces`]: `e = A dv - b` (the paper's §5.4 and §6.1).
 //!
 //! All parallel work (rayon) uses fixed chunks and in-order reductions: results are
 //! bit-identical for any thread count.
@@ -48,7 +50,8 @@
 //! # Example
 //! ```
 //! use cloth_solver::{
-//!     BlockMatrix, Constraint, Matrix3, Par, PcgParams, PcgWorkspace, Vector3, solve_mpcg,
+//!     BlockMatrix, Constraint, Matrix3, Par, PcgParams, PcgWorkspace, System, Vector3,
+//!     solve_mpcg,
 //! };
 //! // Two particles of 1 kg joined by a spring-like coupling of stiffness 10 (times h^2).
 //! let mut a = BlockMatrix::new(2, &[(0, 1)])?;
@@ -62,7 +65,8 @@
 //! let b = [Vector3::zeros(), Vector3::new(0.0, 0.0, -0.1)];
 //! let mut dv = [Vector3::zeros(); 2];
 //! let params = PcgParams { tolerance: 1e-10, ..Default::default() };
-//! let info = solve_mpcg(&mut dv, &a, &b, &z, &constraints, &params, Par::Seq, &mut PcgWorkspace::new())?;
+//! let system = System::new(&a, &b, &z, &constraints);
+//! let info = solve_mpcg(&mut dv, &system, &params, Par::Seq, &mut PcgWorkspace::new())?;
 //! assert!(info.converged);
 //! assert_eq!(dv[0], z[0]); // the pinned particle moves exactly as prescribed
 //! // Free particle: 11 dv1 - 10 * 0.1 = -0.1  =>  dv1 = 0.9 / 11.
@@ -75,7 +79,7 @@
 //! ```
 //! use cloth_solver::{
 //!     BlockMatrix, Constraint, Matrix3, Multigrid, MultigridParams, Par, PcgParams,
-//!     PcgWorkspace, Vector3, solve_mpcg_multigrid,
+//!     PcgWorkspace, System, Vector3, solve_mpcg_multigrid,
 //! };
 //! let side = 30;
 //! let n = side * side;
@@ -107,8 +111,9 @@
 //! let params = MultigridParams::default();
 //! let mut mg = Multigrid::new(&a, &x, &constraints, &params, Par::default())?;
 //! let mut dv = vec![Vector3::zeros(); n];
+//! let system = System::new(&a, &b, &z, &constraints);
 //! let info = solve_mpcg_multigrid(
-//!     &mut dv, &a, &mut mg, &b, &z, &constraints, &x, &PcgParams::default(), Par::default(),
+//!     &mut dv, &system, &mut mg, &x, &PcgParams::default(), Par::default(),
 //!     &mut PcgWorkspace::new(),
 //! )?;
 //! assert!(info.converged && info.iterations < 20, "{info:?}");
@@ -124,9 +129,15 @@ mod matrix;
 mod multigrid;
 mod par;
 mod pcg;
+mod system;
 
 #[cfg(test)]
 mod pitfall_tests;
+
+/// The README's example, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 pub use cloth_mesh::{Par, nalgebra};
 pub use constraint::Constraint;
@@ -136,7 +147,10 @@ pub use llt::SparseLlt;
 pub use matrix::{AssemblyPlan, BlockMatrix};
 pub use multigrid::{
     Multigrid, MultigridParams, MultigridSetupInfo, NearNullSpace, Reuse, Smoother,
-    solve_mpcg_multigrid,
 };
 pub use nalgebra::{Matrix3, Vector3};
-pub use pcg::{PcgInfo, PcgParams, PcgWorkspace, Preconditioner, constraint_forces, solve_mpcg};
+pub use pcg::{
+    PcgInfo, PcgParams, PcgWorkspace, Preconditioner, constraint_forces, solve_mpcg,
+    solve_mpcg_multigrid,
+};
+pub use system::System;

@@ -7,12 +7,11 @@
 
 /// Number of 3-vector blocks (particles) per parallel task and per partial sum.
 ///
-/// 256 rather than 512 (measured 2026-12-06, Figure 1's 2,601-vertex drape, 2 threads, three
-/// interleaved runs): CG time 0.93-0.94 s against 1.10-1.17 s, the same steps and iterations.
-/// At 2,601 rows, 512-row chunks (five full ones and one of 41 rows) split the work 1,536 :
-/// 1,065 between two threads, and the first coarse level (454 particles) was one chunk, so
-/// one thread did all of it; 128 and 64 measured like 256. One thread, and 40,401 vertices
-/// on two: no change.
+/// 256: small enough that a system of a few thousand particles splits evenly between two
+/// threads and a first coarse level of a few hundred particles still makes two chunks (with
+/// 512, a 2,601-particle system splits 1,536 : 1,065 and such a coarse level is one chunk,
+/// so one thread does all of it); 64 and 128 cost the same as 256, and on large systems the
+/// size does not matter.
 pub(crate) const ROW_CHUNK: usize = 256;
 
 /// Serial, in-order sum of partial sums.

@@ -1,4 +1,4 @@
-//! Regression tests for the two known pitfalls of the seed's `modified-pcg` listing:
+//! Regression tests for the two pitfalls of the paper's `modified-pcg` listing (§5.3):
 //! the Jacobi preconditioner must divide by the diagonal, and the stopping reference must
 //! come from the filtered initial residual `S (b - A z)`, not from `filter(b)`.
 
@@ -6,7 +6,7 @@ use nalgebra::{Matrix3, Vector3};
 
 use crate::pcg::{PrecondForm, Reference, solve_mpcg_impl};
 use crate::{
-    BlockMatrix, Constraint, PcgInfo, PcgParams, PcgWorkspace, Preconditioner, solve_direct,
+    BlockMatrix, Constraint, PcgInfo, PcgParams, PcgWorkspace, Preconditioner, System, solve_direct,
 };
 
 /// Chain of `n` particles, `A = D^1/2 (I + L) D^1/2` with `L` the coupling -0.4 between
@@ -39,12 +39,10 @@ fn run(
     reference: Reference,
 ) -> (Vec<Vector3<f64>>, PcgInfo) {
     let mut dv = vec![Vector3::zeros(); a.n()];
+    let sys = System::new(a, b, z, cons);
     let info = solve_mpcg_impl(
         &mut dv,
-        a,
-        b,
-        z,
-        cons,
+        &sys,
         params,
         &mut PcgWorkspace::new(),
         form,
@@ -87,13 +85,13 @@ fn jacobi_divides_by_the_diagonal() {
         PrecondForm::Divide,
         Reference::FilteredResidual,
     );
-    let (_, seed) = run(
+    let (_, paper) = run(
         &a,
         &b,
         &z,
         &cons,
         &params,
-        PrecondForm::SeedMultiply,
+        PrecondForm::PaperMultiply,
         Reference::FilteredResidual,
     );
     let mut direct = vec![Vector3::zeros(); n];
@@ -104,8 +102,8 @@ fn jacobi_divides_by_the_diagonal() {
     assert!(max_rel_err(&dv, &direct) < 1e-6);
     // Multiplying by the diagonal squares the bad scaling: far more iterations or none.
     assert!(
-        !seed.converged || seed.iterations > 10 * good.iterations,
-        "divide {good:?} vs multiply {seed:?}"
+        !paper.converged || paper.iterations > 10 * good.iterations,
+        "divide {good:?} vs multiply {paper:?}"
     );
     // Block-Jacobi contains the Jacobi scaling and converges as fast.
     let block = PcgParams {
@@ -122,7 +120,7 @@ fn jacobi_divides_by_the_diagonal() {
         Reference::FilteredResidual,
     );
     assert!(bj.converged && bj.iterations <= good.iterations);
-    eprintln!("Jacobi divide {good:?}; seed multiply {seed:?}; block-Jacobi {bj:?}");
+    eprintln!("Jacobi divide {good:?}; paper multiply {paper:?}; block-Jacobi {bj:?}");
 }
 
 /// Matrix, right-hand side, targets and constraints of a test system.
@@ -186,41 +184,41 @@ fn stopping_reference_uses_filtered_initial_residual() {
     assert!(max_rel_err(&dv, &direct) < 1e-6);
     assert_eq!(dv[0], z[0]);
 
-    // Seed reference: filter(b) = 0 so delta0 = 0 and the test `delta > eps^2 * 0` only lets
+    // The paper's reference: filter(b) = 0 so delta0 = 0 and the test `delta > eps^2 * 0` only lets
     // go when the residual underflows to exactly zero (or at max_iterations): many times the
     // work for digits far below rounding.
-    let (_, seed) = run(
+    let (_, paper) = run(
         &a,
         &b,
         &z,
         &cons,
         &params,
         PrecondForm::Divide,
-        Reference::SeedFilteredB,
+        Reference::PaperFilteredB,
     );
     assert!(
-        seed.iterations >= 5 * ours.iterations,
-        "ours {ours:?} vs seed {seed:?}"
+        paper.iterations >= 5 * ours.iterations,
+        "ours {ours:?} vs paper {paper:?}"
     );
     let short = PcgParams {
         max_iterations: 5 * ours.iterations,
         ..params
     };
-    let (_, seed_short) = run(
+    let (_, paper_short) = run(
         &a,
         &b,
         &z,
         &cons,
         &short,
         PrecondForm::Divide,
-        Reference::SeedFilteredB,
+        Reference::PaperFilteredB,
     );
-    assert!(!seed_short.converged, "{seed_short:?}");
-    eprintln!("b = 0, large z: ours {ours:?}; seed reference {seed:?}");
+    assert!(!paper_short.converged, "{paper_short:?}");
+    eprintln!("b = 0, large z: ours {ours:?}; paper reference {paper:?}");
 }
 
 #[test]
-fn seed_reference_stops_at_once_with_a_wrong_answer() {
+fn paper_reference_stops_at_once_with_a_wrong_answer() {
     // Particle 0 fixed and moved by z0; particle 1 free with an impulse that almost cancels
     // the pull: S b is large but the true initial residual S (b - A z) is tiny.
     let (m, k) = (1.0, 100.0);
@@ -249,16 +247,16 @@ fn seed_reference_stops_at_once_with_a_wrong_answer() {
     );
     assert!(ours.converged && ours.iterations >= 1, "{ours:?}");
     assert!((dv[1] - exact).norm() <= 1e-3 * exact.norm());
-    let (dv_seed, seed) = run(
+    let (dv_paper, paper) = run(
         &a,
         &b,
         &z,
         &cons,
         &params,
         PrecondForm::Divide,
-        Reference::SeedFilteredB,
+        Reference::PaperFilteredB,
     );
-    assert_eq!(seed.iterations, 0, "{seed:?}");
+    assert_eq!(paper.iterations, 0, "{paper:?}");
     // 100 % relative error on the free particle.
-    assert_eq!(dv_seed[1], Vector3::zeros());
+    assert_eq!(dv_paper[1], Vector3::zeros());
 }

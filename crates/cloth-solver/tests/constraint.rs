@@ -1,4 +1,4 @@
-//! Constraint filters S_i (Knowl 7): projections with the documented ndof; constructor errors.
+//! Constraint filters S_i (paper §5.1): projections with the documented ndof; constructor errors.
 
 mod common;
 

@@ -6,7 +6,7 @@ mod common;
 use cloth_solver::Par;
 use cloth_solver::{
     BlockMatrix, Constraint, DirectSolver, Matrix3, PcgParams, PcgWorkspace, Preconditioner,
-    SolverError, Vector3, constraint_forces, solve_direct, solve_mpcg,
+    SolverError, System, Vector3, constraint_forces, solve_direct, solve_mpcg,
 };
 use common::{norm, random_system, to_flat};
 use proptest::prelude::*;
@@ -60,8 +60,7 @@ proptest! {
         let pre = if block { Preconditioner::BlockJacobi } else { Preconditioner::Diagonal };
         let mut dv = vec![Vector3::new(9.0, 9.0, 9.0); n];
         let mut ws = PcgWorkspace::new();
-        let info = solve_mpcg(&mut dv, &sys.a, &sys.b, &sys.z, &sys.constraints,
-                              &tight(pre, n), Par::default(), &mut ws).unwrap();
+        let info = solve_mpcg(&mut dv, &System::new(&sys.a, &sys.b, &sys.z, &sys.constraints), &tight(pre, n), Par::default(), &mut ws).unwrap();
         prop_assert!(info.converged, "{info:?}");
         prop_assert!(info.relative_residual <= 1e-12);
         prop_assert!(rel_diff(&dv, &direct) <= 1e-7, "rel diff {}", rel_diff(&dv, &direct));
@@ -106,8 +105,7 @@ proptest! {
         let zero = vec![Vector3::zeros(); n];
         for pre in [Preconditioner::Diagonal, Preconditioner::BlockJacobi] {
             let mut dv = vec![Vector3::zeros(); n];
-            let info = solve_mpcg(&mut dv, &sys.a, &sys.b, &zero, &sys.constraints,
-                                  &tight(pre, n), Par::default(), &mut PcgWorkspace::new()).unwrap();
+            let info = solve_mpcg(&mut dv, &System::new(&sys.a, &sys.b, &zero, &sys.constraints), &tight(pre, n), Par::default(), &mut PcgWorkspace::new()).unwrap();
             prop_assert!(info.converged);
             prop_assert!(rel_diff(&dv, &x) <= 1e-8);
         }
@@ -138,10 +136,7 @@ fn indefinite_matrix_reports_not_positive_definite() {
         };
         match solve_mpcg(
             &mut dv,
-            &a,
-            &b,
-            &z,
-            &free,
+            &System::new(&a, &b, &z, &free),
             &params,
             Par::default(),
             &mut PcgWorkspace::new(),
@@ -179,10 +174,7 @@ fn indefinite_only_in_constrained_directions_still_solves() {
     };
     let info = solve_mpcg(
         &mut dv,
-        &a,
-        &b,
-        &z,
-        &cons,
+        &System::new(&a, &b, &z, &cons),
         &params,
         Par::default(),
         &mut PcgWorkspace::new(),
@@ -208,10 +200,7 @@ fn non_convergence_is_reported_not_an_error() {
     };
     let info = solve_mpcg(
         &mut dv,
-        &sys.a,
-        &sys.b,
-        &sys.z,
-        &sys.constraints,
+        &System::new(&sys.a, &sys.b, &sys.z, &sys.constraints),
         &params,
         Par::default(),
         &mut PcgWorkspace::new(),
@@ -234,10 +223,7 @@ fn zero_rhs_with_zero_targets_is_solved_in_zero_iterations() {
     let mut dv = vec![Vector3::new(1.0, 1.0, 1.0); sys.n];
     let info = solve_mpcg(
         &mut dv,
-        &sys.a,
-        &zero,
-        &zero,
-        &sys.constraints,
+        &System::new(&sys.a, &zero, &zero, &sys.constraints),
         &PcgParams::default(),
         Par::default(),
         &mut PcgWorkspace::new(),
@@ -261,10 +247,7 @@ fn input_errors() {
     assert_eq!(
         solve_mpcg(
             &mut dv,
-            &sys.a,
-            &short,
-            &sys.z,
-            &free,
+            &System::new(&sys.a, &short, &sys.z, &free),
             &p,
             Par::default(),
             &mut ws
@@ -279,10 +262,7 @@ fn input_errors() {
     assert!(matches!(
         solve_mpcg(
             &mut dv,
-            &sys.a,
-            &sys.b,
-            &short,
-            &free,
+            &System::new(&sys.a, &sys.b, &short, &free),
             &p,
             Par::default(),
             &mut ws
@@ -292,10 +272,7 @@ fn input_errors() {
     assert!(matches!(
         solve_mpcg(
             &mut dv,
-            &sys.a,
-            &sys.b,
-            &sys.z,
-            &free[1..],
+            &System::new(&sys.a, &sys.b, &sys.z, &free[1..]),
             &p,
             Par::default(),
             &mut ws
@@ -314,10 +291,7 @@ fn input_errors() {
     assert_eq!(
         solve_mpcg(
             &mut dv,
-            &sys.a,
-            &bad_b,
-            &sys.z,
-            &free,
+            &System::new(&sys.a, &bad_b, &sys.z, &free),
             &p,
             Par::default(),
             &mut ws
@@ -344,10 +318,7 @@ fn input_errors() {
     assert!(matches!(
         solve_mpcg(
             &mut dv,
-            &sys.a,
-            &sys.b,
-            &sys.z,
-            &cons,
+            &System::new(&sys.a, &sys.b, &sys.z, &cons),
             &p,
             Par::default(),
             &mut ws
@@ -361,10 +332,7 @@ fn input_errors() {
     assert!(matches!(
         solve_mpcg(
             &mut dv,
-            &sys.a,
-            &sys.b,
-            &sys.z,
-            &free,
+            &System::new(&sys.a, &sys.b, &sys.z, &free),
             &neg,
             Par::default(),
             &mut ws
@@ -387,10 +355,12 @@ fn input_errors() {
         assert!(matches!(
             solve_mpcg(
                 &mut dv2,
-                &a,
-                &[Vector3::x(); 2],
-                &[Vector3::zeros(); 2],
-                &[Constraint::Free; 2],
+                &System::new(
+                    &a,
+                    &[Vector3::x(); 2],
+                    &[Vector3::zeros(); 2],
+                    &[Constraint::Free; 2]
+                ),
                 &params,
                 Par::default(),
                 &mut ws
@@ -412,10 +382,7 @@ fn workspace_reuse_gives_identical_results_across_sizes() {
         let mut dv = vec![Vector3::zeros(); sys.n];
         let info = solve_mpcg(
             &mut dv,
-            &sys.a,
-            &sys.b,
-            &sys.z,
-            &sys.constraints,
+            &System::new(&sys.a, &sys.b, &sys.z, &sys.constraints),
             &p,
             Par::default(),
             ws,
@@ -444,10 +411,7 @@ fn regression_negative_rounding_residual_norm_is_convergence() {
     let mut dv = vec![Vector3::zeros(); sys.n];
     let info = solve_mpcg(
         &mut dv,
-        &sys.a,
-        &sys.b,
-        &sys.z,
-        &sys.constraints,
+        &System::new(&sys.a, &sys.b, &sys.z, &sys.constraints),
         &tight(Preconditioner::Diagonal, sys.n),
         Par::default(),
         &mut PcgWorkspace::new(),

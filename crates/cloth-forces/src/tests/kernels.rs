@@ -1,5 +1,5 @@
 //! Finite-difference and invariance tests of stretch, shear and bend kernels and of the generic
-//! condition routine (Knowls 3 and 5).
+//! condition routine (paper §4.1 and §4.5).
 
 use super::*;
 use crate::bend::{HingeRest, bend_condition};

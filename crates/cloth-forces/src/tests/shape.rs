@@ -1,5 +1,5 @@
 //! Shape-operator bend kernel: finite differences (angle gradients and Hessians through the
-//! generic condition checks, forces and Jacobians through the Knowl 3/5 response), rigid
+//! generic condition checks, forces and Jacobians through the §4.1/§4.5 response), rigid
 //! invariance, definiteness of the Clamped treatment, and the flap-pair folding.
 
 use super::kernels::{check_invariants, check_response};

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod cantilever;
+pub mod solver_problem;
 
 use cloth_forces::{Evaluation, Vec3};
 use nalgebra::{DMatrix, DVector, Matrix3};

@@ -6,8 +6,10 @@ use std::fmt;
 use std::ops::Range;
 
 use super::triangulate::triangulate_outline;
+use super::validate::CheckedPanel;
 use super::{
-    Pattern, PatternLocation, PatternProblem, PatternStitch, check, outline, panel_key, pattern_err,
+    Panel, Pattern, PatternLocation, PatternProblem, PatternStitch, check, outline, panel_key,
+    pattern_err,
 };
 use crate::{ClothMesh, MeshError, Vec2, Vec3};
 
@@ -200,8 +202,28 @@ impl Pattern {
             });
         }
         let checked = check(self)?;
+        let segs = self.segment_counts(&checked, h)?;
+        let mut parts = MeshParts::default();
+        let mut panels = Vec::with_capacity(self.panels.len());
+        for ((panel, c), s) in self.panels.iter().zip(&checked).zip(&segs) {
+            panels.push(parts.add_panel(panel, c, s, h)?);
+        }
+        let mesh = ClothMesh::new(parts.positions, parts.rest, parts.triangles)?;
+        let (stitches, welds) = self.stitch_pairs(&panels);
+        let openings = count_boundary_loops(mesh.num_vertices(), mesh.triangles(), &welds);
+        Ok(Garment {
+            mesh,
+            panels,
+            stitches,
+            pattern_stitches: self.stitches.clone(),
+            openings,
+            edge_length: h,
+        })
+    }
 
-        // Segments per edge; both sides of a stitch take the larger count.
+    /// Segments per edge of every panel (both sides of a stitch take the larger count);
+    /// fails if the garment would exceed [`MAX_GARMENT_VERTICES`].
+    fn segment_counts(&self, checked: &[CheckedPanel], h: f64) -> Result<Vec<Vec<f64>>, MeshError> {
         let mut segs: Vec<Vec<f64>> = checked
             .iter()
             .map(|c| {
@@ -230,78 +252,12 @@ impl Pattern {
                 ),
             });
         }
+        Ok(segs)
+    }
 
-        let mut positions: Vec<Vec3> = Vec::new();
-        let mut rest: Vec<Vec2> = Vec::new();
-        let mut triangles: Vec<[usize; 3]> = Vec::new();
-        let mut panels = Vec::with_capacity(self.panels.len());
-        for ((panel, c), s) in self.panels.iter().zip(&checked).zip(&segs) {
-            let name = panel.name.as_str();
-            // Outline in loop order; edge k's points start at offsets[k].
-            let mut outline_pts = Vec::new();
-            let mut seg_edge = Vec::new();
-            let mut offsets = Vec::with_capacity(c.curves.len());
-            for (k, (cv, &n)) in c.curves.iter().zip(s).enumerate() {
-                let n = n as usize;
-                offsets.push(outline_pts.len());
-                let pts = cv.samples(n);
-                outline_pts.extend_from_slice(&pts[..n]);
-                seg_edge.extend(std::iter::repeat_n(k, n));
-            }
-            let total = outline_pts.len();
-            let fail = |reason: String| {
-                pattern_err(
-                    PatternLocation::panel(name, panel_key(name)),
-                    PatternProblem::Triangulation { reason },
-                )
-            };
-            if let Some((i, j)) = outline::self_intersection(&outline_pts) {
-                return Err(fail(format!(
-                    "at edge length {h} m the discretised outline intersects itself between edges {} and {}; use a shorter edge length",
-                    seg_edge[i], seg_edge[j]
-                )));
-            }
-            let area = outline::signed_area(&outline_pts);
-            if !(area.is_finite() && area != 0.0) {
-                return Err(fail(format!(
-                    "at edge length {h} m the discretised outline encloses no area"
-                )));
-            }
-            let mirrored = area < 0.0;
-            let uv: Vec<Vec2> = outline_pts
-                .iter()
-                .map(|p| if mirrored { Vec2::new(-p.x, p.y) } else { *p })
-                .collect();
-            let tri = triangulate_outline(&uv, h, area.abs()).map_err(fail)?;
-
-            let base = positions.len();
-            let rot = panel.rotation();
-            for q in &tri.points {
-                let p = if mirrored { Vec2::new(-q.x, q.y) } else { *q };
-                positions.push(rot * Vec3::new(p.x, p.y, 0.0) + panel.translation);
-                rest.push(*q);
-            }
-            let t0 = triangles.len();
-            triangles.extend(tri.triangles.iter().map(|t| t.map(|v| v + base)));
-            let edges = offsets
-                .iter()
-                .zip(s)
-                .map(|(&o, &n)| {
-                    let n = n as usize;
-                    (0..=n).map(|i| base + (o + i) % total).collect()
-                })
-                .collect();
-            panels.push(GarmentPanel {
-                name: name.to_string(),
-                vertices: base..positions.len(),
-                triangles: t0..triangles.len(),
-                edges,
-                mirrored,
-            });
-        }
-        let mesh = ClothMesh::new(positions, rest, triangles)?;
-
-        // Stitch pairs: by default the end of side 0 meets the start of side 1.
+    /// The vertex pairs to sew (by default the end of side 0 meets the start of side 1) and
+    /// every pair welded, self-pairs and repeats included.
+    fn stitch_pairs(&self, panels: &[GarmentPanel]) -> (Vec<Stitch>, Vec<[usize; 2]>) {
         let mut stitches = Vec::new();
         let mut welds = Vec::new();
         let mut seen: HashSet<(usize, usize)> = HashSet::new();
@@ -326,14 +282,90 @@ impl Pattern {
                 }
             }
         }
-        let openings = count_boundary_loops(mesh.num_vertices(), mesh.triangles(), &welds);
-        Ok(Garment {
-            mesh,
-            panels,
-            stitches,
-            pattern_stitches: self.stitches.clone(),
-            openings,
-            edge_length: h,
+        (stitches, welds)
+    }
+}
+
+/// The garment mesh as it is assembled, panel by panel.
+#[derive(Default)]
+struct MeshParts {
+    positions: Vec<Vec3>,
+    rest: Vec<Vec2>,
+    triangles: Vec<[usize; 3]>,
+}
+
+impl MeshParts {
+    /// Adds `panel` (checked as `c`, `segs` segments per edge, target edge length `h`):
+    /// its outline, triangulation and placement in 3-D; returns where it lives.
+    fn add_panel(
+        &mut self,
+        panel: &Panel,
+        c: &CheckedPanel,
+        segs: &[f64],
+        h: f64,
+    ) -> Result<GarmentPanel, MeshError> {
+        let name = panel.name.as_str();
+        // Outline in loop order; edge k's points start at offsets[k].
+        let mut outline_pts = Vec::new();
+        let mut seg_edge = Vec::new();
+        let mut offsets = Vec::with_capacity(c.curves.len());
+        for (k, (cv, &n)) in c.curves.iter().zip(segs).enumerate() {
+            let n = n as usize;
+            offsets.push(outline_pts.len());
+            let pts = cv.samples(n);
+            outline_pts.extend_from_slice(&pts[..n]);
+            seg_edge.extend(std::iter::repeat_n(k, n));
+        }
+        let total = outline_pts.len();
+        let fail = |reason: String| {
+            pattern_err(
+                PatternLocation::panel(name, panel_key(name)),
+                PatternProblem::Triangulation { reason },
+            )
+        };
+        if let Some((i, j)) = outline::self_intersection(&outline_pts) {
+            return Err(fail(format!(
+                "at edge length {h} m the discretised outline intersects itself between edges {} and {}; use a shorter edge length",
+                seg_edge[i], seg_edge[j]
+            )));
+        }
+        let area = outline::signed_area(&outline_pts);
+        if !(area.is_finite() && area != 0.0) {
+            return Err(fail(format!(
+                "at edge length {h} m the discretised outline encloses no area"
+            )));
+        }
+        let mirrored = area < 0.0;
+        let uv: Vec<Vec2> = outline_pts
+            .iter()
+            .map(|p| if mirrored { Vec2::new(-p.x, p.y) } else { *p })
+            .collect();
+        let tri = triangulate_outline(&uv, h, area.abs()).map_err(fail)?;
+
+        let base = self.positions.len();
+        let rot = panel.rotation();
+        for q in &tri.points {
+            let p = if mirrored { Vec2::new(-q.x, q.y) } else { *q };
+            self.positions
+                .push(rot * Vec3::new(p.x, p.y, 0.0) + panel.translation);
+            self.rest.push(*q);
+        }
+        let t0 = self.triangles.len();
+        (self.triangles).extend(tri.triangles.iter().map(|t| t.map(|v| v + base)));
+        let edges = offsets
+            .iter()
+            .zip(segs)
+            .map(|(&o, &n)| {
+                let n = n as usize;
+                (0..=n).map(|i| base + (o + i) % total).collect()
+            })
+            .collect();
+        Ok(GarmentPanel {
+            name: name.to_string(),
+            vertices: base..self.positions.len(),
+            triangles: t0..self.triangles.len(),
+            edges,
+            mirrored,
         })
     }
 }

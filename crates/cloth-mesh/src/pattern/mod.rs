@@ -77,22 +77,30 @@
 //!   as one.
 //!
 //! ```
-//! use cloth_mesh::read_pattern;
+//! use cloth_mesh::parse_pattern;
 //!
-//! let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-//!     .join("../../assets/patterns/tshirt.json");
-//! let pattern = read_pattern(&path)?;
-//! let shirt = pattern.build(0.02)?; // edges of about 2 cm
-//! assert_eq!(shirt.openings, 4); // neck, hem and two cuffs
+//! // One 100 x 60 cm panel with a curved hem, its two sides sewn together: a tube.
+//! // (`read_pattern(path)` reads the same from a file, e.g. `assets/patterns/tshirt.json`.)
+//! let json = r#"{"pattern": {"panels": {"skirt": {
+//!         "translation": [0, 0, 0], "rotation": [0, 0, 0],
+//!         "vertices": [[0, 0], [100, 0], [100, 60], [0, 60]],
+//!         "edges": [{"endpoints": [0, 1],
+//!                    "curvature": {"type": "quadratic", "params": [[0.5, -0.1]]}},
+//!                   {"endpoints": [1, 2]}, {"endpoints": [2, 3]}, {"endpoints": [3, 0]}]}},
+//!         "stitches": [[{"panel": "skirt", "edge": 1}, {"panel": "skirt", "edge": 3}]]},
+//!     "properties": {"units_in_meter": 100}}"#;
+//! let pattern = parse_pattern(json)?;
+//! let tube = pattern.build(0.05)?; // edges of about 5 cm
+//! assert_eq!(tube.openings, 2); // waist and hem
 //! // Both edges of every stitch carry the same number of vertices.
 //! for st in &pattern.stitches {
 //!     let [a, b] = st.sides;
 //!     assert_eq!(
-//!         shirt.panels[a.panel].edges[a.edge].len(),
-//!         shirt.panels[b.panel].edges[b.edge].len()
+//!         tube.panels[a.panel].edges[a.edge].len(),
+//!         tube.panels[b.panel].edges[b.edge].len()
 //!     );
 //! }
-//! println!("{}", shirt.summary());
+//! println!("{}", tube.summary());
 //! # Ok::<(), cloth_mesh::MeshError>(())
 //! ```
 

@@ -17,8 +17,11 @@ pub const MAX_PATTERN_BYTES: u64 = 256 << 20;
 
 /// Reads a GarmentCode pattern specification file (see [`parse_pattern`]); files over
 /// [`MAX_PATTERN_BYTES`] are refused.
-pub fn read_pattern(path: &Path) -> Result<Pattern, MeshError> {
-    parse_pattern(&crate::obj::read_text_limited(path, MAX_PATTERN_BYTES)?)
+pub fn read_pattern(path: impl AsRef<Path>) -> Result<Pattern, MeshError> {
+    parse_pattern(&crate::obj::read_text_limited(
+        path.as_ref(),
+        MAX_PATTERN_BYTES,
+    )?)
 }
 
 /// Parses a GarmentCode JSON pattern specification (format in the [module
@@ -47,7 +50,52 @@ pub fn parse_pattern(json: &str) -> Result<Pattern, MeshError> {
     })?;
     let root = object(&root, "")?;
 
-    // Units and curvature convention.
+    let (units, absolute) = properties(root)?;
+    let scale = 1.0 / units;
+
+    let pattern = object(required(root, "pattern", "pattern")?, "pattern")?;
+    let panels_json = object(
+        required(pattern, "panels", "pattern.panels")?,
+        "pattern.panels",
+    )?;
+    if panels_json.is_empty() {
+        return Err(pattern_err(
+            PatternLocation::key("pattern.panels"),
+            PatternProblem::NoPanels,
+        ));
+    }
+
+    let names = panel_order(pattern, panels_json)?;
+
+    let mut panels = Vec::with_capacity(names.len());
+    for name in &names {
+        panels.push(parse_panel(
+            name,
+            &panels_json[name.as_str()],
+            scale,
+            absolute,
+        )?);
+    }
+    let index: HashMap<&str, usize> = panels
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name.as_str(), i))
+        .collect();
+
+    let stitches = parse_stitches(pattern, &panels, &index)?;
+
+    let pattern = Pattern {
+        panels,
+        stitches,
+        units_in_meter: units,
+    };
+    check(&pattern)?;
+    Ok(pattern)
+}
+
+/// `properties.units_in_meter` (finite, positive) and whether curvature control points are
+/// absolute panel coordinates (`properties.curvature_coords`).
+fn properties(root: &Map<String, Value>) -> Result<(f64, bool), MeshError> {
     let props = match root.get("properties") {
         None => None,
         Some(p) => Some(object(p, "properties")?),
@@ -80,21 +128,15 @@ pub fn parse_pattern(json: &str) -> Result<Pattern, MeshError> {
             ));
         }
     };
-    let scale = 1.0 / units;
+    Ok((units, absolute))
+}
 
-    let pattern = object(required(root, "pattern", "pattern")?, "pattern")?;
-    let panels_json = object(
-        required(pattern, "panels", "pattern.panels")?,
-        "pattern.panels",
-    )?;
-    if panels_json.is_empty() {
-        return Err(pattern_err(
-            PatternLocation::key("pattern.panels"),
-            PatternProblem::NoPanels,
-        ));
-    }
-
-    // Panel order: the file's panel_order, else by name (serde_json maps are sorted).
+/// The panel names in order: the file's `pattern.panel_order` (every panel once), else by
+/// name (serde_json maps are sorted).
+fn panel_order<'a>(
+    pattern: &'a Map<String, Value>,
+    panels_json: &'a Map<String, Value>,
+) -> Result<Vec<&'a String>, MeshError> {
     let names: Vec<&String> = match pattern.get("panel_order") {
         None | Some(Value::Null) => panels_json.keys().collect(),
         Some(order) => {
@@ -140,22 +182,15 @@ pub fn parse_pattern(json: &str) -> Result<Pattern, MeshError> {
             names
         }
     };
+    Ok(names)
+}
 
-    let mut panels = Vec::with_capacity(names.len());
-    for name in &names {
-        panels.push(parse_panel(
-            name,
-            &panels_json[name.as_str()],
-            scale,
-            absolute,
-        )?);
-    }
-    let index: HashMap<&str, usize> = panels
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.name.as_str(), i))
-        .collect();
-
+/// The stitches of `pattern.stitches` (none when absent), naming panels by their `index`.
+fn parse_stitches(
+    pattern: &Map<String, Value>,
+    panels: &[Panel],
+    index: &HashMap<&str, usize>,
+) -> Result<Vec<PatternStitch>, MeshError> {
     let mut stitches = Vec::new();
     if let Some(list) = pattern.get("stitches") {
         let list = array(
@@ -164,17 +199,10 @@ pub fn parse_pattern(json: &str) -> Result<Pattern, MeshError> {
             "an array of stitches",
         )?;
         for (s, st) in list.iter().enumerate() {
-            stitches.push(parse_stitch(s, st, &panels, &index)?);
+            stitches.push(parse_stitch(s, st, panels, index)?);
         }
     }
-
-    let pattern = Pattern {
-        panels,
-        stitches,
-        units_in_meter: units,
-    };
-    check(&pattern)?;
-    Ok(pattern)
+    Ok(stitches)
 }
 
 fn parse_panel(name: &str, v: &Value, scale: f64, absolute: bool) -> Result<Panel, MeshError> {
@@ -214,55 +242,7 @@ fn parse_panel(name: &str, v: &Value, scale: f64, absolute: bool) -> Result<Pane
     let edges_json = array(edges_json, &at(format!("{key}.edges")), "an array of edges")?;
     let mut edges = Vec::with_capacity(edges_json.len());
     for (k, e) in edges_json.iter().enumerate() {
-        let ekey = format!("{key}.edges[{k}]");
-        let eat = |suffix: &str| PatternLocation::edge(name, k, format!("{ekey}{suffix}"));
-        let eobj = object_at(e, eat(""))?;
-        let ends = required_at(eobj, "endpoints", eat(".endpoints"))?;
-        let ends = array(ends, &eat(".endpoints"), "[start, end] vertex indices")?;
-        if ends.len() != 2 {
-            return Err(pattern_err(
-                eat(".endpoints"),
-                PatternProblem::WrongType {
-                    expected: "[start, end] vertex indices",
-                },
-            ));
-        }
-        let mut endpoints = [0usize; 2];
-        for (j, x) in ends.iter().enumerate() {
-            let i = integer(x, &eat(&format!(".endpoints[{j}]")))?;
-            endpoints[j] = match usize::try_from(i) {
-                Ok(u) if u < vertices.len() => u,
-                _ => {
-                    return Err(pattern_err(
-                        eat(&format!(".endpoints[{j}]")),
-                        PatternProblem::VertexOutOfRange {
-                            index: i,
-                            count: vertices.len(),
-                        },
-                    ));
-                }
-            };
-        }
-        let curvature = match eobj.get("curvature") {
-            None | Some(Value::Null) => Curvature::Straight,
-            Some(c) => {
-                let c = parse_curvature(c, &eat(".curvature"), scale)?;
-                if absolute {
-                    to_relative(c, vertices[endpoints[0]], vertices[endpoints[1]], scale)
-                } else {
-                    c
-                }
-            }
-        };
-        let label = match eobj.get("label") {
-            Some(Value::String(s)) => Some(s.clone()),
-            _ => None,
-        };
-        edges.push(PanelEdge {
-            endpoints,
-            curvature,
-            label,
-        });
+        edges.push(parse_edge(name, k, e, &vertices, scale, absolute)?);
     }
     Ok(Panel {
         name: name.to_string(),
@@ -270,6 +250,68 @@ fn parse_panel(name: &str, v: &Value, scale: f64, absolute: bool) -> Result<Pane
         edges,
         translation,
         rotation_deg,
+    })
+}
+
+/// Edge `k` of panel `name`: endpoints (indices into `vertices`), curvature (made relative
+/// when `absolute`), label.
+fn parse_edge(
+    name: &str,
+    k: usize,
+    e: &Value,
+    vertices: &[Vec2],
+    scale: f64,
+    absolute: bool,
+) -> Result<PanelEdge, MeshError> {
+    let key = panel_key(name);
+    let ekey = format!("{key}.edges[{k}]");
+    let eat = |suffix: &str| PatternLocation::edge(name, k, format!("{ekey}{suffix}"));
+    let eobj = object_at(e, eat(""))?;
+    let ends = required_at(eobj, "endpoints", eat(".endpoints"))?;
+    let ends = array(ends, &eat(".endpoints"), "[start, end] vertex indices")?;
+    if ends.len() != 2 {
+        return Err(pattern_err(
+            eat(".endpoints"),
+            PatternProblem::WrongType {
+                expected: "[start, end] vertex indices",
+            },
+        ));
+    }
+    let mut endpoints = [0usize; 2];
+    for (j, x) in ends.iter().enumerate() {
+        let i = integer(x, &eat(&format!(".endpoints[{j}]")))?;
+        endpoints[j] = match usize::try_from(i) {
+            Ok(u) if u < vertices.len() => u,
+            _ => {
+                return Err(pattern_err(
+                    eat(&format!(".endpoints[{j}]")),
+                    PatternProblem::VertexOutOfRange {
+                        index: i,
+                        count: vertices.len(),
+                    },
+                ));
+            }
+        };
+    }
+    let curvature = match eobj.get("curvature") {
+        None | Some(Value::Null) => Curvature::Straight,
+        Some(c) => {
+            let c = parse_curvature(c, &eat(".curvature"), scale)?;
+            if absolute {
+                to_relative(c, vertices[endpoints[0]], vertices[endpoints[1]], scale)
+            } else {
+                c
+            }
+        }
+    };
+    let label = match eobj.get("label") {
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    Ok(PanelEdge {
+        endpoints,
+        curvature,
+        label,
     })
 }
 

@@ -17,6 +17,13 @@ use crate::{MeshError, Vec2, Vec3};
 /// Interpolation weights from one build of a pattern (the source) to another (the target):
 /// for each target vertex, three source vertices and their barycentric weights (each in
 /// [0, 1], summing to 1). Made by [`Garment::transfer_from`].
+///
+/// Each panel is the same 2-D outline in both builds, so a target vertex has rest (u, v)
+/// coordinates inside (or, on a curved edge, just beside) the source's triangulation of that
+/// panel. Its value is the linear interpolation over the source triangle that contains those
+/// coordinates, or over the closest point of the panel's triangles when none does (a curved
+/// outline's samples can bulge out of a coarser build's chords). The weights are convex, so a
+/// carried value never leaves the source triangle's range.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GarmentTransfer {
     source_vertices: usize,
@@ -71,7 +78,7 @@ impl GarmentTransfer {
 impl Garment {
     /// Weights that carry per-vertex values from `source`, another build of the same pattern
     /// (typically at a longer edge length), to this garment's vertices, panel by panel through
-    /// the rest (u, v) coordinates (see the [module documentation](self)).
+    /// the rest (u, v) coordinates (see [`GarmentTransfer`]).
     ///
     /// Errors ([`MeshError::InvalidParameter`]): the two garments do not have the same panels
     /// (names, in order), or a panel of `source` has no triangle.

@@ -60,8 +60,26 @@ fn triangulate_unguarded(
     if n < 3 {
         return Err(format!("outline has {n} points, need at least 3"));
     }
-    // A frame well outside the outline keeps the outline off the convex hull: spade may split
-    // hull edges during refinement even when asked to keep constraint edges.
+    let mut cdt = framed_cdt(outline, h)?;
+    let excluded = refine(&mut cdt, n, h, area)?;
+    let mut points: Vec<Vec2> = outline.to_vec();
+    for v in cdt.vertices().skip(n + 4) {
+        let p = v.position();
+        points.push(Vec2::new(p.x, p.y));
+    }
+    let triangles = inner_triangles(&cdt, &excluded, &points, n)?;
+    drop_unused(points, triangles, n)
+}
+
+/// The constrained Delaunay triangulation of the closed polygon `outline` inside a square
+/// frame well outside it (vertices: the outline's `n`, then the frame's 4): the frame keeps
+/// the outline off the convex hull, whose edges spade may split during refinement even when
+/// asked to keep constraint edges.
+fn framed_cdt(
+    outline: &[Vec2],
+    h: f64,
+) -> Result<ConstrainedDelaunayTriangulation<Point2<f64>>, String> {
+    let n = outline.len();
     let (mut lo, mut hi) = (outline[0], outline[0]);
     for p in outline {
         lo = lo.inf(p);
@@ -78,7 +96,7 @@ fn triangulate_unguarded(
     ]);
     let edges: Vec<[usize; 2]> = (0..n).map(|i| [i, (i + 1) % n]).collect();
     let mut conflicts = 0usize;
-    let mut cdt: ConstrainedDelaunayTriangulation<Point2<f64>> =
+    let cdt: ConstrainedDelaunayTriangulation<Point2<f64>> =
         ConstrainedDelaunayTriangulation::try_bulk_load_cdt(vertices, edges, |_| conflicts += 1)
             .map_err(|e| format!("cannot insert the outline: {e:?}"))?;
     if cdt.num_vertices() != n + 4 {
@@ -87,6 +105,18 @@ fn triangulate_unguarded(
     if conflicts > 0 || cdt.num_constraints() != n {
         return Err("outline segments cross or pass through outline points".to_string());
     }
+    Ok(cdt)
+}
+
+/// Refines `cdt` (outline of `n` points enclosing `area`) to triangles of about edge `h`;
+/// returns the faces outside the outline. Fails if the refinement does not finish or splits
+/// an outline segment.
+fn refine(
+    cdt: &mut ConstrainedDelaunayTriangulation<Point2<f64>>,
+    n: usize,
+    h: f64,
+    area: f64,
+) -> Result<HashSet<usize>, String> {
     let target_area = MAX_AREA_FACTOR * h * h;
     // Enough room for the interior points (about area / (0.43 h^2) of them) plus margin.
     let interior_estimate = (area / (0.25 * h * h)).ceil();
@@ -119,7 +149,17 @@ fn triangulate_unguarded(
             return Err(format!("outline segment {i} was split"));
         }
     }
-    let excluded: HashSet<usize> = result.excluded_faces.iter().map(|f| f.index()).collect();
+    Ok(result.excluded_faces.iter().map(|f| f.index()).collect())
+}
+
+/// The counter-clockwise triangles of `cdt` inside the outline (`excluded`: the faces
+/// outside), indexed into `points` (outline `0..n`, then the inserted points).
+fn inner_triangles(
+    cdt: &ConstrainedDelaunayTriangulation<Point2<f64>>,
+    excluded: &HashSet<usize>,
+    points: &[Vec2],
+    n: usize,
+) -> Result<Vec<[usize; 3]>, String> {
     // spade keeps vertex indices: outline 0..n, frame n..n+4, inserted points after.
     let map = |v: usize| -> Option<usize> {
         if v < n {
@@ -130,11 +170,6 @@ fn triangulate_unguarded(
             None
         }
     };
-    let mut points: Vec<Vec2> = outline.to_vec();
-    for v in cdt.vertices().skip(n + 4) {
-        let p = v.position();
-        points.push(Vec2::new(p.x, p.y));
-    }
     let mut triangles = Vec::new();
     for face in cdt.inner_faces() {
         if excluded.contains(&face.fix().index()) {
@@ -157,8 +192,17 @@ fn triangulate_unguarded(
     if triangles.is_empty() {
         return Err("no triangle inside the outline".to_string());
     }
-    // Every outline point must be used; inserted points that ended up in no kept triangle
-    // (none are expected) are dropped so the mesh has no isolated vertex.
+    Ok(triangles)
+}
+
+/// The triangulation with every outline point (the first `n` points) in a triangle; inserted
+/// points that ended up in no kept triangle (none are expected) are dropped so the mesh has
+/// no isolated vertex.
+fn drop_unused(
+    mut points: Vec<Vec2>,
+    mut triangles: Vec<[usize; 3]>,
+    n: usize,
+) -> Result<PanelTriangulation, String> {
     let mut used = vec![false; points.len()];
     for t in &triangles {
         for &v in t {

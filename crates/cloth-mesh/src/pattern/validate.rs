@@ -56,6 +56,19 @@ pub(crate) fn check(pattern: &Pattern) -> Result<Vec<CheckedPanel>, MeshError> {
 }
 
 fn check_panel(panel: &Panel) -> Result<CheckedPanel, MeshError> {
+    check_panel_numbers(panel)?;
+    let size = panel_size(panel)?;
+    let curves = edge_curves(panel, size)?;
+    check_loop(panel)?;
+    let coarse_area = check_outline(panel, &curves, size)?;
+    Ok(CheckedPanel {
+        curves,
+        coarse_area,
+    })
+}
+
+/// Finite vertices, translation and rotation; at least one edge; endpoints in range.
+fn check_panel_numbers(panel: &Panel) -> Result<(), MeshError> {
     let name = panel.name.as_str();
     let key = panel_key(name);
     for (i, v) in panel.vertices.iter().enumerate() {
@@ -79,8 +92,7 @@ fn check_panel(panel: &Panel) -> Result<CheckedPanel, MeshError> {
             PatternProblem::NonFinite,
         ));
     }
-    let ne = panel.edges.len();
-    if ne == 0 {
+    if panel.edges.is_empty() {
         return Err(pattern_err(
             PatternLocation::panel(name, format!("{key}.edges")),
             PatternProblem::OpenLoop {
@@ -102,6 +114,11 @@ fn check_panel(panel: &Panel) -> Result<CheckedPanel, MeshError> {
             }
         }
     }
+    Ok(())
+}
+
+/// The diagonal of the bounding box of the edges' endpoints (panel units), finite.
+fn panel_size(panel: &Panel) -> Result<f64, MeshError> {
     let mut lo = panel.vertices[panel.edges[0].endpoints[0]];
     let mut hi = lo;
     for e in &panel.edges {
@@ -112,12 +129,21 @@ fn check_panel(panel: &Panel) -> Result<CheckedPanel, MeshError> {
     }
     let size = (hi - lo).norm();
     if !size.is_finite() {
+        let name = panel.name.as_str();
         return Err(pattern_err(
-            PatternLocation::panel(name, format!("{key}.vertices")),
+            PatternLocation::panel(name, format!("{}.vertices", panel_key(name))),
             PatternProblem::NonFinite,
         ));
     }
-    let mut curves = Vec::with_capacity(ne);
+    Ok(size)
+}
+
+/// The curve of every edge, in loop order: chords finite and not negligible against the
+/// panel `size`, curvature parameters finite (circle radii positive).
+fn edge_curves(panel: &Panel, size: f64) -> Result<Vec<Curve>, MeshError> {
+    let name = panel.name.as_str();
+    let key = panel_key(name);
+    let mut curves = Vec::with_capacity(panel.edges.len());
     for (k, e) in panel.edges.iter().enumerate() {
         let ekey = format!("{key}.edges[{k}]");
         let chord = (panel.vertices[e.endpoints[1]] - panel.vertices[e.endpoints[0]]).norm();
@@ -133,26 +159,7 @@ fn check_panel(panel: &Panel) -> Result<CheckedPanel, MeshError> {
                 PatternProblem::ZeroLengthEdge { length: chord },
             ));
         }
-        let finite_params = match &e.curvature {
-            Curvature::Straight => true,
-            Curvature::Quadratic { control } => control.iter().all(|x| x.is_finite()),
-            Curvature::Cubic { controls } => controls.iter().flatten().all(|x| x.is_finite()),
-            Curvature::Circle { radius, .. } => radius.is_finite() && *radius > 0.0,
-        };
-        if !finite_params {
-            let problem = match &e.curvature {
-                Curvature::Circle { radius, .. } if radius.is_finite() => {
-                    PatternProblem::BadCurvature {
-                        reason: format!("circle radius must be positive, got {radius} m"),
-                    }
-                }
-                _ => PatternProblem::NonFinite,
-            };
-            return Err(pattern_err(
-                PatternLocation::edge(name, k, format!("{ekey}.curvature")),
-                problem,
-            ));
-        }
+        check_curvature(panel, k)?;
         let Some(c) = edge_curve(panel, k) else {
             return Err(pattern_err(
                 PatternLocation::edge(name, k, format!("{ekey}.curvature")),
@@ -161,8 +168,38 @@ fn check_panel(panel: &Panel) -> Result<CheckedPanel, MeshError> {
         };
         curves.push(c);
     }
-    // One closed loop in array order, each vertex starting one edge.
-    let mut starts = vec![usize::MAX; nv];
+    Ok(curves)
+}
+
+/// Finite curvature parameters of edge `k` (a positive radius for a circle).
+fn check_curvature(panel: &Panel, k: usize) -> Result<(), MeshError> {
+    let e = &panel.edges[k];
+    let finite_params = match &e.curvature {
+        Curvature::Straight => true,
+        Curvature::Quadratic { control } => control.iter().all(|x| x.is_finite()),
+        Curvature::Cubic { controls } => controls.iter().flatten().all(|x| x.is_finite()),
+        Curvature::Circle { radius, .. } => radius.is_finite() && *radius > 0.0,
+    };
+    if finite_params {
+        return Ok(());
+    }
+    let problem = match &e.curvature {
+        Curvature::Circle { radius, .. } if radius.is_finite() => PatternProblem::BadCurvature {
+            reason: format!("circle radius must be positive, got {radius} m"),
+        },
+        _ => PatternProblem::NonFinite,
+    };
+    let name = panel.name.as_str();
+    let at = format!("{}.edges[{k}].curvature", panel_key(name));
+    Err(pattern_err(PatternLocation::edge(name, k, at), problem))
+}
+
+/// One closed loop in array order, each vertex starting one edge.
+fn check_loop(panel: &Panel) -> Result<(), MeshError> {
+    let name = panel.name.as_str();
+    let key = panel_key(name);
+    let ne = panel.edges.len();
+    let mut starts = vec![usize::MAX; panel.vertices.len()];
     for (k, e) in panel.edges.iter().enumerate() {
         let next = &panel.edges[(k + 1) % ne];
         if e.endpoints[1] != next.endpoints[0] {
@@ -192,7 +229,14 @@ fn check_panel(panel: &Panel) -> Result<CheckedPanel, MeshError> {
         }
         *s = k;
     }
-    // Coarse outline: area, orientation, self-intersection.
+    Ok(())
+}
+
+/// The coarse outline (`COARSE_CURVE_SEGMENTS` per curved edge): no self-intersection, an
+/// area not negligible against the panel `size`; returns the area it encloses (positive).
+fn check_outline(panel: &Panel, curves: &[Curve], size: f64) -> Result<f64, MeshError> {
+    let name = panel.name.as_str();
+    let key = panel_key(name);
     let mut pts = Vec::new();
     let mut seg_edge = Vec::new();
     for (k, c) in curves.iter().enumerate() {
@@ -225,10 +269,7 @@ fn check_panel(panel: &Panel) -> Result<CheckedPanel, MeshError> {
             PatternProblem::ZeroArea,
         ));
     }
-    Ok(CheckedPanel {
-        curves,
-        coarse_area: area.abs(),
-    })
+    Ok(area.abs())
 }
 
 fn check_stitches(pattern: &Pattern, checked: &[CheckedPanel]) -> Result<(), MeshError> {

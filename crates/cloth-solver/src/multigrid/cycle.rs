@@ -7,9 +7,9 @@ use faer::{Mat, Par as FaerPar};
 use nalgebra::SVector;
 use rayon::prelude::*;
 
-use super::Smoother;
 use super::level::SmoothData;
 use super::ops::Operator;
+use super::params::Smoother;
 use crate::SolverError;
 use crate::par::ROW_CHUNK;
 
@@ -52,39 +52,153 @@ pub(crate) fn residual<const B: usize, O: Operator<B>>(
         });
 }
 
-/// Chebyshev steps 2..=degree after the first: `r -= A d`, new `d`, `x += d`
-/// (Saad 2003, "Iterative methods for sparse linear systems", chapter 12, Chebyshev
-/// acceleration, with the
-/// preconditioner `D_f^-1`).
-#[allow(clippy::too_many_arguments)]
-fn chebyshev_tail<const B: usize, O: Operator<B>>(
-    op: &O,
-    sm: &SmoothData<B>,
+/// A level's smoother as the V-cycle applies it: its kind, the level's operator and its
+/// smoother data.
+pub(crate) struct Smoothing<'a, const B: usize, O> {
+    kind: Smoother,
+    op: &'a O,
+    data: &'a SmoothData<B>,
+}
+
+impl<'a, const B: usize, O> Smoothing<'a, B, O> {
+    /// Smoother `kind` on the level with operator `op` and smoother data `data`.
+    pub(crate) fn new(kind: Smoother, op: &'a O, data: &'a SmoothData<B>) -> Self {
+        Self { kind, op, data }
+    }
+}
+
+/// The Chebyshev polynomial of one smoothing: its degree and interval as
+/// `(theta, delta)` = (centre, half width), see [`chebyshev_interval`].
+#[derive(Clone, Copy)]
+struct Chebyshev {
     degree: usize,
     theta: f64,
     delta: f64,
-    x: &mut [SVector<f64, B>],
-    r: &mut [SVector<f64, B>],
-    d: &mut [SVector<f64, B>],
-) {
-    let sigma = theta / delta;
-    let mut rho = 1.0 / sigma;
-    for _ in 1..degree {
-        sub_mul(op, d, r);
-        let rho_new = 1.0 / (2.0 * sigma - rho);
-        let (c1, c2) = (rho_new * rho, 2.0 * rho_new / delta);
-        let r_ro: &[SVector<f64, B>] = r;
-        x.par_chunks_mut(ROW_CHUNK)
-            .zip(d.par_chunks_mut(ROW_CHUNK))
-            .enumerate()
-            .for_each(|(c, (xs, ds))| {
-                for (o, (xi, di)) in xs.iter_mut().zip(ds.iter_mut()).enumerate() {
-                    let i = c * ROW_CHUNK + o;
-                    *di = *di * c1 + op.filter_vec(i, sm.dinv[i] * r_ro[i]) * c2;
-                    *xi += *di;
+}
+
+impl<const B: usize, O: Operator<B>> Smoothing<'_, B, O> {
+    /// Pre-smoothing from a zero guess: `x = M_s^-1 b`, then `r = b - A_f x`.
+    pub(crate) fn pre(
+        &self,
+        b: &[SVector<f64, B>],
+        x: &mut [SVector<f64, B>],
+        r: &mut [SVector<f64, B>],
+        d: &mut [SVector<f64, B>],
+    ) {
+        let (op, sm) = (self.op, self.data);
+        match self.kind {
+            Smoother::Chebyshev { degree, ratio } => {
+                let (theta, delta) = chebyshev_interval(sm.lambda, ratio);
+                x.par_chunks_mut(ROW_CHUNK)
+                    .zip(d.par_chunks_mut(ROW_CHUNK))
+                    .zip(r.par_chunks_mut(ROW_CHUNK))
+                    .enumerate()
+                    .for_each(|(c, ((xs, ds), rs))| {
+                        for (o, ((xi, di), ri)) in xs
+                            .iter_mut()
+                            .zip(ds.iter_mut())
+                            .zip(rs.iter_mut())
+                            .enumerate()
+                        {
+                            let i = c * ROW_CHUNK + o;
+                            *di = op.filter_vec(i, sm.dinv[i] * b[i]) / theta;
+                            *xi = *di;
+                            *ri = b[i];
+                        }
+                    });
+                let ch = Chebyshev {
+                    degree,
+                    theta,
+                    delta,
+                };
+                self.chebyshev_tail(ch, x, r, d);
+                sub_mul(op, d, r);
+            }
+            Smoother::GaussSeidel { sweeps } => {
+                x.par_iter_mut().for_each(|v| *v = SVector::zeros());
+                for _ in 0..sweeps {
+                    gauss_seidel_sweep(op, sm, true, b, x, d);
                 }
-            });
-        rho = rho_new;
+                residual(op, b, x, r);
+            }
+        }
+    }
+
+    /// Post-smoothing (the adjoint of [`Smoothing::pre`], so the V-cycle is symmetric):
+    /// improves `x`.
+    pub(crate) fn post(
+        &self,
+        b: &[SVector<f64, B>],
+        x: &mut [SVector<f64, B>],
+        r: &mut [SVector<f64, B>],
+        d: &mut [SVector<f64, B>],
+    ) {
+        let (op, sm) = (self.op, self.data);
+        match self.kind {
+            Smoother::Chebyshev { degree, ratio } => {
+                let (theta, delta) = chebyshev_interval(sm.lambda, ratio);
+                residual(op, b, x, r);
+                let r_ro: &[SVector<f64, B>] = r;
+                x.par_chunks_mut(ROW_CHUNK)
+                    .zip(d.par_chunks_mut(ROW_CHUNK))
+                    .enumerate()
+                    .for_each(|(c, (xs, ds))| {
+                        for (o, (xi, di)) in xs.iter_mut().zip(ds.iter_mut()).enumerate() {
+                            let i = c * ROW_CHUNK + o;
+                            *di = op.filter_vec(i, sm.dinv[i] * r_ro[i]) / theta;
+                            *xi += *di;
+                        }
+                    });
+                let ch = Chebyshev {
+                    degree,
+                    theta,
+                    delta,
+                };
+                self.chebyshev_tail(ch, x, r, d);
+            }
+            Smoother::GaussSeidel { sweeps } => {
+                for _ in 0..sweeps {
+                    gauss_seidel_sweep(op, sm, false, b, x, d);
+                }
+            }
+        }
+    }
+
+    /// Chebyshev steps 2..=degree after the first: `r -= A d`, new `d`, `x += d`
+    /// (Saad 2003, "Iterative methods for sparse linear systems", chapter 12, Chebyshev
+    /// acceleration, with the preconditioner `D_f^-1`).
+    fn chebyshev_tail(
+        &self,
+        ch: Chebyshev,
+        x: &mut [SVector<f64, B>],
+        r: &mut [SVector<f64, B>],
+        d: &mut [SVector<f64, B>],
+    ) {
+        let (op, sm) = (self.op, self.data);
+        let Chebyshev {
+            degree,
+            theta,
+            delta,
+        } = ch;
+        let sigma = theta / delta;
+        let mut rho = 1.0 / sigma;
+        for _ in 1..degree {
+            sub_mul(op, d, r);
+            let rho_new = 1.0 / (2.0 * sigma - rho);
+            let (c1, c2) = (rho_new * rho, 2.0 * rho_new / delta);
+            let r_ro: &[SVector<f64, B>] = r;
+            x.par_chunks_mut(ROW_CHUNK)
+                .zip(d.par_chunks_mut(ROW_CHUNK))
+                .enumerate()
+                .for_each(|(c, (xs, ds))| {
+                    for (o, (xi, di)) in xs.iter_mut().zip(ds.iter_mut()).enumerate() {
+                        let i = c * ROW_CHUNK + o;
+                        *di = *di * c1 + op.filter_vec(i, sm.dinv[i] * r_ro[i]) * c2;
+                        *xi += *di;
+                    }
+                });
+            rho = rho_new;
+        }
     }
 }
 
@@ -116,86 +230,6 @@ fn gauss_seidel_sweep<const B: usize, O: Operator<B>>(
             });
         for (&i, ti) in nodes.iter().zip(tc.iter()) {
             x[i] = *ti;
-        }
-    }
-}
-
-/// Pre-smoothing from a zero guess: `x = M_s^-1 b`, then `r = b - A_f x`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn presmooth<const B: usize, O: Operator<B>>(
-    kind: Smoother,
-    op: &O,
-    sm: &SmoothData<B>,
-    b: &[SVector<f64, B>],
-    x: &mut [SVector<f64, B>],
-    r: &mut [SVector<f64, B>],
-    d: &mut [SVector<f64, B>],
-) {
-    match kind {
-        Smoother::Chebyshev { degree, ratio } => {
-            let (theta, delta) = chebyshev_interval(sm.lambda, ratio);
-            x.par_chunks_mut(ROW_CHUNK)
-                .zip(d.par_chunks_mut(ROW_CHUNK))
-                .zip(r.par_chunks_mut(ROW_CHUNK))
-                .enumerate()
-                .for_each(|(c, ((xs, ds), rs))| {
-                    for (o, ((xi, di), ri)) in xs
-                        .iter_mut()
-                        .zip(ds.iter_mut())
-                        .zip(rs.iter_mut())
-                        .enumerate()
-                    {
-                        let i = c * ROW_CHUNK + o;
-                        *di = op.filter_vec(i, sm.dinv[i] * b[i]) / theta;
-                        *xi = *di;
-                        *ri = b[i];
-                    }
-                });
-            chebyshev_tail(op, sm, degree, theta, delta, x, r, d);
-            sub_mul(op, d, r);
-        }
-        Smoother::GaussSeidel { sweeps } => {
-            x.par_iter_mut().for_each(|v| *v = SVector::zeros());
-            for _ in 0..sweeps {
-                gauss_seidel_sweep(op, sm, true, b, x, d);
-            }
-            residual(op, b, x, r);
-        }
-    }
-}
-
-/// Post-smoothing (the adjoint of [`presmooth`], so the V-cycle is symmetric): improves `x`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn postsmooth<const B: usize, O: Operator<B>>(
-    kind: Smoother,
-    op: &O,
-    sm: &SmoothData<B>,
-    b: &[SVector<f64, B>],
-    x: &mut [SVector<f64, B>],
-    r: &mut [SVector<f64, B>],
-    d: &mut [SVector<f64, B>],
-) {
-    match kind {
-        Smoother::Chebyshev { degree, ratio } => {
-            let (theta, delta) = chebyshev_interval(sm.lambda, ratio);
-            residual(op, b, x, r);
-            let r_ro: &[SVector<f64, B>] = r;
-            x.par_chunks_mut(ROW_CHUNK)
-                .zip(d.par_chunks_mut(ROW_CHUNK))
-                .enumerate()
-                .for_each(|(c, (xs, ds))| {
-                    for (o, (xi, di)) in xs.iter_mut().zip(ds.iter_mut()).enumerate() {
-                        let i = c * ROW_CHUNK + o;
-                        *di = op.filter_vec(i, sm.dinv[i] * r_ro[i]) / theta;
-                        *xi += *di;
-                    }
-                });
-            chebyshev_tail(op, sm, degree, theta, delta, x, r, d);
-        }
-        Smoother::GaussSeidel { sweeps } => {
-            for _ in 0..sweeps {
-                gauss_seidel_sweep(op, sm, false, b, x, d);
-            }
         }
     }
 }
@@ -306,13 +340,11 @@ impl Coarsest {
         Ok(())
     }
 
-    /// `x = A^-1 b` with the dense factor (or smoothing, see [`Coarsest::Smooth`]).
-    #[allow(clippy::too_many_arguments)]
+    /// `x = A^-1 b` with the dense factor (or the level's smoothing `sm`, see
+    /// [`Coarsest::Smooth`]).
     pub fn solve<const B: usize, O: Operator<B>>(
         &mut self,
-        kind: Smoother,
-        op: &O,
-        sm: &SmoothData<B>,
+        sm: &Smoothing<'_, B, O>,
         b: &[SVector<f64, B>],
         x: &mut [SVector<f64, B>],
         r: &mut [SVector<f64, B>],
@@ -335,12 +367,12 @@ impl Coarsest {
                     for k in 0..B {
                         xi[k] = rhs[(B * i + k, 0)];
                     }
-                    *xi = op.filter_vec(i, *xi);
+                    *xi = sm.op.filter_vec(i, *xi);
                 }
             }
             Coarsest::Smooth => {
-                presmooth(kind, op, sm, b, x, r, d);
-                postsmooth(kind, op, sm, b, x, r, d);
+                sm.pre(b, x, r, d);
+                sm.post(b, x, r, d);
             }
         }
     }

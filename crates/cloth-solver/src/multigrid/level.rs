@@ -348,24 +348,7 @@ impl<const B: usize, const D: usize> Level<B, D> {
         let dinv = &self.smooth.dinv;
         let mut partials = Vec::with_capacity(z.len().div_ceil(ROW_CHUNK));
         // Start: wa = S * (deterministic pseudo-random vector), z = D^-1 wa, wb = 0.
-        wa.par_chunks_mut(ROW_CHUNK)
-            .zip(wb.par_chunks_mut(ROW_CHUNK))
-            .enumerate()
-            .for_each(|(c, (was, wbs))| {
-                for (o, (v, u)) in was.iter_mut().zip(wbs.iter_mut()).enumerate() {
-                    let i = c * ROW_CHUNK + o;
-                    let mut h = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32;
-                    let mut e = SVector::<f64, B>::zeros();
-                    for k in 0..B {
-                        h = h
-                            .wrapping_mul(6_364_136_223_846_793_005)
-                            .wrapping_add(1_442_695_040_888_963_407);
-                        e[k] = 0.5 + ((h >> 11) as f64) / ((1u64 << 53) as f64);
-                    }
-                    *v = op.filter_vec(i, e);
-                    *u = SVector::zeros();
-                }
-            });
+        lanczos_start(op, wa, wb);
         let beta0 = dot_dinv(wa, dinv, z, &mut partials).sqrt();
         if beta0 <= 0.0 || !beta0.is_finite() {
             return 1.0;
@@ -418,31 +401,64 @@ impl<const B: usize, const D: usize> Level<B, D> {
             beta_prev = b;
             std::mem::swap(wa, wb);
         }
-        let k = alphas.len();
-        let t = DMatrix::from_fn(k, k, |r, c| {
-            if r == c {
-                alphas[r]
-            } else if r + 1 == c {
-                betas[r]
-            } else if c + 1 == r {
-                betas[c]
-            } else {
-                0.0
+        ritz_bound(&alphas, &betas)
+    }
+}
+
+/// The Lanczos start vector: `wa = S e` for a deterministic pseudo-random `e` with entries in
+/// `[0.5, 1.5)`, and `wb = 0`.
+fn lanczos_start<const B: usize, O: Operator<B>>(
+    op: &O,
+    wa: &mut [SVector<f64, B>],
+    wb: &mut [SVector<f64, B>],
+) {
+    wa.par_chunks_mut(ROW_CHUNK)
+        .zip(wb.par_chunks_mut(ROW_CHUNK))
+        .enumerate()
+        .for_each(|(c, (was, wbs))| {
+            for (o, (v, u)) in was.iter_mut().zip(wbs.iter_mut()).enumerate() {
+                let i = c * ROW_CHUNK + o;
+                let mut h = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32;
+                let mut e = SVector::<f64, B>::zeros();
+                for k in 0..B {
+                    h = h
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    e[k] = 0.5 + ((h >> 11) as f64) / ((1u64 << 53) as f64);
+                }
+                *v = op.filter_vec(i, e);
+                *u = SVector::zeros();
             }
         });
-        let eig = SymmetricEigen::new(t);
-        let (imax, &theta) = eig
-            .eigenvalues
-            .iter()
-            .enumerate()
-            .fold((0, &f64::MIN), |acc, e| if e.1 > acc.1 { e } else { acc });
-        let s_k = eig.eigenvectors[(k - 1, imax)];
-        let bound = theta + (betas[k - 1] * s_k).abs();
-        if bound.is_finite() && bound > 0.0 {
-            bound
+}
+
+/// The largest Ritz value of the Lanczos tridiagonal matrix (diagonal `alphas`, off-diagonal
+/// `betas`) plus its residual `|beta_k s_k|`; 1 if that is not finite and positive.
+fn ritz_bound(alphas: &[f64], betas: &[f64]) -> f64 {
+    let k = alphas.len();
+    let t = DMatrix::from_fn(k, k, |r, c| {
+        if r == c {
+            alphas[r]
+        } else if r + 1 == c {
+            betas[r]
+        } else if c + 1 == r {
+            betas[c]
         } else {
-            1.0
+            0.0
         }
+    });
+    let eig = SymmetricEigen::new(t);
+    let (imax, &theta) = eig
+        .eigenvalues
+        .iter()
+        .enumerate()
+        .fold((0, &f64::MIN), |acc, e| if e.1 > acc.1 { e } else { acc });
+    let s_k = eig.eigenvectors[(k - 1, imax)];
+    let bound = theta + (betas[k - 1] * s_k).abs();
+    if bound.is_finite() && bound > 0.0 {
+        bound
+    } else {
+        1.0
     }
 }
 

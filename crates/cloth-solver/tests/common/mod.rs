@@ -1,8 +1,7 @@
 //! Random SPD block systems shared by the integration tests.
 #![allow(dead_code)]
 
-pub mod cloth;
-
+use cloth_mesh::{GridPattern, grid};
 use cloth_solver::{BlockMatrix, Constraint, Matrix3, Vector3};
 
 /// SplitMix64: tiny deterministic generator so proptest only has to draw a seed.
@@ -186,4 +185,21 @@ pub fn grid_system(side: usize, m: f64, k: f64) -> (BlockMatrix, Vec<Vector3<f64
         a.add_block(i, j, &(-kb)).expect("in pattern");
     }
     (a, pos)
+}
+
+/// The particle positions of cloth-forces' test sheet (`tests/common/solver_problem.rs` there):
+/// a `side x side` grid over 1 m (alternating diagonals), stretched by 1% along x and waved
+/// out of plane, `phase` shifting the wave.
+pub fn sheet_positions(side: usize, phase: f64) -> Vec<Vector3<f64>> {
+    let mesh = grid(side, side, 1.0, 1.0, GridPattern::Alternating).expect("valid grid");
+    mesh.positions()
+        .iter()
+        .map(|p| {
+            Vector3::new(
+                p.x * 1.01,
+                0.1 * (4.0 * p.x + phase).sin() * (3.0 * p.z - phase).cos(),
+                p.z,
+            )
+        })
+        .collect()
 }

@@ -1,12 +1,12 @@
-//! Realistic cloth matrices for tests and benches: `A = M - h df/dv - h^2 df/dx` of a cotton
-//! sheet (cloth-forces, default material and definiteness) on a `side x side` grid over 1 m,
+//! Realistic cloth matrices for the solver tests and benches: `A = M - h df/dv - h^2 df/dx`
+//! of a cotton sheet (default material and definiteness) on a `side x side` grid over 1 m,
 //! in a deformed, moving state, h = 1/30 s, gravity in `b`, two corners fixed (as the
 //! workspace's `benches/solver.rs`).
 #![allow(dead_code)]
 
 use cloth_forces::{ClothModel, Definiteness, Evaluation, Material};
 use cloth_mesh::{GridPattern, Par, Vec3, grid};
-use cloth_solver::{BlockMatrix, Constraint, Matrix3};
+use cloth_solver::{BlockMatrix, Constraint, Matrix3, Vector3};
 
 /// One implicit step's linear system and the particle positions.
 pub struct ClothProblem {
@@ -77,5 +77,37 @@ pub fn cloth_problem_with(side: usize, phase: f64, material: &Material, h: f64) 
         b,
         constraints,
         positions: x,
+    }
+}
+
+/// SplitMix64: the deterministic generator of cloth-solver's own tests (random right-hand
+/// sides and constraint targets).
+pub struct SplitMix(u64);
+
+impl SplitMix {
+    pub fn new(seed: u64) -> Self {
+        SplitMix(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [lo, hi).
+    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        let u = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        lo + (hi - lo) * u
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+    pub fn vec3(&mut self, scale: f64) -> Vector3<f64> {
+        Vector3::new(
+            self.uniform(-scale, scale),
+            self.uniform(-scale, scale),
+            self.uniform(-scale, scale),
+        )
     }
 }

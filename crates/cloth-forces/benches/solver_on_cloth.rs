@@ -2,7 +2,7 @@
 //! (cotton sheet, `A = M - h df/dv - h^2 df/dx`, h = 1/30 s, deformed moving state, two
 //! corners fixed) of 51^2, 101^2, 201^2 and 317^2 vertices, tolerance 1e-3.
 //!
-//! `cargo bench -p cloth-solver --bench multigrid` prints a markdown table: iterations, median
+//! `cargo bench -p cloth-forces --bench solver_on_cloth` prints a markdown table: iterations, median
 //! CPU times on one thread (read from /proc, so other load on the machine matters less than
 //! for wall-clock time, which is given too, for the default pool) of the block-Jacobi solve
 //! and of the multigrid symbolic analysis (`Multigrid::new`, once per pattern), numeric setup
@@ -13,17 +13,17 @@
 //! parameter variants, `MG_MEMORY=1` a memory breakdown, `MG_PERIT=1` the cost of one
 //! iteration, `MG_SKIP_BJ=1` / `MG_NO_SEQ=1` skip tables.
 
-#[path = "../tests/common/cloth.rs"]
-mod cloth;
+#[path = "../tests/common/solver_problem.rs"]
+mod solver_problem;
 
 use std::time::Instant;
 
-use cloth::{cloth_problem, cloth_problem_with};
 use cloth_forces::Material;
 use cloth_solver::{
     Multigrid, MultigridParams, NearNullSpace, Par, PcgParams, PcgWorkspace, Preconditioner, Reuse,
-    Smoother, Vector3, solve_mpcg, solve_mpcg_multigrid,
+    Smoother, System, Vector3, solve_mpcg, solve_mpcg_multigrid,
 };
+use solver_problem::{cloth_problem, cloth_problem_with};
 
 /// CPU time of the whole process (all threads), ns, from /proc (Linux); robust to other
 /// processes competing for the cores, unlike wall-clock time.
@@ -206,11 +206,8 @@ fn sequence_table(sides: &[usize], steps: usize) {
                 let w = Instant::now();
                 let info = solve_mpcg_multigrid(
                     &mut dv,
-                    &p.a,
+                    &System::new(&p.a, &p.b, &p.z, &p.constraints),
                     &mut mg,
-                    &p.b,
-                    &p.z,
-                    &p.constraints,
                     &p.positions,
                     &pcg,
                     Par::Seq,
@@ -313,11 +310,8 @@ fn robustness_table(side: usize, reps: usize) {
             let (cpu, info) = cpu_median(reps, || {
                 solve_mpcg_multigrid(
                     &mut dv,
-                    &p.a,
+                    &System::new(&p.a, &p.b, &p.z, &p.constraints),
                     &mut mg,
-                    &p.b,
-                    &p.z,
-                    &p.constraints,
                     &p.positions,
                     &pcg,
                     Par::Seq,
@@ -378,10 +372,7 @@ fn main() {
             let (cpu, info) = cpu_median(reps, || {
                 solve_mpcg(
                     &mut dv,
-                    &p.a,
-                    &p.b,
-                    &p.z,
-                    &p.constraints,
+                    &System::new(&p.a, &p.b, &p.z, &p.constraints),
                     &pcg,
                     seq,
                     &mut ws,
@@ -391,10 +382,7 @@ fn main() {
             let wall = wall_median(reps, || {
                 solve_mpcg(
                     &mut dv,
-                    &p.a,
-                    &p.b,
-                    &p.z,
-                    &p.constraints,
+                    &System::new(&p.a, &p.b, &p.z, &p.constraints),
                     &pcg,
                     Par::default(),
                     &mut ws,
@@ -428,11 +416,8 @@ fn main() {
                 };
                 solve_mpcg_multigrid(
                     &mut dv,
-                    &p.a,
+                    &System::new(&p.a, &p.b, &p.z, &p.constraints),
                     mg,
-                    &p.b,
-                    &p.z,
-                    &p.constraints,
                     &p.positions,
                     &params,
                     par,
