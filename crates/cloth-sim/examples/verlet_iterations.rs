@@ -17,10 +17,9 @@
 //! `1/60,1/30`. GRID (optional fifth argument) sets the grid to GRID x GRID. "global/step" counts the global projections per step (each one or two
 //! sparse Cholesky factorisations).
 
-use cloth_sim::{
-    DEFAULT_GLOBAL_AFTER, IntegratorKind, LongRange, MeshSpec, Scene, SolverSettings,
-    build_simulation,
-};
+use cloth_sim::explicit::{DEFAULT_GLOBAL_AFTER, LongRange};
+use cloth_sim::prelude::*;
+use cloth_sim::scene::{IntegratorKind, MeshSpec, SolverSettings};
 use std::path::PathBuf;
 
 fn scene(name: &str, n: Option<usize>) -> Scene {

@@ -16,7 +16,7 @@
 //! - **Counts.** OBJ cloth meshes are counted by streaming their `v` and `f` lines before they
 //!   are read (the readers also stop at a size limit).
 
-use crate::SimError;
+use crate::error::SimError;
 use crate::scene::{ColliderShape, IntegratorKind, MeshSpec, Scene};
 use std::io::BufRead;
 use std::path::Path;

@@ -9,36 +9,11 @@
 //! matrix values when it was built), is dropped at every checkpoint by both the run that writes
 //! it and the run that resumes from it.
 
-use crate::contact::ContactModes;
-use crate::controller::StepController;
-use crate::{SimError, State};
+use crate::error::SimError;
+use crate::implicit::ImplicitMemory;
+use crate::state::State;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-
-/// Serde for `Vec3` as `[x, y, z]`.
-pub(crate) mod vec3 {
-    use cloth_mesh::Vec3;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub fn serialize<S: Serializer>(v: &Vec3, s: S) -> Result<S::Ok, S::Error> {
-        [v.x, v.y, v.z].serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec3, D::Error> {
-        <[f64; 3]>::deserialize(d).map(Vec3::from)
-    }
-}
-
-/// What the implicit integrator carries between steps.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ImplicitMemory {
-    /// The step-size controller.
-    pub controller: Option<StepController>,
-    /// Contact modes.
-    pub contacts: ContactModes,
-    /// Off-diagonal vertex pairs of the system matrix's pattern.
-    pub pattern: Vec<(usize, usize)>,
-}
 
 /// A run at the end of a frame.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -2,7 +2,9 @@
 //! the start of the preroll until every seam is held closed, and its state is carried to the
 //! scene's own meshes, which run the rest.
 
-use crate::{SimError, Simulation};
+use crate::error::SimError;
+
+use crate::simulation::Simulation;
 use cloth_mesh::{GarmentTransfer, Vec3};
 use std::ops::Range;
 

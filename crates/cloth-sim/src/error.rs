@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 /// Why an attempted implicit step was rejected (and redone). Each variant is counted per frame
-/// in the statistics ([`crate::Rejections`]).
+/// in the statistics ([`crate::stats::Rejections`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reject {
     /// A triangle's stretch `|w_u|` or `|w_v|` changed by more than the threshold in one step
@@ -152,7 +152,7 @@ pub enum SimError {
         /// The offending vertex.
         vertex: usize,
         /// What is wrong.
-        cause: crate::Divergence,
+        cause: crate::sanity::Divergence,
     },
     /// The scene would need more memory or time than the limits allow (see the `budget`
     /// module).
@@ -228,5 +228,17 @@ impl SimError {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// `value` in `(lo, hi]` and finite, else an error naming `key`.
+pub(crate) fn check_range(key: &str, value: f64, lo: f64, hi: f64) -> Result<(), SimError> {
+    if value.is_finite() && value > lo && value <= hi {
+        Ok(())
+    } else {
+        Err(SimError::Invalid {
+            key: key.into(),
+            message: format!("must be in ({lo}, {hi}], got {value}"),
+        })
     }
 }

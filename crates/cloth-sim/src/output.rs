@@ -2,7 +2,7 @@
 //! left behind, every file written atomically.
 //!
 //! Layout: `frame_0000.obj`, `frame_0001.obj`, ... (frame k at time k / fps; the vertex count
-//! and order of every frame are the mesh's), `stats.json` ([`crate::RunReport`]),
+//! and order of every frame are the mesh's), `stats.json` ([`crate::stats::RunReport`]),
 //! `colliders.json`, and optionally `animation.usda` and `preview.gif`.
 //!
 //! Decision: a run into a directory that holds an earlier run's files **removes exactly those
@@ -10,22 +10,22 @@
 //! anything, and leaves every other file alone; a second run into a directory that is being
 //! written (its lock file names a live process) is refused with [`SimError::Locked`].
 
-use crate::SimError;
+use crate::error::SimError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Name of the lock file a run keeps in its output directory while it runs.
 pub const LOCK_FILE: &str = ".cloth-run.lock";
 
-/// The run's statistics ([`crate::RunReport`]).
+/// The run's statistics ([`crate::stats::RunReport`]).
 pub const STATS_FILE: &str = "stats.json";
-/// Collider surfaces and poses per frame ([`crate::CollidersFile`]).
+/// Collider surfaces and poses per frame ([`crate::tracks::CollidersFile`]).
 pub const COLLIDERS_FILE: &str = "colliders.json";
 /// The USD export of the run.
 pub const USD_FILE: &str = "animation.usda";
 /// The preview animation.
 pub const PREVIEW_FILE: &str = "preview.gif";
-/// The latest checkpoint ([`crate::Checkpoint`]).
+/// The latest checkpoint ([`crate::checkpoint::Checkpoint`]).
 pub const CHECKPOINT_FILE: &str = "checkpoint.json";
 
 /// Files a run writes besides its frames.

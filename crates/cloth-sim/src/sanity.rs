@@ -20,14 +20,18 @@
 //!   moves vertices onto surfaces without a force and so does a little work of its own
 //!   (measured: up to 1.4x the released energy on the cloth dropped on a cylinder); where it
 //!   lifts vertices against gravity (cloth started inside a solid's layer) its work counts as
-//!   supplied energy (implicit integrator, [`Sanity::credit`]). Where
+//!   supplied energy (implicit integrator). Where
 //!   pins or colliders are driven, they can do any amount of work and the check is off.
 //! - **solids**: the implicit step never accepts a vertex inside a solid deeper than the
-//!   cloth's thickness after contact handling ([`crate::Reject::InsideSolid`] halves the step
+//!   cloth's thickness after contact handling ([`crate::error::Reject::InsideSolid`] halves the step
 //!   instead); when that cannot be resolved above `h_min` the run ends with
 //!   [`SimError::StepTooSmall`] naming the vertex and the collider.
 
-use crate::{SimError, State, World};
+use crate::error::SimError;
+
+use crate::state::State;
+
+use crate::world::World;
 use cloth_mesh::Vec3;
 
 /// Largest stretch of any triangle, `|w| - 1` (dimensionless): 3 means four times the rest

@@ -22,7 +22,9 @@
 
 use std::ops::Range;
 
-use crate::{SimError, State};
+use crate::error::SimError;
+
+use crate::state::State;
 use cloth_mesh::Vec3;
 use nalgebra::Matrix3;
 

@@ -1,14 +1,16 @@
 //! The frame driver: advances a [`State`] frame by frame with either integrator, adapting the
 //! implicit step with the [`StepController`], and measures each frame.
 
-use crate::checkpoint::{Checkpoint, ImplicitMemory};
+use crate::checkpoint::Checkpoint;
 use crate::coarse::CoarseStart;
-use crate::controller::StepController;
+use crate::error::SimError;
+use crate::explicit::{Verlet, VerletSettings};
+use crate::implicit::{Implicit, ImplicitMemory, ImplicitSettings, Step, StepController, StepInfo};
+use crate::pins::PinGroup;
 use crate::sanity::Sanity;
+use crate::state::State;
 use crate::stats::{FrameStats, Stopwatch};
-use crate::step::{Implicit, ImplicitSettings, Step, StepInfo};
-use crate::verlet::{Verlet, VerletSettings};
-use crate::{DirectionalConstraint, PinGroup, SimError, State, World};
+use crate::world::{DirectionalConstraint, World};
 use cloth_collide::Untangled;
 use cloth_mesh::Vec3;
 use std::time::Instant;
@@ -55,7 +57,7 @@ pub struct Simulation {
     /// The per-frame crossing count's hierarchy, refitted from frame to frame.
     crossings: cloth_collide::IntersectionCounter,
     /// A coarse copy that sews before this simulation's preroll continues (see
-    /// [`crate::MeshSpec::Garmentcode`]'s `sew_edge_length`); taken when the preroll runs.
+    /// [`crate::scene::MeshSpec::Garmentcode`]'s `sew_edge_length`); taken when the preroll runs.
     coarse: Option<Box<CoarseStart>>,
     /// What untangling the initial positions did ([`Simulation::with_untangled_start`]).
     start_untangled: Untangled,
@@ -100,7 +102,7 @@ impl Simulation {
         })
     }
 
-    /// Starts the unpinned vertices among `vertices` (e.g. one cloth's [`crate::ClothPart`]
+    /// Starts the unpinned vertices among `vertices` (e.g. one cloth's [`crate::system::ClothPart`]
     /// range) at velocity `v` (m/s) instead of at rest (a thrown cloth);
     /// only before the first frame, since the sanity references are taken again from the
     /// new initial state.
@@ -120,7 +122,7 @@ impl Simulation {
         &self.world
     }
     /// The simulated cloth.
-    pub fn system(&self) -> &crate::ClothSystem {
+    pub fn system(&self) -> &crate::system::ClothSystem {
         &self.world.cloth
     }
     /// The integrator and its settings.

@@ -2,7 +2,7 @@
 //! simulator ([`RunReport::write`]) and read back by the viewer, the plots and the benchmark
 //! suite ([`RunReport::read`]). Wall times are split as in the paper's table (Knowl 10).
 
-use crate::{Reject, SimError};
+use crate::error::{Reject, SimError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Instant;
@@ -129,7 +129,7 @@ pub struct FrameStats {
     pub h_max: f64,
     /// Newton corrections of steps whose first solve changed the stretch by more than the
     /// threshold, summed over accepted and rejected steps (each an evaluation and a linear
-    /// solve, like an attempt; [`crate::ImplicitSettings::newton_corrections`]).
+    /// solve, like an attempt; [`crate::implicit::ImplicitSettings::newton_corrections`]).
     pub corrections: usize,
     /// Conjugate-gradient iterations summed over accepted and rejected steps.
     pub cg_iterations: usize,
@@ -145,7 +145,7 @@ pub struct FrameStats {
     /// Cloth vertices in contact with solids at the end of the frame.
     pub contacts: usize,
     /// Intersecting pairs of non-adjacent cloth triangles at the end of the frame, when the
-    /// world counts them ([`crate::World::count_intersections`]; otherwise 0). Triangles
+    /// world counts them ([`crate::world::World::count_intersections`]; otherwise 0). Triangles
     /// joined by a garment stitch are adjacent.
     pub self_intersections: usize,
     /// Largest distance between the two vertices of a garment stitch at the end of the frame

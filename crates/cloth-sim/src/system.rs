@@ -49,9 +49,9 @@ impl ClothSystem {
         mesh: ClothMesh,
         model: ClothModel,
         external: External,
-    ) -> Result<Self, crate::SimError> {
+    ) -> Result<Self, crate::error::SimError> {
         if model.num_vertices() != mesh.num_vertices() {
-            return Err(crate::SimError::Invalid {
+            return Err(crate::error::SimError::Invalid {
                 key: "cloth".into(),
                 message: format!(
                     "force model has {} vertices but the mesh has {}",
@@ -82,9 +82,9 @@ impl ClothSystem {
 
     /// Names the cloths of the system: `parts` must cover the vertices and the triangles in
     /// order, each part's triangles using only its own vertices.
-    pub fn with_parts(mut self, parts: Vec<ClothPart>) -> Result<Self, crate::SimError> {
+    pub fn with_parts(mut self, parts: Vec<ClothPart>) -> Result<Self, crate::error::SimError> {
         let bad = |message: String| {
-            Err(crate::SimError::Invalid {
+            Err(crate::error::SimError::Invalid {
                 key: "cloth".into(),
                 message,
             })

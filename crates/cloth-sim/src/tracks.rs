@@ -1,8 +1,8 @@
 //! The schema of `colliders.json`: each collider's surface in its local frame and its pose at
 //! every output frame, written by the run and read by the viewer.
 
-use crate::SimError;
-use crate::World;
+use crate::error::SimError;
+use crate::world::World;
 use cloth_collide::Shape;
 use cloth_mesh::Vec3;
 use serde::{Deserialize, Serialize};

@@ -7,9 +7,10 @@ use cloth_forces::Definiteness;
 use cloth_forces::{Material, PRESET_NAMES};
 use cloth_mesh::GridPattern;
 use cloth_sim::collide::euler_degrees;
-use cloth_sim::{
-    ColliderSettings, ColliderShape, IntegratorKind, Keyframe, MeshSpec, Motion, PinSettings,
-    Scene, SceneError, SolverChoice, build_collider,
+use cloth_sim::prelude::*;
+use cloth_sim::scene::{
+    ColliderSettings, ColliderShape, IntegratorKind, MeshSpec, PinSettings, SceneError,
+    SolverChoice, build_collider,
 };
 use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 use proptest::prelude::*;
@@ -904,9 +905,9 @@ bend_uv = [2.0, 0.5]
 /// contact, the higher one with it.
 #[test]
 fn auto_preconditioner_takes_multigrid_from_its_size_threshold() {
-    use cloth_sim::{
-        Integrator, LinearSolver, MULTIGRID_MIN_VERTICES, MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT,
-        build_integrator,
+    use cloth_sim::implicit::LinearSolver;
+    use cloth_sim::scene::{
+        MULTIGRID_MIN_VERTICES, MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT, build_integrator,
     };
     let solver = |n: usize, self_collision: bool| {
         let s = parse(&format!(
@@ -955,9 +956,9 @@ fn a_prerolls_progress_reports_its_time_and_changes_nothing() {
         [cloth]\nmesh = { kind = \"grid\", nx = 9, ny = 9, width = 0.4, height = 0.4 }\n\
         [[pin]]\nvertices = [0, 8]\n";
     let scene = parse(text).unwrap_or_else(|e| panic!("{e}"));
-    let mut quiet = cloth_sim::build_simulation(&scene).unwrap();
+    let mut quiet = cloth_sim::scene::build_simulation(&scene).unwrap();
     quiet.preroll().unwrap();
-    let mut watched = cloth_sim::build_simulation(&scene).unwrap();
+    let mut watched = cloth_sim::scene::build_simulation(&scene).unwrap();
     let mut times = Vec::new();
     watched.preroll_with(&mut |t| times.push(t)).unwrap();
     assert!(times.len() >= 6, "{} calls for 0.2 s", times.len());

@@ -4,7 +4,7 @@
 //! 0.1 GB, or is refused by that budget with its figures. Never a panic. The coverage-guided
 //! version of the same harness is `fuzz/fuzz_targets/scene.rs` (see `fuzz/README.md`).
 
-use cloth_sim::{Scene, build_simulation};
+use cloth_sim::prelude::*;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 

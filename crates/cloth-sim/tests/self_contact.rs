@@ -13,7 +13,7 @@ use std::path::Path;
 
 use common::{SameLayer, count_crossings, count_crossings_welded, nearest_other_layer};
 
-use cloth_sim::{Scene, Vec3, build_simulation};
+use cloth_sim::prelude::*;
 
 fn scenes_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes")

@@ -10,11 +10,8 @@ use std::path::{Path, PathBuf};
 
 use cloth_mesh::Vec3;
 use cloth_sim::forces::{ClothModel, External};
-use cloth_sim::{
-    ClothSystem, Integrator, IntegratorKind, MeshSpec, Motion, PinGroup, Scene, Simulation,
-    SolverSettings, State, Verlet, VerletSettings, World, build_integrator, build_mesh,
-    build_simulation,
-};
+use cloth_sim::prelude::*;
+use cloth_sim::scene::{IntegratorKind, MeshSpec, SolverSettings, build_integrator, build_mesh};
 use proptest::prelude::*;
 
 fn scene_file(name: &str) -> PathBuf {

@@ -6,14 +6,15 @@ use super::{
 };
 use crate::coarse::{CarriedCloth, CoarseStart};
 use crate::contact::ContactSettings;
+use crate::error::SimError;
+use crate::explicit::VerletSettings;
+use crate::implicit::{ImplicitSettings, LinearSolver};
 use crate::pins::PinGroup;
 use crate::sewing::{SEAM_STIFFNESS_FACTOR, SewSettings, Sewing};
 use crate::simulation::{Integrator, Simulation};
-use crate::step::{ImplicitSettings, LinearSolver};
 use crate::strain::StrainLimit;
 use crate::system::{ClothPart, ClothSystem};
-use crate::verlet::VerletSettings;
-use crate::{SimError, World};
+use crate::world::World;
 use cloth_collide::{Collider, ColliderSet, GltfBody, GltfOptions, Motion, SelfCollision, Shape};
 use cloth_forces::{ClothModel, External};
 use cloth_mesh::{ClothMesh, GarmentSummary, ObjImport, RestShape, Vec3};
@@ -351,10 +352,10 @@ fn attached_collider<'a>(
 /// Builds the whole simulation of a scene: every cloth joined into one system, forces, pins,
 /// stitches, colliders and integrator.
 ///
-/// The scene's estimated memory and run time are checked first ([`crate::admit`]), so nothing
+/// The scene's estimated memory and run time are checked first ([`crate::budget::admit`]), so nothing
 /// large is allocated for a scene that would be refused.
 pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
-    crate::admit(scene)?;
+    crate::budget::admit(scene)?;
     let cloths = (0..scene.cloths.len())
         .map(|k| build_cloth(scene, k))
         .collect::<Result<Vec<_>, _>>()?;

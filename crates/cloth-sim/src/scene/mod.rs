@@ -53,7 +53,7 @@
 //! The text is read in three steps, each a module: `raw` (the TOML as written, every key
 //! optional), `validate` (defaults applied, ranges checked, paths resolved: a [`Scene`]) and
 //! `build` (the runtime objects: mesh, forces, colliders, integrator: a
-//! [`crate::Simulation`]); `locate` maps key paths to lines and columns for the errors.
+//! [`crate::simulation::Simulation`]); `locate` maps key paths to lines and columns for the errors.
 
 mod build;
 mod cloth;
@@ -260,7 +260,7 @@ pub struct RunSettings {
 impl Default for RunSettings {
     fn default() -> Self {
         RunSettings {
-            fps: crate::DEFAULT_FPS,
+            fps: crate::stats::DEFAULT_FPS,
             frames: 60,
             gravity: Vector3::new(0.0, -9.81, 0.0),
             preroll: 0.0,
@@ -774,13 +774,13 @@ pub struct SolverSettings {
     /// step. Key `stretch_threshold`, default 0.03, > 0 (with 0.1 the 2601-vertex fixed sheet overshoots to 9% stretch in single 33 ms steps; with 0.03 it stays near 3%, at 1.7 steps per frame).
     pub stretch_threshold: f64,
     /// Implicit: how the next step is chosen. Key `step_control`, `"predictive"` (default:
-    /// from the stretch change the last step measured, see [`crate::StepControl`]) or
+    /// from the stretch change the last step measured, see [`crate::implicit::StepControl`]) or
     /// `"halving"` (the paper's: halve after a rejection, double after `grow_after` accepted
     /// steps).
-    pub step_control: crate::StepControl,
+    pub step_control: crate::implicit::StepControl,
     /// Implicit: Newton corrections tried on a step whose stretch change is over
     /// `stretch_threshold` before it is rejected (see
-    /// [`crate::ImplicitSettings::newton_corrections`]). Key `newton_corrections`, default 1,
+    /// [`crate::implicit::ImplicitSettings::newton_corrections`]). Key `newton_corrections`, default 1,
     /// >= 0 (0: the paper's single linearised solve per attempt).
     pub newton_corrections: usize,
     /// Implicit, with `step_control = "halving"`: after this many consecutive accepted steps
@@ -805,20 +805,20 @@ pub struct SolverSettings {
     /// default 1, in (0, 2) (1 is plain Gauss-Seidel).
     pub strain_relaxation: f64,
     /// Verlet: how the projection removes stretch accumulated along long chains of edges
-    /// (see [`crate::LongRange`]). Key `strain_long_range`: `"tree"` (default; an exact
+    /// (see [`crate::explicit::LongRange`]). Key `strain_long_range`: `"tree"` (default; an exact
     /// projection onto the limits of a spanning tree rooted at the pins, before every sweep),
     /// `"tethers"` (long-range attachments to the pins) or `"none"`.
-    pub strain_long_range: crate::LongRange,
+    pub strain_long_range: crate::explicit::LongRange,
     /// Verlet: sweeps of a step's projection after which every further sweep starts with a
     /// global projection onto the limits of all stretched edges (a sparse Cholesky solve; see
-    /// [`crate::VerletSettings::global_after`]). Key `strain_global_after`, default 50, >= 0;
+    /// [`crate::explicit::VerletSettings::global_after`]). Key `strain_global_after`, default 50, >= 0;
     /// 0 from the first sweep, a value at or above `strain_iterations` never.
     pub strain_global_after: usize,
     /// Verlet: largest step in s; each frame is split into equal steps no longer than this.
     /// Key `verlet_h`, default `1 / (20 fps)`, `0 < verlet_h <= 1/fps`. No step size is
     /// unstable: the springs are solved with the strain limits in the position projection
     /// (backward Euler), not applied as explicit forces, so the explicit spring bound
-    /// `h < 2 sqrt(m / sum k)` does not apply (see [`crate::VerletSettings`]); the projection
+    /// `h < 2 sqrt(m / sum k)` does not apply (see [`crate::explicit::VerletSettings`]); the projection
     /// cannot be switched off, it is the method.
     pub verlet_h: f64,
     /// Verlet: stiffness in N/m of each spring on a mesh edge (force `k (|d| - l)` for rest
@@ -847,7 +847,7 @@ impl SolverSettings {
             preconditioner: SolverChoice::Auto,
             definiteness: Definiteness::Clamped,
             stretch_threshold: 0.03,
-            step_control: crate::StepControl::default(),
+            step_control: crate::implicit::StepControl::default(),
             newton_corrections: 1,
             grow_after: 2,
             strain_limit: match integrator {
@@ -855,13 +855,13 @@ impl SolverSettings {
                 IntegratorKind::Implicit => None,
             },
             strain_iterations: match integrator {
-                IntegratorKind::Verlet => crate::DEFAULT_VERLET_ITERATIONS,
+                IntegratorKind::Verlet => crate::explicit::DEFAULT_VERLET_ITERATIONS,
                 IntegratorKind::Implicit => 10,
             },
-            strain_tolerance: crate::DEFAULT_STRAIN_TOLERANCE,
+            strain_tolerance: crate::strain::DEFAULT_STRAIN_TOLERANCE,
             strain_relaxation: 1.0,
-            strain_long_range: crate::LongRange::Tree,
-            strain_global_after: crate::DEFAULT_GLOBAL_AFTER,
+            strain_long_range: crate::explicit::LongRange::Tree,
+            strain_global_after: crate::explicit::DEFAULT_GLOBAL_AFTER,
             verlet_h: 1.0 / (20.0 * fps),
             spring_stiffness: 50.0,
             bend_spring_stiffness: 5.0,
@@ -873,7 +873,7 @@ impl SolverSettings {
 impl Default for SolverSettings {
     /// Implicit integrator at 30 frames per second.
     fn default() -> Self {
-        SolverSettings::defaults(IntegratorKind::Implicit, crate::DEFAULT_FPS)
+        SolverSettings::defaults(IntegratorKind::Implicit, crate::stats::DEFAULT_FPS)
     }
 }
 
@@ -885,7 +885,7 @@ impl Scene {
     ///
     /// ```
     /// use std::path::Path;
-    /// use cloth_sim::Scene;
+    /// use cloth_sim::scene::Scene;
     ///
     /// let scene = Scene::from_toml_str(
     ///     r#"
@@ -907,7 +907,7 @@ impl Scene {
     /// let err = Scene::from_toml_str(text, Path::new(".")).unwrap_err();
     /// assert_eq!(err.key(), Some("cloth.mesh.radius"));
     /// assert_eq!(err.line_column(), Some((2, 34)));
-    /// # Ok::<(), cloth_sim::SceneError>(())
+    /// # Ok::<(), cloth_sim::scene::SceneError>(())
     /// ```
     pub fn from_toml_str(text: &str, base_dir: &Path) -> Result<Scene, SceneError> {
         let doc = DeTable::parse(text).ok();

@@ -2,10 +2,11 @@
 //! position alterations y (Knowls 6, 7), from rails, contacts and pins in that order (a later
 //! source wins), plus the kinetic friction of sliding contacts (Knowl 8).
 
+use super::contact::{ConstraintSink, ContactMemory};
 use super::detect::Detection;
-use crate::contact::{ConstraintSink, ContactMemory};
+use crate::state::State;
 use crate::stats::{Stopwatch, Timings};
-use crate::{State, World};
+use crate::world::World;
 use cloth_mesh::Vec3;
 use cloth_solver::Constraint;
 

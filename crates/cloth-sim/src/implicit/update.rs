@@ -3,10 +3,11 @@
 //! velocities, and contacts change mode from their constraint forces (Knowl 8).
 
 use super::accept::Check;
+use super::contact::ContactMemory;
 use super::solve::Solution;
-use crate::contact::ContactMemory;
+use crate::state::State;
 use crate::strain::{EdgeSet, StrainLimit};
-use crate::{State, World};
+use crate::world::World;
 use cloth_mesh::Vec3;
 
 /// The maximum-stretch pass's edges and inverse masses (pinned vertices at 0), made on first

@@ -3,9 +3,9 @@
 //! triangles, cloth-cloth proximities, and the check of a candidate end state for vertices
 //! pulled into solids (asked for by the accept stage).
 
-use crate::State;
-use crate::World;
+use crate::state::State;
 use crate::stats::{Stopwatch, Timings};
+use crate::world::World;
 use cloth_collide::{Contact, FeatureContact, Motion, NearPairs, ProximityKind};
 use cloth_mesh::Vec3;
 use nalgebra::{Isometry3, Point3};

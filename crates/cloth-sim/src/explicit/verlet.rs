@@ -184,14 +184,15 @@
 //! corrections), as before; without friction in the global phase no step of that drape
 //! needed more than 278 sweeps. Measured figures are in `docs/verlet.md`.
 
-use crate::global::GlobalProjection;
-use crate::pairs::{Pair, PairSet, SweepParams};
-use crate::step::check_range;
+use super::contact::SolidContacts;
+use super::global::GlobalProjection;
+use super::pairs::{Pair, PairSet, SweepParams};
+use super::tether::Tethers;
+use super::tree::TreeProjection;
+use crate::error::{SimError, check_range};
+use crate::state::State;
 use crate::strain::{EdgeSet, StrainLimit};
-use crate::tether::Tethers;
-use crate::tree::TreeProjection;
-use crate::verlet_contact::SolidContacts;
-use crate::{SimError, State, World};
+use crate::world::World;
 use cloth_mesh::{Par, Vec3};
 use rayon::prelude::*;
 

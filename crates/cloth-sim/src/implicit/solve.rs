@@ -2,10 +2,10 @@
 //! PCG (Knowl 1) or the direct reference solve, then the constraint forces `e = A dv - b`
 //! (Knowl 8).
 
-use super::LinearSolver;
 use super::assemble::Assembly;
 use super::constrain::Constraints;
-use crate::{Reject, SimError};
+use super::settings::LinearSolver;
+use crate::error::{Reject, SimError};
 use cloth_mesh::{Par, Vec3};
 use cloth_solver::{
     DirectSolver, Multigrid, MultigridParams, PcgInfo, PcgParams, PcgWorkspace, SolverError,

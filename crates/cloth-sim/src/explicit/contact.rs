@@ -34,8 +34,8 @@
 //! "Friction in the global phase" in `verlet` for why (the 51 x 51 drape slid off the ball
 //! at 1/30 s while friction stopped at the global phase).
 
-use crate::World;
-use crate::global::Plane;
+use super::global::Plane;
+use crate::world::World;
 use cloth_collide::Contact;
 use cloth_mesh::Vec3;
 

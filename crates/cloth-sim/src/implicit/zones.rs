@@ -10,7 +10,9 @@
 //! Zones act like a perfectly inelastic, sticking impact for the few vertices that the penalty
 //! springs did not stop; the springs and the friction between layers do the everyday work.
 
-use crate::{Reject, World};
+use crate::error::Reject;
+
+use crate::world::World;
 use cloth_collide::{Impact, NearPairs, SelfCcd};
 use cloth_mesh::Vec3;
 

@@ -2,12 +2,14 @@
 //! A vertex pulled into a solid asks for a redo with that vertex in contact; a stretch change
 //! above the threshold (Knowl 9) asks for a smaller step.
 
-use super::ImplicitSettings;
+use super::contact::ContactMemory;
 use super::detect::Detection;
+use super::settings::ImplicitSettings;
 use super::zones::Zones;
-use crate::contact::ContactMemory;
+use crate::error::Reject;
+use crate::state::State;
 use crate::stats::{Stopwatch, Timings};
-use crate::{Reject, State, World};
+use crate::world::World;
 use cloth_mesh::Vec3;
 
 /// The candidate state and the stretch measures of the check.

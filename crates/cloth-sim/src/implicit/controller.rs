@@ -2,7 +2,7 @@
 //! after a run of accepted ones) or a predictive one that sizes each step from the stretch
 //! change the last one measured; both land exactly on frame times without sliver steps.
 
-use crate::{Reject, SimError};
+use crate::error::{Reject, SimError};
 
 /// How the implicit integrator chooses its next step (scene key `solver.step_control`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -20,10 +20,10 @@ pub enum StepControl {
     /// steps, each at most 10% longer than the predicted one. The threshold still rejects
     /// every step that breaks it. The default since its step sequence no longer meets a step
     /// that no h passes (a stitch snapping shut whatever h is, bounded by
-    /// [`crate::STITCH_CLOSING_SPEED`]): it rejects about half as many steps on the drapes and
+    /// [`crate::sewing::STITCH_CLOSING_SPEED`]): it rejects about half as many steps on the drapes and
     /// garments and is faster on them (README, "The method"); on the thrown sheet it takes
     /// 174 + 33 steps against 186 + 52 since push-outs go a quarter of the way per step
-    /// ([`crate::PUSH_OUT_FRACTION`]; 250 + 75 against 304 + 116 before).
+    /// ([`crate::implicit::PUSH_OUT_FRACTION`]; 250 + 75 against 304 + 116 before).
     #[default]
     Predictive,
 }

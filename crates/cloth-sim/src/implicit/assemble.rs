@@ -5,7 +5,7 @@
 //!
 //! where f, df/dx and df/dv sum the cloth's internal and external forces (`cloth-forces`,
 //! evaluated once per start state and kept for retries), the cloth-cloth penalty springs (with
-//! their Jacobians, once per start state), the garment stitch springs ([`crate::Sewing`]; with
+//! their Jacobians, once per start state), the garment stitch springs ([`crate::sewing::Sewing`]; with
 //! their Jacobians, per attempt, as how far a step may close a stitch depends on h) and the
 //! kinetic friction of sliding contacts (a force without Jacobian, per attempt).
 //!
@@ -13,9 +13,11 @@
 //! state instead, with the backward Euler residual as right-hand side.
 
 use super::constrain::Constraints;
+use crate::error::SimError;
+use crate::state::State;
 use crate::stats::{Stopwatch, Timings};
 use crate::system::ClothSystem;
-use crate::{SimError, State, World};
+use crate::world::World;
 use cloth_forces::Evaluation;
 use cloth_mesh::{Par, Vec3};
 use cloth_solver::{AssemblyPlan, BlockMatrix, SolverError};
@@ -315,7 +317,7 @@ impl Assembly {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ClothSystem;
+    use crate::system::ClothSystem;
     use cloth_forces::{ClothModel, Definiteness, External, Material};
     use cloth_mesh::{GridPattern, grid};
 
