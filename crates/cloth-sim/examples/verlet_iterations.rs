@@ -29,7 +29,7 @@ fn scene(name: &str, n: Option<usize>) -> Scene {
         "sphere" => ("drape_sphere.toml", n.or(Some(31))),
         _ => ("hanging_verlet.toml", n.or(Some(51))),
     };
-    let mut s = Scene::load(&root.join(file)).expect("scene loads");
+    let mut s = Scene::load(root.join(file)).expect("scene loads");
     if let (Some(n), MeshSpec::Grid { nx, ny, .. }) = (grid, &mut s.cloths[0].mesh) {
         (*nx, *ny) = (n, n);
     }

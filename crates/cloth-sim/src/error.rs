@@ -1,5 +1,7 @@
 //! The simulation crate's error type, and why a step can be rejected.
 
+use crate::sanity::limits::Divergence;
+use crate::scene::error::SceneError;
 use std::path::PathBuf;
 
 /// Why an attempted implicit step was rejected (and redone). Each variant is counted per frame
@@ -102,7 +104,7 @@ impl std::fmt::Display for Reject {
 pub enum SimError {
     /// The scene file could not be read or is invalid.
     #[error(transparent)]
-    Scene(#[from] crate::scene::SceneError),
+    Scene(#[from] SceneError),
     /// The cloth mesh is invalid.
     #[error("cloth mesh: {0}")]
     Mesh(#[from] cloth_mesh::MeshError),
@@ -152,7 +154,7 @@ pub enum SimError {
         /// The offending vertex.
         vertex: usize,
         /// What is wrong.
-        cause: crate::sanity::Divergence,
+        cause: Divergence,
     },
     /// The scene would need more memory or time than the limits allow (see the `budget`
     /// module).

@@ -58,7 +58,7 @@ pub struct Simulation {
     crossings: cloth_collide::IntersectionCounter,
     /// A coarse copy that sews before this simulation's preroll continues (see
     /// [`crate::scene::MeshSpec::Garmentcode`]'s `sew_edge_length`); taken when the preroll runs.
-    coarse: Option<Box<CoarseStart>>,
+    coarse: Option<(Box<Simulation>, CoarseStart)>,
     /// What untangling the initial positions did ([`Simulation::with_untangled_start`]).
     start_untangled: Untangled,
 }
@@ -303,7 +303,7 @@ impl Simulation {
             return Ok(FrameStats::default());
         }
         let sewn = match self.coarse.take() {
-            Some(c) => Some(self.sew_coarse(*c, progress)?),
+            Some((sim, c)) => Some(self.sew_coarse(*sim, &c, progress)?),
             None => None,
         };
         let mut stats = self.advance(0.0, 0, &mut |s: &State| progress(s.t))?;
@@ -313,9 +313,10 @@ impl Simulation {
         Ok(stats)
     }
 
-    /// Lets a coarse copy sew first: the preroll runs `c` and continues from its carried state.
-    pub(crate) fn with_coarse_start(mut self, c: CoarseStart) -> Self {
-        self.coarse = Some(Box::new(c));
+    /// Lets a coarse copy sew first: the preroll runs `sim` and continues from the state `c`
+    /// carries over.
+    pub(crate) fn with_coarse_start(mut self, sim: Simulation, c: CoarseStart) -> Self {
+        self.coarse = Some((Box::new(sim), c));
         self
     }
 
@@ -391,22 +392,23 @@ impl Simulation {
         self.start_untangled
     }
 
-    /// Sews on a coarse copy: runs it from the start of the preroll to `c.until` and takes its
-    /// carried positions, velocities and time. Returns the copy's statistics.
+    /// Sews on a coarse copy: runs `copy` from the start of the preroll to `c.until` and takes
+    /// its carried positions, velocities and time. Returns the copy's statistics.
     fn sew_coarse(
         &mut self,
-        mut c: CoarseStart,
+        mut copy: Simulation,
+        c: &CoarseStart,
         progress: &mut dyn FnMut(f64),
     ) -> Result<FrameStats, SimError> {
         let failed = |e: SimError| SimError::Invalid {
             key: "cloth.mesh.sew_edge_length".into(),
             message: format!("the coarse copy failed while sewing (its own vertex numbers): {e}"),
         };
-        let stats = (c.sim.advance(c.until, 0, &mut |s: &State| progress(s.t))).map_err(failed)?;
+        let stats = (copy.advance(c.until, 0, &mut |s: &State| progress(s.t))).map_err(failed)?;
         let n = self.state.len();
-        self.state.x = c.carry(&c.sim.state.x, n)?;
-        self.state.v = c.carry(&c.sim.state.v, n)?;
-        self.state.t = c.sim.state.t;
+        self.state.x = c.carry(&copy.state.x, n)?;
+        self.state.v = c.carry(&copy.state.v, n)?;
+        self.state.t = copy.state.t;
         // Fine triangles are chords of the coarse surface and can cut through a layer within
         // the thickness (the paper-size walking outfit came over with 8 crossing pairs).
         self.untangle();

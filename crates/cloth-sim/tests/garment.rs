@@ -459,7 +459,7 @@ impl Body {
 /// together) once vertices within 1 mm are merged. Returns the largest stitch gap seen after
 /// the deadlines (m).
 fn garment_scene_sews_and_settles(name: &str, openings: usize) -> f64 {
-    let scene = Scene::load(&assets().join("../scenes").join(name)).expect("scene");
+    let scene = Scene::load(assets().join("../scenes").join(name)).expect("scene");
     garment_sews_and_settles(name, &scene, openings)
 }
 

@@ -132,7 +132,7 @@ fn grid_positions(scene: &Scene) -> Vec<Vector3<f64>> {
 
 #[test]
 fn fixed_sheet_is_the_papers_figure_2_setup() {
-    let s = Scene::load(&scenes_dir().join("fixed_sheet.toml")).unwrap();
+    let s = Scene::load(scenes_dir().join("fixed_sheet.toml")).unwrap();
     assert_eq!(s.cloths[0].mesh.vertex_count(), Some(2601));
     assert_eq!((s.run.fps, s.run.frames), (30.0, 75));
     assert_eq!(s.solver.integrator, IntegratorKind::Implicit);
@@ -150,7 +150,7 @@ fn fixed_sheet_is_the_papers_figure_2_setup() {
 
 #[test]
 fn hanging_verlet_pins_one_full_edge() {
-    let s = Scene::load(&scenes_dir().join("hanging_verlet.toml")).unwrap();
+    let s = Scene::load(scenes_dir().join("hanging_verlet.toml")).unwrap();
     assert_eq!(s.solver.integrator, IntegratorKind::Verlet);
     assert_eq!(s.solver.strain_limit, Some([0.9, 1.1]));
     let x = grid_positions(&s);
@@ -162,7 +162,7 @@ fn hanging_verlet_pins_one_full_edge() {
 
 #[test]
 fn drape_cylinder_lies_horizontally_below_the_sheet() {
-    let s = Scene::load(&scenes_dir().join("drape_cylinder.toml")).unwrap();
+    let s = Scene::load(scenes_dir().join("drape_cylinder.toml")).unwrap();
     let bar = &s.colliders[0];
     let ColliderShape::Cylinder { radius, .. } = bar.shape else {
         panic!("cylinder expected")
@@ -592,7 +592,7 @@ fn obj_paths_resolve_against_the_scene_directory() {
     .unwrap();
     let text = "[cloth]\nmesh = { kind = \"obj\", path = \"sheet.obj\", uv_scale = 0.01 }\n";
     std::fs::write(dir.join("scene.toml"), text).unwrap();
-    let s = Scene::load(&dir.join("scene.toml")).unwrap();
+    let s = Scene::load(dir.join("scene.toml")).unwrap();
     assert_eq!(
         s.cloths[0].mesh,
         MeshSpec::Obj {

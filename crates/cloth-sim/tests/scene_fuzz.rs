@@ -69,7 +69,7 @@ proptest! {
         for (kind, pos, arg) in edits {
             mutate(&mut text, kind, pos, arg);
         }
-        match Scene::from_toml_str(&text, &scenes_dir()) {
+        match Scene::from_toml_str(&text, scenes_dir()) {
             Ok(mut scene) => {
                 scene.run.max_memory_gb = Some(0.1);
                 if let Err(e) = build_simulation(&scene) {

@@ -177,7 +177,7 @@ fn crossings_watching(
     frames: Option<usize>,
     mut watch: impl FnMut(&[[usize; 3]], &[Vec3]),
 ) -> Vec<usize> {
-    let scene = Scene::from_toml_str(text, &scenes_dir()).expect("scene");
+    let scene = Scene::from_toml_str(text, scenes_dir()).expect("scene");
     let mut sim = build_simulation(&scene).expect("simulation");
     let tris = sim.system().mesh.triangles().to_vec();
     assert_eq!(count_crossings(&tris, sim.positions()), 0, "initial state");

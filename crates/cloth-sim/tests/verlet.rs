@@ -23,7 +23,7 @@ fn scene_file(name: &str) -> PathBuf {
 /// `scenes/hanging_verlet.toml` at `n x n` vertices (`None`: as shipped) and step `h` (s),
 /// with `fps` output frames per second.
 fn hanging(n: Option<usize>, h: f64, fps: f64) -> Scene {
-    let mut s = Scene::load(&scene_file("hanging_verlet.toml")).expect("scene loads");
+    let mut s = Scene::load(scene_file("hanging_verlet.toml")).expect("scene loads");
     if let (Some(n), MeshSpec::Grid { nx, ny, .. }) = (n, &mut s.cloths[0].mesh) {
         (*nx, *ny) = (n, n);
     }
@@ -116,7 +116,7 @@ fn the_51_x_51_sheet_holds_its_strain_limit_at_a_30_hz_step() {
 /// `[0.9, 1.1]`, 0.5% tolerance, 500-sweep cap) and step `h` (s), 30 frames per second, no
 /// self-collision.
 fn verlet_scene(name: &str, n: usize, h: f64) -> Scene {
-    let mut s = Scene::load(&scene_file(name)).expect("scene loads");
+    let mut s = Scene::load(scene_file(name)).expect("scene loads");
     if let MeshSpec::Grid { nx, ny, .. } = &mut s.cloths[0].mesh {
         (*nx, *ny) = (n, n);
     }

@@ -3,7 +3,9 @@
 
 use super::{
     ColliderSettings, ColliderShape, IntegratorKind, MeshSpec, RestAngles, Scene, SolverChoice,
+    gltf_sample_rate,
 };
+use crate::budget;
 use crate::coarse::{CarriedCloth, CoarseStart};
 use crate::contact::ContactSettings;
 use crate::error::SimError;
@@ -186,6 +188,55 @@ fn build_model(
     Ok(model)
 }
 
+/// Cloth size (vertices) from which `preconditioner = "auto"` takes multigrid in a scene with
+/// cloth-cloth contact (any cloth's `self_collision`). Measured on the drape on the cylinder, 2
+/// threads, 2026-12-01: 10,201 vertices block-Jacobi 494 ms per frame (179 CG iterations per
+/// step) against multigrid 553 ms (11.2); 40,401 vertices 12.3 s (312) against 4.2 s (10.5).
+/// With contact between layers every new contact pair changes the matrix pattern and the
+/// hierarchy is analysed again: with the translations-only hierarchy (2026-12-06, 2 threads,
+/// two runs each) the thrown sheet (2,601 vertices) took 69-75 against 60-64 ms per frame,
+/// the sewn garment (1,801) 93-101 against 90-94, the twisting tube (1,640) 40-44 against
+/// 36-40, and the twisted T-shirt (6,255) 1,471 against 1,551 (one run): kept at 20,000
+/// until the garment scenes between 6,000 and 20,000 vertices are measured with it.
+pub const MULTIGRID_MIN_VERTICES: usize = 20_000;
+
+/// Cloth size (vertices) from which `preconditioner = "auto"` takes multigrid in a scene
+/// without cloth-cloth contact. Measured (2026-12-06, 2 threads, two runs each, cylinder
+/// drape and fixed sheet, 75 frames): 961 vertices 10.4-12.1 against 10.3-11.6 ms per frame
+/// (multigrid against block Jacobi), 1,681 vertices 17.3-19.2 against 18.8-19.0, 2,601
+/// vertices (Figure 1) 26.9-36.7 against 31.0-42.3 with 16 instead of 157 CG iterations per
+/// solve, the fixed sheet (Figure 2) 21.4-26.1 against 29.4-32.1, 10,201 vertices 215-219
+/// against 306-312.
+pub const MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT: usize = 2_000;
+
+/// The linear solver `scene`'s `solver.preconditioner` stands for: `"auto"` resolved by the
+/// cloth's size and whether cloth-cloth contact is on ([`MULTIGRID_MIN_VERTICES`],
+/// [`MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT`]); any other choice as it is.
+pub fn resolve_preconditioner(scene: &Scene) -> SolverChoice {
+    let vertices = budget::estimate(scene).map_or(0, |b| b.vertices);
+    preconditioner_for(scene, vertices)
+}
+
+/// [`resolve_preconditioner`] for a scene of `n` cloth vertices (the budget's estimate, which
+/// reads mesh files: computed once by the caller).
+pub(crate) fn preconditioner_for(scene: &Scene, n: usize) -> SolverChoice {
+    match scene.solver.preconditioner {
+        SolverChoice::Auto => {
+            let threshold = if scene.cloths.iter().any(|c| c.self_collision) {
+                MULTIGRID_MIN_VERTICES
+            } else {
+                MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT
+            };
+            if n >= threshold {
+                SolverChoice::Multigrid
+            } else {
+                SolverChoice::BlockJacobi
+            }
+        }
+        choice => choice,
+    }
+}
+
 /// The integrator and its settings, from `[solver]`.
 pub fn build_integrator(scene: &Scene) -> Integrator {
     let s = &scene.solver;
@@ -202,8 +253,8 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
                 max_iterations: s.cg_max_iterations,
                 preconditioner,
             };
-            let n = crate::budget::estimate(scene).map_or(0, |b| b.vertices);
-            let choice = super::preconditioner_for(scene, n);
+            let n = budget::estimate(scene).map_or(0, |b| b.vertices);
+            let choice = preconditioner_for(scene, n);
             let solver = match choice {
                 SolverChoice::Diagonal => LinearSolver::Mpcg(pcg(Preconditioner::Diagonal)),
                 SolverChoice::Auto | SolverChoice::BlockJacobi => {
@@ -355,7 +406,7 @@ fn attached_collider<'a>(
 /// The scene's estimated memory and run time are checked first ([`crate::budget::admit`]), so nothing
 /// large is allocated for a scene that would be refused.
 pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
-    crate::budget::admit(scene)?;
+    budget::admit(scene)?;
     let cloths = (0..scene.cloths.len())
         .map(|k| build_cloth(scene, k))
         .collect::<Result<Vec<_>, _>>()?;
@@ -427,19 +478,20 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
     let coarse = coarse_start(scene, &sim.system().parts, sim.world().sewing.sewn_by())?;
     // A coarse start replaces the initial positions (and untangles what it carries).
     Ok(match coarse {
-        Some(c) => sim.with_coarse_start(c),
+        Some((copy, c)) => sim.with_coarse_start(copy, c),
         None => sim.with_untangled_start(),
     })
 }
 
 /// The coarse copy that sews the garments with a `sew_edge_length` (see
-/// [`MeshSpec::Garmentcode`]), or `None` when no cloth asks for one. `parts` are the scene's
+/// [`MeshSpec::Garmentcode`]) and how its state is carried over, or `None` when no cloth asks
+/// for one. `parts` are the scene's
 /// cloths in the simulation; `sewn_by` (s) is when every seam is held closed.
 fn coarse_start(
     scene: &Scene,
     parts: &[ClothPart],
     sewn_by: f64,
-) -> Result<Option<CoarseStart>, SimError> {
+) -> Result<Option<(Simulation, CoarseStart)>, SimError> {
     let coarse_of = |c: &super::ClothSettings| match &c.mesh {
         MeshSpec::Garmentcode {
             path,
@@ -500,11 +552,11 @@ fn coarse_start(
             transfer,
         });
     }
-    Ok(Some(CoarseStart {
-        sim,
+    let start = CoarseStart {
         cloths,
         until: sewn_by,
-    }))
+    };
+    Ok(Some((sim, start)))
 }
 
 /// The rigid motion of a collider: keyframes, constant velocity, or none.
@@ -570,16 +622,6 @@ pub fn build_collider(scene: &Scene, k: usize, c: &ColliderSettings) -> Result<C
         name,
     })
 }
-
-/// Poses of a glTF body per second of simulation: the frame rate times the smallest whole
-/// number that reaches 120 Hz. Between poses the surface moves linearly, so its velocity over
-/// a step is the skinned motion's mean velocity over at most 1/120 s.
-pub(crate) fn gltf_sample_rate(fps: f64) -> f64 {
-    fps * (GLTF_SAMPLE_HZ / fps).ceil().max(1.0)
-}
-
-/// The least pose rate of glTF colliders (Hz).
-const GLTF_SAMPLE_HZ: f64 = 120.0;
 
 /// A glTF collider: the skinned body posed at [`gltf_sample_rate`] over the whole run, as a
 /// deforming mesh (with the collider's own rigid motion on top).
