@@ -23,8 +23,8 @@
 use std::ops::Range;
 
 use crate::error::SimError;
-
 use crate::state::State;
+use crate::system::ExtraTerms;
 use cloth_mesh::Vec3;
 use nalgebra::Matrix3;
 
@@ -195,28 +195,25 @@ impl Sewing {
     }
 
     /// Adds the stitch springs of a step of size `h` (s) from the state's time `t` (s),
-    /// positions `x` (m) and velocities `v` (m/s) to `forces` (N), with their Jacobian blocks
-    /// `(i, j, df_i/dx_j, df_i/dv_j)`, `i <= j`, to `blocks`; and the gravity taken off sewing
-    /// cloths (`-(1 - gravity_scale) m_i g`, no Jacobian). `masses` (kg) and `gravity`
-    /// (m/s^2) are the world's. A stitch asks the step to close it by at most
-    /// [`STITCH_CLOSING_SPEED`] times h.
+    /// positions `x` (m) and velocities `v` (m/s) to `terms` (forces in N, with their Jacobian
+    /// blocks), and the gravity taken off sewing cloths (`-(1 - gravity_scale) m_i g`, no
+    /// Jacobian). `masses` (kg) and `gravity` (m/s^2) are the world's. A stitch asks the step
+    /// to close it by at most [`STITCH_CLOSING_SPEED`] times h.
     pub fn add_terms(
         &self,
         state: &State,
         h: f64,
         masses: &[f64],
         gravity: &Vec3,
-        forces: &mut [Vec3],
-        blocks: &mut Vec<(usize, usize, Matrix3<f64>, Matrix3<f64>)>,
+        terms: &mut ExtraTerms,
     ) {
-        self.add_terms_from(state, &state.x, h, masses, gravity, forces, blocks);
+        self.add_terms_from(state, &state.x, h, masses, gravity, terms);
     }
 
     /// [`Sewing::add_terms`] at `state` for a step that started at positions `start` (m): how
     /// far the step may close a stitch is measured from `start`, so the springs are those of
     /// the step's start however far `state` has moved (a Newton correction evaluates them at
     /// the step's candidate end).
-    #[allow(clippy::too_many_arguments)]
     pub fn add_terms_from(
         &self,
         state: &State,
@@ -224,9 +221,9 @@ impl Sewing {
         h: f64,
         masses: &[f64],
         gravity: &Vec3,
-        forces: &mut [Vec3],
-        blocks: &mut Vec<(usize, usize, Matrix3<f64>, Matrix3<f64>)>,
+        terms: &mut ExtraTerms,
     ) {
+        let (forces, blocks) = (&mut terms.forces, &mut terms.blocks);
         let (t, x, v) = (state.t - self.start, &state.x, &state.v);
         for g in &self.groups {
             let s = &g.settings;
@@ -339,8 +336,10 @@ mod tests {
         let mut s = Sewing::new();
         s.add_cloth(vec![[0, 1]], &x0, 0..2, settings).unwrap();
         let force_at = |t: f64| {
-            let mut f = vec![Vec3::zeros(); 2];
-            let mut blocks = Vec::new();
+            let mut terms = ExtraTerms {
+                forces: vec![Vec3::zeros(); 2],
+                blocks: Vec::new(),
+            };
             let g = Vec3::new(0.0, -9.81, 0.0);
             let state = State {
                 x: x0.clone(),
@@ -348,8 +347,8 @@ mod tests {
                 t,
             };
             // A step long enough that the closing speed does not limit the pull.
-            s.add_terms(&state, 1.0, &[1.0, 1.0], &g, &mut f, &mut blocks);
-            f
+            s.add_terms(&state, 1.0, &[1.0, 1.0], &g, &mut terms);
+            terms.forces
         };
         // At t = 0 the spring is at its rest length: only the gravity compensation acts.
         assert_eq!(force_at(0.0)[0], Vec3::new(0.0, 9.81, 0.0));
@@ -382,15 +381,18 @@ mod tests {
         let forces = |settings: SewSettings, t: f64| {
             let mut s = Sewing::new();
             s.add_cloth(vec![[0, 1]], &x0, 0..2, settings).unwrap();
-            let mut f = vec![Vec3::zeros(); 2];
+            let mut terms = ExtraTerms {
+                forces: vec![Vec3::zeros(); 2],
+                blocks: Vec::new(),
+            };
             let state = State {
                 x: x0.clone(),
                 v: vec![Vec3::zeros(); 2],
                 t,
             };
             let g = Vec3::new(0.0, -9.81, 0.0);
-            s.add_terms(&state, 1.0, &[1.0, 1.0], &g, &mut f, &mut Vec::new());
-            (f, s.sewn_by())
+            s.add_terms(&state, 1.0, &[1.0, 1.0], &g, &mut terms);
+            (terms.forces, s.sewn_by())
         };
         // Before its start: no stitch force, gravity held off.
         let (f, sewn_by) = forces(delayed, 0.5);
@@ -431,8 +433,12 @@ mod tests {
             v: vec![Vec3::zeros(); 2],
             t: 1.0,
         };
-        let (mut f, mut blocks) = (vec![Vec3::zeros(); 2], Vec::new());
-        s.add_terms(&state, h, &[m, m], &Vec3::zeros(), &mut f, &mut blocks);
+        let mut terms = ExtraTerms {
+            forces: vec![Vec3::zeros(); 2],
+            blocks: Vec::new(),
+        };
+        s.add_terms(&state, h, &[m, m], &Vec3::zeros(), &mut terms);
+        let (f, blocks) = (terms.forces, terms.blocks);
         let mut a = nalgebra::DMatrix::<f64>::identity(6, 6) * m;
         for (i, j, kx, kv) in blocks {
             let blk = -(kv * h) - kx * (h * h);

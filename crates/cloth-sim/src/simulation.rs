@@ -451,29 +451,20 @@ impl Simulation {
             h_min: f64::INFINITY,
             ..Default::default()
         };
+        let mut f = Frame {
+            world: &mut self.world,
+            state: &mut self.state,
+            t_end,
+            sanity: &mut self.sanity,
+            stats: &mut stats,
+            after_step,
+        };
         match &mut self.engine {
             Engine::Implicit {
                 stepper,
                 controller,
-            } => implicit_frame(
-                stepper,
-                controller,
-                &mut self.world,
-                &mut self.state,
-                t_end,
-                &mut self.sanity,
-                &mut stats,
-                after_step,
-            )?,
-            Engine::Verlet(v) => verlet_frame(
-                v,
-                &mut self.world,
-                &mut self.state,
-                t_end,
-                &self.sanity,
-                &mut stats,
-                after_step,
-            )?,
+            } => implicit_frame(stepper, controller, &mut f)?,
+            Engine::Verlet(v) => verlet_frame(v, &mut f)?,
         }
         self.state.t = t_end;
         self.measure(&mut stats, frame)?;
@@ -525,18 +516,26 @@ impl Simulation {
     }
 }
 
-/// Implicit steps from `state.t` to `t_end`, adapting h (Knowl 9).
-#[allow(clippy::too_many_arguments)]
+/// What the steps of one frame advance, check and report to.
+struct Frame<'a> {
+    world: &'a mut World,
+    state: &'a mut State,
+    /// The frame's end time (s).
+    t_end: f64,
+    sanity: &'a mut Sanity,
+    stats: &'a mut FrameStats,
+    /// Shown the state after every accepted step.
+    after_step: &'a mut dyn FnMut(&State),
+}
+
+/// Implicit steps from `state.t` to `t_end`, adapting h (paper §7).
 fn implicit_frame(
     stepper: &mut Implicit,
     controller: &mut StepController,
-    world: &mut World,
-    state: &mut State,
-    t_end: f64,
-    sanity: &mut Sanity,
-    stats: &mut FrameStats,
-    after_step: &mut dyn FnMut(&State),
+    f: &mut Frame,
 ) -> Result<(), SimError> {
+    let (world, state, t_end) = (&mut *f.world, &mut *f.state, f.t_end);
+    let (sanity, stats) = (&mut *f.sanity, &mut *f.stats);
     let (grow_after, h_max, h_min, threshold) = {
         let s = &stepper.settings;
         (s.grow_after, s.h_max, s.h_min, s.stretch_threshold)
@@ -557,7 +556,7 @@ fn implicit_frame(
                 stats.h_min = stats.h_min.min(h);
                 stats.h_max = stats.h_max.max(h);
                 controller.accepted(h, info.stretch_change, threshold, grow_after, h_max);
-                after_step(state);
+                (f.after_step)(state);
             }
             Step::Rejected(reason, info) => {
                 add_attempt(stats, &info);
@@ -577,15 +576,9 @@ fn add_attempt(stats: &mut FrameStats, info: &StepInfo) {
 }
 
 /// Equal explicit steps no longer than the integrator's `h` from `state.t` to `t_end`.
-fn verlet_frame(
-    verlet: &mut Verlet,
-    world: &mut World,
-    state: &mut State,
-    t_end: f64,
-    sanity: &Sanity,
-    stats: &mut FrameStats,
-    after_step: &mut dyn FnMut(&State),
-) -> Result<(), SimError> {
+fn verlet_frame(verlet: &mut Verlet, f: &mut Frame) -> Result<(), SimError> {
+    let (world, state, t_end) = (&mut *f.world, &mut *f.state, f.t_end);
+    let (sanity, stats) = (&*f.sanity, &mut *f.stats);
     let mut sw = Stopwatch::start();
     let dt = t_end - state.t;
     let n = (dt / verlet.settings.h * (1.0 - 1e-9)).ceil().max(1.0) as usize;
@@ -597,7 +590,7 @@ fn verlet_frame(
         stats.strain_global_solves += info.global_solves;
         stats.strain_violation = stats.strain_violation.max(info.violation);
         sanity.check(world, state, stats.frame, None)?;
-        after_step(state);
+        (f.after_step)(state);
     }
     stats.steps = n;
     stats.h_min = h;

@@ -56,6 +56,42 @@ impl Stopwatch {
     }
 }
 
+/// A stopwatch that charges each lap to one phase of [`Timings`].
+pub(crate) struct Clock {
+    /// The time charged so far (s).
+    pub timings: Timings,
+    watch: Stopwatch,
+}
+
+impl Clock {
+    pub(crate) fn start() -> Self {
+        Self {
+            timings: Timings::default(),
+            watch: Stopwatch::start(),
+        }
+    }
+    /// Charges the time since the last lap to force evaluation and assembly.
+    pub(crate) fn eval(&mut self) {
+        self.timings.eval += self.watch.lap();
+    }
+    /// Charges the time since the last lap to the linear solve.
+    pub(crate) fn cg(&mut self) {
+        self.timings.cg += self.watch.lap();
+    }
+    /// Charges the time since the last lap to cloth-cloth contact.
+    pub(crate) fn cloth_cloth(&mut self) {
+        self.timings.cloth_cloth += self.watch.lap();
+    }
+    /// Charges the time since the last lap to cloth-solid contact.
+    pub(crate) fn cloth_solid(&mut self) {
+        self.timings.cloth_solid += self.watch.lap();
+    }
+    /// Charges the time since the last lap to everything else.
+    pub(crate) fn other(&mut self) {
+        self.timings.other += self.watch.lap();
+    }
+}
+
 /// Rejected step attempts counted by reason ([`Reject`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]

@@ -5,6 +5,18 @@ use std::ops::Range;
 
 use cloth_forces::{ClothModel, External};
 use cloth_mesh::{ClothMesh, GarmentSummary, RestShape, Vec3};
+use nalgebra::Matrix3;
+
+/// Force terms outside the cloth's force model (contact springs between layers, garment
+/// stitches): `forces` per vertex (N) and Jacobian blocks `(i, j, df_i/dx_j, df_i/dv_j)` with
+/// `i <= j` in `blocks`, which may couple vertices the mesh does not.
+#[derive(Clone, Debug, Default)]
+pub struct ExtraTerms {
+    /// Force per vertex (N).
+    pub forces: Vec<Vec3>,
+    /// Jacobian blocks `(i, j, df_i/dx_j, df_i/dv_j)`, `i <= j`.
+    pub blocks: Vec<(usize, usize, Matrix3<f64>, Matrix3<f64>)>,
+}
 
 /// One cloth of a [`ClothSystem`]: a named, contiguous range of its vertices and triangles.
 /// Several cloths are simulated as one particle system (so they touch each other as a cloth

@@ -1,53 +1,54 @@
-//! Stage 5, accept or reject: the candidate end state is judged before anything is changed.
-//! A vertex pulled into a solid asks for a redo with that vertex in contact; a stretch change
-//! above the threshold (Knowl 9) asks for a smaller step.
+//! Stage 5, accept or reject: the candidate end state is judged before anything is changed,
+//! on what the detect stage found at it. A vertex pulled into a solid asks for a redo with that
+//! vertex in contact; a stretch change above the threshold (paper §7) asks for a smaller step.
 
 use super::contact::ContactMemory;
 use super::detect::Detection;
 use super::settings::ImplicitSettings;
-use super::zones::Zones;
 use crate::error::Reject;
-use crate::state::State;
-use crate::stats::{Stopwatch, Timings};
-use crate::world::World;
+use cloth_forces::ClothModel;
 use cloth_mesh::Vec3;
 
-/// The candidate state and the stretch measures of the check.
+/// The stretch measures of the check.
 #[derive(Default)]
 pub(crate) struct Check {
     /// Stretch `(|w_u|, |w_v|)` per triangle at the start state.
     pub stretch0: Vec<[f64; 2]>,
-    /// The same at the candidate end state `x1`.
+    /// The same at the candidate end state.
     pub stretch1: Vec<[f64; 2]>,
-    /// The attempt's position corrections y: its alterations less their landing part (empty
-    /// when all are zero).
-    y: Vec<Vec3>,
     /// Scratch positions.
     scratch: Vec<Vec3>,
     /// Whether `stretch0` belongs to the current start state.
     valid: bool,
-    /// Whether the attempt being judged has a non-zero correction y (its alteration less the
-    /// landing part; then `stretch1` is not the candidate's own stretch until the accepted
-    /// step re-measures it in stage 6).
-    pub altered: bool,
-    /// Candidate end positions, `x0 + h (v0 + dv) + y` (m), after impact zones.
-    pub x1: Vec<Vec3>,
-    /// The candidate before impact zones (m).
-    x1_free: Vec<Vec3>,
-    /// The alteration y before impact zones (empty when there is none).
-    y_free: Vec<Vec3>,
-    /// Impact zones (the cloth-cloth safety net).
-    zones: Zones,
-    /// Vertices moved by impact zones in the last judged attempt.
-    pub zone_vertices: usize,
     /// Scratch of [`Check::overstretched_vertices`].
     torn: Vec<bool>,
     /// The largest stretch change of the last candidate the threshold was checked on.
     pub last_change: f64,
 }
 
+/// What the detect stage found of the candidate in solids, judged: a vertex pulled into a
+/// solid's thickness layer is engaged as a contact and the step redone at the same h (while
+/// `redo` allows); one still inside a solid beyond the thickness asks for a smaller step, so
+/// no accepted step leaves cloth inside a solid. `pinned` and `h` as for
+/// [`ContactMemory::force_engagement`].
+pub(crate) fn solids(
+    detection: &Detection,
+    contacts: &mut ContactMemory,
+    redo: bool,
+    pinned: &[bool],
+    h: f64,
+) -> Option<Reject> {
+    if redo {
+        let marked = contacts.force_engagement(&detection.deep, pinned, h);
+        if marked > 0 {
+            return Some(Reject::Penetration { vertices: marked });
+        }
+    }
+    inside_solid(detection)
+}
+
 /// A vertex deeper inside a solid than the thickness, as a rejection.
-fn inside_solid(detection: &Detection) -> Option<Reject> {
+pub(crate) fn inside_solid(detection: &Detection) -> Option<Reject> {
     detection
         .inside
         .map(|(vertex, collider, depth)| Reject::InsideSolid {
@@ -58,12 +59,6 @@ fn inside_solid(detection: &Detection) -> Option<Reject> {
 }
 
 impl Check {
-    /// Candidate cloth-cloth pairs near the end of the last candidate checked for
-    /// crossings (for the next step's proximity search).
-    pub fn near_pairs(&self) -> Option<&cloth_collide::NearPairs> {
-        self.zones.near_pairs()
-    }
-
     /// Forgets the start state's stretch.
     pub fn invalidate(&mut self) {
         self.valid = false;
@@ -75,100 +70,32 @@ impl Check {
         self.valid = true;
     }
 
-    /// Judges the candidate `x0 + h (v0 + dv) + y`: `None` to accept (then `x1` holds it), or why to reject. A vertex pulled into a solid's thickness
-    /// layer asks for a redo at the same h with it in contact; one still inside a solid beyond
-    /// the thickness when the redos are used up asks for a smaller step, so no accepted step
-    /// leaves cloth inside a solid. Last, the motion is made free of cloth-cloth crossings by
-    /// impact zones ([`super::zones`]), and the changed candidate is judged again.
-    #[allow(clippy::too_many_arguments)]
-    pub fn judge(
-        &mut self,
-        world: &World,
-        state: &State,
-        dv: &[Vec3],
-        y: &[Vec3],
-        landing: &[Vec3],
-        h: f64,
-        settings: &ImplicitSettings,
-        detection: &mut Detection,
-        contacts: &mut ContactMemory,
-        redos: usize,
-        timings: &mut Timings,
-        sw: &mut Stopwatch,
-    ) -> Option<Reject> {
-        self.candidate(world, state, dv, y, landing, h);
-        timings.other += sw.lap();
-        if world.colliders.is_some() {
-            detection.penetrations(world, &self.x1);
-            timings.cloth_solid += sw.lap();
-            if redos < settings.max_penetration_redos {
-                let marked = contacts.force_engagement(&detection.deep, world.pinned(), h);
-                if marked > 0 {
-                    return Some(Reject::Penetration { vertices: marked });
-                }
-            }
-            if let Some(reject) = inside_solid(detection) {
-                return Some(reject);
-            }
-        }
-        if let Some(reject) = self.stretch_reject(settings) {
-            return Some(reject);
-        }
-        self.separate(world, state, settings, detection, timings, sw)
-    }
-
-    /// The candidate positions `x1` and their stretch, measured without the position
-    /// alteration y except its `landing` part: the check judges the integration and the
-    /// vertices' own approach to a solid, not the deliberate geometric correction (Knowl 6),
-    /// which would otherwise fail a step at any h. From here on `y` holds that correction only.
-    fn candidate(
-        &mut self,
-        world: &World,
-        state: &State,
-        dv: &[Vec3],
-        y: &[Vec3],
-        landing: &[Vec3],
-        h: f64,
-    ) {
-        let model = &world.cloth.model;
+    /// Measures the stretch of the start state `x0` (once per start state) and of the
+    /// candidate's integrated motion `x1`.
+    pub fn measure(&mut self, model: &ClothModel, x0: &[Vec3], x1: &[Vec3]) {
         if !self.valid {
-            model.triangle_stretch(&state.x, &mut self.stretch0);
+            model.triangle_stretch(x0, &mut self.stretch0);
             self.valid = true;
         }
-        self.x1.resize(state.len(), Vec3::zeros());
-        for ((((x1, x), v), dv), l) in (self.x1.iter_mut().zip(&state.x))
-            .zip(&state.v)
-            .zip(dv)
-            .zip(landing)
-        {
-            *x1 = x + (v + dv) * h + l;
-        }
-        model.triangle_stretch(&self.x1, &mut self.stretch1);
-        self.y.clear();
-        self.y.extend(y.iter().zip(landing).map(|(y, l)| y - l));
-        self.altered = self.y.iter().any(|y| *y != Vec3::zeros());
-        if !self.altered {
-            self.y.clear();
-        }
-        for (x1, y) in self.x1.iter_mut().zip(&self.y) {
-            *x1 += y;
-        }
+        model.triangle_stretch(x1, &mut self.stretch1);
     }
 
-    /// The stretch of `x1 - y` into `stretch1` (`y` empty: of `x1`).
-    fn stretch_without(&mut self, model: &cloth_forces::ClothModel, y: &[Vec3]) {
+    /// The stretch of `x1 - y` into `stretch1` (`y` empty: of `x1`): a candidate that impact
+    /// zones changed is judged like the free one, without the correction y (the zones carried
+    /// it along), as y moves a vertex by a fixed distance at any h and a zone made at a tiny
+    /// step must not look like a stretch change that no smaller step could cure.
+    pub fn measure_without(&mut self, model: &ClothModel, x1: &[Vec3], y: &[Vec3]) {
         if y.is_empty() {
-            model.triangle_stretch(&self.x1, &mut self.stretch1);
+            model.triangle_stretch(x1, &mut self.stretch1);
             return;
         }
         self.scratch.clear();
-        self.scratch
-            .extend(self.x1.iter().zip(y).map(|(x, y)| x - y));
+        self.scratch.extend(x1.iter().zip(y).map(|(x, y)| x - y));
         model.triangle_stretch(&self.scratch, &mut self.stretch1);
     }
 
-    /// A stretch change above the threshold (Knowl 9), if any.
-    fn stretch_reject(&mut self, settings: &ImplicitSettings) -> Option<Reject> {
+    /// A stretch change above the threshold (paper §7), if any.
+    pub fn stretch(&mut self, settings: &ImplicitSettings) -> Option<Reject> {
         let (triangle, change) = self.largest_stretch_change();
         self.last_change = change;
         (change > settings.stretch_threshold).then_some(Reject::StretchChange {
@@ -178,69 +105,9 @@ impl Check {
         })
     }
 
-    /// The safety net: impact zones make the candidate's motion free of cloth-cloth
-    /// collisions; a candidate they changed is checked again for stretch and solids.
-    fn separate(
-        &mut self,
-        world: &World,
-        state: &State,
-        settings: &ImplicitSettings,
-        detection: &mut Detection,
-        timings: &mut Timings,
-        sw: &mut Stopwatch,
-    ) -> Option<Reject> {
-        self.x1_free.clone_from(&self.x1);
-        self.y_free.clone_from(&self.y);
-        let zoned = self
-            .zones
-            .resolve(world, &state.x, &mut self.x1, &mut self.y);
-        timings.cloth_cloth += sw.lap();
-        self.zone_vertices = match zoned {
-            Ok(count) => count,
-            Err(reject) => return Some(reject),
-        };
-        if self.zone_vertices == 0 {
-            return None;
-        }
-        // Judged like the free candidate, without the alteration y (the zones carried it
-        // along): y moves a vertex by a fixed distance at any h, and a zone made at a tiny
-        // step must not look like a stretch change that no smaller step could cure.
-        let y = std::mem::take(&mut self.y);
-        self.stretch_without(&world.cloth.model, &y);
-        self.y = y;
-        if world.colliders.is_some() {
-            detection.penetrations(world, &self.x1);
-            timings.cloth_solid += sw.lap();
-            if let Some(reject) = inside_solid(detection) {
-                return Some(reject);
-            }
-        }
-        self.stretch_reject(settings)
-    }
-
-    /// Velocity corrections (m/s) of the impact zones for an accepted step of size `h`: the
-    /// change of each vertex's integrated end position (without the alteration y, which moves
-    /// positions only) divided by h.
-    pub fn zone_velocity_changes(&self, h: f64) -> impl Iterator<Item = Vec3> + '_ {
-        let zero = Vec3::zeros();
-        self.x1
-            .iter()
-            .zip(&self.x1_free)
-            .enumerate()
-            .map(move |(i, (x, free))| {
-                let y = self.y.get(i).unwrap_or(&zero);
-                let y_free = self.y_free.get(i).unwrap_or(&zero);
-                ((x - y) - (free - y_free)) / h
-            })
-    }
-
     /// Per vertex, whether a triangle around it is stretched beyond `1 + limit` along u or v
     /// in the start state (into a scratch buffer owned by the check).
-    pub fn overstretched_vertices(
-        &mut self,
-        model: &cloth_forces::ClothModel,
-        limit: f64,
-    ) -> &[bool] {
+    pub fn overstretched_vertices(&mut self, model: &ClothModel, limit: f64) -> &[bool] {
         self.torn.clear();
         self.torn.resize(model.num_vertices(), false);
         for (tri, w) in model.triangles().iter().zip(&self.stretch0) {

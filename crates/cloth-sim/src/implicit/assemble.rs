@@ -1,22 +1,25 @@
-//! Stage 3, assemble: every force term of the step's start state reaches the linear system
-//! through this one path (Knowls 2 and 6):
+//! Stage 3, assemble: every force term reaches the linear system through this one path
+//! (paper §3 and §6.2). At the step's start ([`Linearization::Start`]):
 //!
 //! `A = M - h df/dv - h^2 df/dx`, `b = h (f0 + h df/dx v0 + df/dx y)`,
 //!
 //! where f, df/dx and df/dv sum the cloth's internal and external forces (`cloth-forces`,
 //! evaluated once per start state and kept for retries), the cloth-cloth penalty springs (with
-//! their Jacobians, once per start state), the garment stitch springs ([`crate::sewing::Sewing`]; with
-//! their Jacobians, per attempt, as how far a step may close a stitch depends on h) and the
-//! kinetic friction of sliding contacts (a force without Jacobian, per attempt).
+//! their Jacobians, once per start state), the garment stitch springs
+//! ([`crate::sewing::Sewing`]; with their Jacobians, per attempt, as how far a step may close a
+//! stitch depends on h) and the kinetic friction of sliding contacts (a force without
+//! Jacobian, per attempt).
 //!
-//! A Newton correction ([`Assembly::correction`]) assembles the same terms at a candidate end
-//! state instead, with the backward Euler residual as right-hand side.
+//! For a Newton correction ([`Linearization::End`]) the same terms are evaluated at the
+//! attempt's candidate end state, `A` is assembled from their Jacobians there, and `b` is the
+//! residual of the backward Euler equations.
 
+use super::attempt::Attempt;
 use super::constrain::Constraints;
 use crate::error::SimError;
 use crate::state::State;
-use crate::stats::{Stopwatch, Timings};
-use crate::system::ClothSystem;
+use crate::stats::Clock;
+use crate::system::{ClothSystem, ExtraTerms};
 use crate::world::World;
 use cloth_forces::Evaluation;
 use cloth_mesh::{Par, Vec3};
@@ -24,13 +27,51 @@ use cloth_solver::{AssemblyPlan, BlockMatrix, SolverError};
 use nalgebra::Matrix3;
 use rayon::prelude::*;
 
-/// Force terms with Jacobian blocks outside the cloth's fixed element pattern: `forces` per
-/// vertex (N) and `blocks` `(i, j, df/dx, df/dv)` with `i <= j`, which may couple vertices the
-/// mesh does not (contact pairs).
+/// Where the system is linearised.
+#[derive(Clone, Copy)]
+pub(crate) enum Linearization<'a> {
+    /// At the step's start: the paper's step.
+    Start,
+    /// At the candidate end state `end` (positions `x0 + h (v0 + dv) + y`, velocities
+    /// `v0 + dv`) of a solved attempt whose velocity change is `dv`: a Newton correction.
+    End {
+        /// The candidate end state.
+        end: &'a State,
+        /// The attempt's velocity change (m/s).
+        dv: &'a [Vec3],
+    },
+}
+
+/// Which set of extra terms a system is assembled with.
+#[derive(Clone, Copy)]
+enum Terms {
+    /// The start state's contact terms.
+    Start,
+    /// The start state's contact terms with the attempt's stitches.
+    Sewn,
+    /// The contact and stitch terms at a Newton correction's end state.
+    End,
+}
+
+/// The sets of extra terms an assembly keeps, one per [`Terms`].
 #[derive(Default)]
-pub(crate) struct ExtraTerms {
-    pub forces: Vec<Vec3>,
-    pub blocks: Vec<(usize, usize, Matrix3<f64>, Matrix3<f64>)>,
+struct TermSets {
+    /// Cloth-cloth penalty springs and friction at the start state.
+    start: ExtraTerms,
+    /// `start` plus the garment stitch springs of the attempt being assembled.
+    sewn: ExtraTerms,
+    /// The contact and stitch terms at the end state of a Newton correction.
+    end: ExtraTerms,
+}
+
+impl TermSets {
+    fn get(&self, which: Terms) -> &ExtraTerms {
+        match which {
+            Terms::Start => &self.start,
+            Terms::Sewn => &self.sewn,
+            Terms::End => &self.end,
+        }
+    }
 }
 
 /// The linear system of a step and the force terms it is made of.
@@ -38,15 +79,13 @@ pub(crate) struct Assembly {
     /// Internal and external forces of the cloth and their Jacobians, in the model's entry
     /// order (fixed pattern).
     eval: Evaluation,
-    /// Cloth-cloth penalty springs.
-    extra: ExtraTerms,
-    /// `extra` plus the garment stitch springs of the attempt being assembled.
-    sewn: ExtraTerms,
-    /// Whether `eval` and `extra` belong to the current start state.
+    /// Force terms outside the model's pattern.
+    terms: TermSets,
+    /// Whether `eval` and the start's extra terms belong to the current start state.
     evaluated: bool,
     /// Whether a Newton correction evaluated the model into `eval` at its end state since:
-    /// the start's model terms are then evaluated again for a retry (`extra` stays). One
-    /// evaluation's Jacobians instead of two (for 100k vertices, ~50 MB per array).
+    /// the start's model terms are then evaluated again for a retry (its extra terms stay). One
+    /// evaluation's Jacobians are kept instead of two (each array is large).
     model_stale: bool,
     /// Off-diagonal vertex pairs of the matrix pattern (mesh pairs plus contact pairs seen).
     pairs: Vec<(usize, usize)>,
@@ -58,8 +97,6 @@ pub(crate) struct Assembly {
     w: Vec<Vec3>,
     kw: Vec<Vec3>,
     pub b: Vec<Vec3>,
-    /// The contact and stitch terms at the end state of a Newton correction.
-    end_terms: ExtraTerms,
 }
 
 impl Assembly {
@@ -75,8 +112,7 @@ impl Assembly {
         Ok(Self {
             pairs,
             eval,
-            extra: ExtraTerms::default(),
-            sewn: ExtraTerms::default(),
+            terms: TermSets::default(),
             evaluated: false,
             model_stale: false,
             matrix,
@@ -86,7 +122,6 @@ impl Assembly {
             w: vec![Vec3::zeros(); n],
             kw: vec![Vec3::zeros(); n],
             b: vec![Vec3::zeros(); n],
-            end_terms: ExtraTerms::default(),
         })
     }
 
@@ -100,106 +135,110 @@ impl Assembly {
         !self.evaluated
     }
 
-    /// Evaluates the force terms at the start state when it is new, then assembles A and b for
-    /// step size `h` with the attempt's constraints (alterations y and friction).
-    #[allow(clippy::too_many_arguments)]
+    /// Assembles A and b of the attempt `ctx` linearised `at` its start or its candidate end,
+    /// with the attempt's constraints (alterations y, kinetic friction).
     pub fn run(
         &mut self,
-        world: &World,
-        state: &State,
+        ctx: &Attempt,
+        at: Linearization,
         cons: &Constraints,
-        h: f64,
-        par: Par,
-        timings: &mut Timings,
-        sw: &mut Stopwatch,
+        clock: &mut Clock,
     ) -> Result<(), SimError> {
-        if !self.evaluated || self.model_stale {
-            let sys = &world.cloth;
-            sys.model.evaluate(&state.x, &state.v, &mut self.eval, par);
-            sys.external
-                .accumulate(&sys.model, &state.x, &state.v, &mut self.eval);
-            self.model_stale = false;
-            timings.eval += sw.lap();
+        let (h, masses) = (ctx.h, &ctx.world.cloth.masses);
+        let terms = match at {
+            Linearization::Start => self.start_terms(ctx, clock),
+            Linearization::End { end, .. } => self.end_terms(ctx, end),
+        };
+        self.matrix(terms, h, masses)?;
+        match at {
+            Linearization::Start => self.rhs(terms, &ctx.state.v, &cons.y, &cons.friction, h),
+            Linearization::End { dv, .. } => self.residual(&cons.friction, dv, h, masses),
         }
-        if !self.evaluated {
-            self.extra.blocks.clear();
-            self.extra.forces.clear();
-            self.extra.forces.resize(state.len(), Vec3::zeros());
-            if let Some(sc) = &world.self_collision {
-                sc.penalty(
-                    &state.x,
-                    &state.v,
-                    &mut self.extra.forces,
-                    &mut self.extra.blocks,
-                );
-                let masses = &world.cloth.masses;
-                let (forces, blocks) = (&mut self.extra.forces, &mut self.extra.blocks);
-                sc.friction(&state.x, &state.v, masses, h, forces, blocks);
-                timings.cloth_cloth += sw.lap();
-            }
-            self.evaluated = true;
-        }
-        // The stitches depend on h (how far one step may close them), so they join the terms
-        // of each attempt.
-        let sewing = !world.sewing.is_empty();
-        if sewing {
-            let (terms, sys) = (&mut self.sewn, &world.cloth);
-            terms.forces.clone_from(&self.extra.forces);
-            terms.blocks.clone_from(&self.extra.blocks);
-            let (f, blocks) = (&mut terms.forces, &mut terms.blocks);
-            let gravity = &sys.external.gravity;
-            world
-                .sewing
-                .add_terms(state, h, &sys.masses, gravity, f, blocks);
-        }
-        self.system(
-            &state.v,
-            &cons.y,
-            &cons.friction,
-            h,
-            &world.cloth.masses,
-            sewing,
-        )?;
-        timings.eval += sw.lap();
+        clock.eval();
         Ok(())
     }
 
-    /// `A = M - h df/dv - h^2 df/dx` and `b = h (f0 + friction) + h df/dx (h v0 + y)` from the
-    /// evaluated terms (with the attempt's stitches when `sewing`).
-    fn system(
-        &mut self,
-        v0: &[Vec3],
-        y: &[Vec3],
-        friction: &[Vec3],
-        h: f64,
-        masses: &[f64],
-        sewing: bool,
-    ) -> Result<(), SolverError> {
+    /// Evaluates the force terms at the start state when it is new (the model's again after a
+    /// Newton correction), and the attempt's stitches, which depend on h.
+    fn start_terms(&mut self, ctx: &Attempt, clock: &mut Clock) -> Terms {
+        let (world, state, h) = (ctx.world, ctx.state, ctx.h);
+        let par = ctx.settings.par;
+        if !self.evaluated || self.model_stale {
+            evaluate_model(&world.cloth, state, &mut self.eval, par);
+            self.model_stale = false;
+            clock.eval();
+        }
+        if !self.evaluated {
+            contact_terms(world, state, h, &mut self.terms.start);
+            if world.self_collision.is_some() {
+                clock.cloth_cloth();
+            }
+            self.evaluated = true;
+        }
+        if world.sewing.is_empty() {
+            return Terms::Start;
+        }
+        // The stitches depend on h (how far one step may close them), so they join the terms
+        // of each attempt.
+        let (sets, sys) = (&mut self.terms, &world.cloth);
+        sets.sewn.forces.clone_from(&sets.start.forces);
+        sets.sewn.blocks.clone_from(&sets.start.blocks);
+        let gravity = &sys.external.gravity;
+        world
+            .sewing
+            .add_terms(state, h, &sys.masses, gravity, &mut sets.sewn);
+        Terms::Sewn
+    }
+
+    /// Evaluates every force term at the candidate `end` of a Newton correction: the end
+    /// state's model terms take the start's place (evaluated again for a retry), and the
+    /// stitches' closing bound is measured from the start positions. The start's contact terms
+    /// stay for retries at other step sizes.
+    fn end_terms(&mut self, ctx: &Attempt, end: &State) -> Terms {
+        let (world, h) = (ctx.world, ctx.h);
+        let sys = &world.cloth;
+        self.model_stale = true;
+        evaluate_model(sys, end, &mut self.eval, ctx.settings.par);
+        let terms = &mut self.terms.end;
+        contact_terms(world, end, h, terms);
+        if !world.sewing.is_empty() {
+            let gravity = &sys.external.gravity;
+            let (sewing, masses) = (&world.sewing, &sys.masses);
+            sewing.add_terms_from(end, &ctx.state.x, h, masses, gravity, terms);
+        }
+        Terms::End
+    }
+
+    /// `A = M - h df/dv - h^2 df/dx` from the evaluated model and the extra terms `which`.
+    fn matrix(&mut self, which: Terms, h: f64, masses: &[f64]) -> Result<(), SolverError> {
         for (d, &m) in self.diagonal.iter_mut().zip(masses) {
             *d = Matrix3::from_diagonal_element(m);
         }
         let h2 = h * h;
-        let terms = if sewing { &self.sewn } else { &self.extra };
+        let terms = self.terms.get(which);
         if (terms.blocks.iter()).any(|e| self.matrix.block(e.0, e.1).is_none()) {
-            self.grow_pattern(sewing)?;
+            self.grow_pattern(which)?;
         }
-        let terms = if sewing { &self.sewn } else { &self.extra };
-        let extra = &terms.blocks;
         // The model's entries are one per vertex pair: each block of A is made where it is
         // stored, with no array of combined blocks.
         let (dfdx, dfdv) = (self.eval.dfdx(), self.eval.dfdv());
         let block = |e: usize| -(dfdv[e] * h) - dfdx[e] * h2;
         (self.matrix).assemble_with(&self.plan, block, Some(&self.diagonal));
-        for (i, j, kx, kv) in extra {
+        for (i, j, kx, kv) in &self.terms.get(which).blocks {
             self.matrix.add_block(*i, *j, &(-(kv * h) - kx * h2))?;
         }
-        // b = h (f0 + extra) + h df/dx (h v0 + y)
+        Ok(())
+    }
+
+    /// `b = h (f0 + friction) + h df/dx (h v0 + y)` from the evaluated terms `which`.
+    fn rhs(&mut self, which: Terms, v0: &[Vec3], y: &[Vec3], friction: &[Vec3], h: f64) {
         self.w
             .par_iter_mut()
             .zip(v0.par_iter().zip(y.par_iter()))
             .for_each(|(w, (v, y))| *w = v * h + y);
         self.eval.mul_dfdx(&self.w, &mut self.kw);
-        for (i, j, kx, _) in extra {
+        let terms = self.terms.get(which);
+        for (i, j, kx, _) in &terms.blocks {
             self.kw[*i] += kx * self.w[*j];
             if i != j {
                 self.kw[*j] += kx.transpose() * self.w[*i];
@@ -211,68 +250,23 @@ impl Assembly {
             .zip(self.eval.forces.par_iter().zip(self.kw.par_iter()))
             .zip(ef.par_iter().zip(friction.par_iter()))
             .for_each(|((b, (f, kw)), (fe, ff))| *b = (f + (fe + ff) + kw) * h);
-        Ok(())
     }
 
-    /// Assembles one Newton correction of a solved step of size `h` (Knowl 2 solved beyond
-    /// its first linearisation): every force term is evaluated at the candidate `end`
-    /// (positions `x0 + h (v0 + dv) + y`, velocities `v0 + dv`), `A` is assembled from their
-    /// Jacobians there, and `b` is the residual of the backward Euler equations,
-    /// `h f(end) - M dv`. The correction `A d = b`, with the constrained components of `d`
-    /// zero, moves dv towards the nonlinear solution; for forces linear in x and v the residual
-    /// is the solve's own. The start's cloth-cloth proximities and the attempt's kinetic
-    /// friction are kept, and the stitches' closing bound is measured from the `start`
-    /// positions. The start's contact terms stay for retries at other step sizes; its model
-    /// terms are evaluated again then (the end's take their buffers).
-    #[allow(clippy::too_many_arguments)]
-    pub fn correction(
-        &mut self,
-        world: &World,
-        start: &[Vec3],
-        end: &State,
-        dv: &[Vec3],
-        friction: &[Vec3],
-        h: f64,
-        par: Par,
-    ) -> Result<(), SimError> {
-        let sys = &world.cloth;
-        // The end state's model terms take the start's place (evaluated again for a retry).
-        self.model_stale = true;
-        sys.model.evaluate(&end.x, &end.v, &mut self.eval, par);
-        sys.external
-            .accumulate(&sys.model, &end.x, &end.v, &mut self.eval);
-        let terms = &mut self.end_terms;
-        terms.forces.clear();
-        terms.forces.resize(end.len(), Vec3::zeros());
-        terms.blocks.clear();
-        let (forces, blocks) = (&mut terms.forces, &mut terms.blocks);
-        if let Some(sc) = &world.self_collision {
-            sc.penalty(&end.x, &end.v, forces, blocks);
-            sc.friction(&end.x, &end.v, &sys.masses, h, forces, blocks);
-        }
-        if !world.sewing.is_empty() {
-            let gravity = &sys.external.gravity;
-            let (sewing, masses) = (&world.sewing, &sys.masses);
-            sewing.add_terms_from(end, start, h, masses, gravity, forces, blocks);
-        }
-        // The end state's terms take the start's place while A is assembled (its b is then
-        // replaced by the residual).
-        std::mem::swap(&mut self.extra, &mut self.end_terms);
-        let zeros = vec![Vec3::zeros(); end.len()];
-        let assembled = self.system(&end.v, &zeros, friction, h, &sys.masses, false);
-        std::mem::swap(&mut self.extra, &mut self.end_terms);
-        assembled?;
-        let ef = &self.end_terms.forces;
+    /// The residual of the backward Euler equations at a Newton correction's end state,
+    /// `b = h f(end) - M dv`: a correction `A d = b` with the constrained components of `d`
+    /// zero moves dv towards the nonlinear solution (for forces linear in x and v the residual
+    /// is the first solve's own). The attempt's kinetic `friction` is kept.
+    fn residual(&mut self, friction: &[Vec3], dv: &[Vec3], h: f64, masses: &[f64]) {
+        let ef = &self.terms.end.forces;
         self.b
             .par_iter_mut()
             .zip(self.eval.forces.par_iter().zip(ef.par_iter()))
             .zip(
                 friction
                     .par_iter()
-                    .zip(dv.par_iter().zip(sys.masses.par_iter())),
+                    .zip(dv.par_iter().zip(masses.par_iter())),
             )
             .for_each(|((b, (f, fe)), (ff, (dv, m)))| *b = (f + fe + ff) * h - dv * *m);
-        Ok(())
     }
 
     /// The off-diagonal vertex pairs of the matrix pattern (the mesh's plus contact pairs seen).
@@ -291,11 +285,10 @@ impl Assembly {
         Ok(())
     }
 
-    /// Adds the off-diagonal pairs of the extra terms (with the attempt's stitches when
-    /// `sewing`) to the matrix pattern and rebuilds the plan; the pattern stays grown.
-    fn grow_pattern(&mut self, sewing: bool) -> Result<(), SolverError> {
-        let matrix = &self.matrix;
-        let terms = if sewing { &self.sewn } else { &self.extra };
+    /// Adds the off-diagonal pairs of the extra terms `which` to the matrix pattern and
+    /// rebuilds the plan; the pattern stays grown.
+    fn grow_pattern(&mut self, which: Terms) -> Result<(), SolverError> {
+        let (matrix, terms) = (&self.matrix, self.terms.get(which));
         self.pairs.extend(
             terms
                 .blocks
@@ -314,10 +307,29 @@ impl Assembly {
     }
 }
 
+/// The cloth's internal and external forces and their Jacobians at `s`, into `eval`.
+fn evaluate_model(sys: &ClothSystem, s: &State, eval: &mut Evaluation, par: Par) {
+    sys.model.evaluate(&s.x, &s.v, eval, par);
+    sys.external.accumulate(&sys.model, &s.x, &s.v, eval);
+}
+
+/// The cloth-cloth penalty springs and friction between layers at `s` for a step of size `h`,
+/// into `terms` (emptied first; zero forces without self-collision).
+fn contact_terms(world: &World, s: &State, h: f64, terms: &mut ExtraTerms) {
+    terms.forces.clear();
+    terms.forces.resize(s.len(), Vec3::zeros());
+    terms.blocks.clear();
+    if let Some(sc) = &world.self_collision {
+        let (forces, blocks) = (&mut terms.forces, &mut terms.blocks);
+        sc.penalty(&s.x, &s.v, forces, blocks);
+        sc.friction(&s.x, &s.v, &world.cloth.masses, h, forces, blocks);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::system::ClothSystem;
+    use crate::implicit::settings::ImplicitSettings;
     use cloth_forces::{ClothModel, Definiteness, External, Material};
     use cloth_mesh::{GridPattern, grid};
 
@@ -343,10 +355,16 @@ mod tests {
         let v: Vec<Vec3> = x.iter().map(|p| Vec3::new(0.0, -p.x, 0.3 * p.z)).collect();
         let state = State { x, v, t: 0.0 };
         let cons = Constraints::new(n);
-        let (par, h) = (Par::default(), 0.01);
-        let mut asm = Assembly::new(&world.cloth, par).unwrap();
-        let (mut timings, mut sw) = (Timings::default(), Stopwatch::start());
-        asm.run(&world, &state, &cons, h, par, &mut timings, &mut sw)
+        let (settings, h) = (ImplicitSettings::default(), 0.01);
+        let ctx = Attempt {
+            world: &world,
+            state: &state,
+            h,
+            settings: &settings,
+        };
+        let mut asm = Assembly::new(&world.cloth, settings.par).unwrap();
+        let mut clock = Clock::start();
+        asm.run(&ctx, Linearization::Start, &cons, &mut clock)
             .unwrap();
         let first = snapshot(&asm);
         // A correction at a candidate end state far from the start replaces the system...
@@ -360,16 +378,16 @@ mod tests {
             v: state.v.iter().zip(&dv).map(|(v, dv)| v + dv).collect(),
             t: h,
         };
-        let zeros = vec![Vec3::zeros(); n];
-        asm.correction(&world, &state.x, &end, &dv, &zeros, h, par)
-            .unwrap();
+        // (The constraints' kinetic friction is zero.)
+        let at = Linearization::End { end: &end, dv: &dv };
+        asm.run(&ctx, at, &cons, &mut clock).unwrap();
         assert_ne!(
             snapshot(&asm),
             first,
             "the end state's system differs from the start's"
         );
         // ...and a retry from the same start gets the start's system back, bit for bit.
-        asm.run(&world, &state, &cons, h, par, &mut timings, &mut sw)
+        asm.run(&ctx, Linearization::Start, &cons, &mut clock)
             .unwrap();
         assert_eq!(snapshot(&asm), first);
     }

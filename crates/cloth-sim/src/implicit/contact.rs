@@ -77,6 +77,20 @@ fn push_out(pull: f64, thick: f64) -> f64 {
     }
 }
 
+/// What the contacts' constraints are made from besides the contacts themselves.
+pub(crate) struct Inputs<'a> {
+    /// Per collider: friction and thickness.
+    pub surfaces: &'a [Surface],
+    /// The contact settings.
+    pub settings: &'a ContactSettings,
+    /// Velocities at the step's start (m/s).
+    pub v: &'a [Vec3],
+    /// Vertex masses (kg).
+    pub masses: &'a [f64],
+    /// The step size (s).
+    pub h: f64,
+}
+
 /// Outputs of the constrain stage the contacts write into.
 pub(crate) struct ConstraintSink<'a> {
     pub kind: &'a mut [Constraint],
@@ -142,17 +156,13 @@ impl ContactMemory {
     /// Turns the step's vertex contacts (sorted by vertex, colliders placed at t + h) into
     /// constraints, targets z, alterations y and sliding-friction forces. Pinned vertices are
     /// overwritten later by the caller.
-    #[allow(clippy::too_many_arguments)]
     pub fn constrain(
         &mut self,
         contacts: &[Contact],
-        surfaces: &[Surface],
-        settings: &ContactSettings,
-        v: &[Vec3],
-        masses: &[f64],
-        h: f64,
+        inputs: &Inputs,
         out: &mut ConstraintSink<'_>,
     ) {
+        let (settings, v, h) = (inputs.settings, inputs.v, inputs.h);
         self.active.clear();
         self.near.fill(false);
         self.forget_forced_unless(h);
@@ -168,7 +178,7 @@ impl ContactMemory {
                 k += 1;
             }
             k = i + 1;
-            let surface = surfaces[c.collider];
+            let surface = inputs.surfaces[c.collider];
             let thick = settings.cloth_thickness + surface.thickness;
             let n = c.normal;
             let rel = v[i] - c.surface_velocity;
@@ -199,7 +209,7 @@ impl ContactMemory {
                     approach: 0.0,
                 });
             }
-            self.engage(c, surface, settings, v, masses, h, out);
+            self.engage(c, surface, inputs, out);
             self.active.push(*c);
         }
         for s in &mut self.state[k.min(v.len())..] {
@@ -210,17 +220,14 @@ impl ContactMemory {
     /// Constrains vertex `c.vertex`, engaged in contact `c`: position alteration onto the
     /// thickness layer, then a static (ndof 0) or sliding (ndof 2 plus kinetic friction)
     /// constraint by its mode.
-    #[allow(clippy::too_many_arguments)]
     fn engage(
         &mut self,
         c: &Contact,
         surface: Surface,
-        settings: &ContactSettings,
-        v: &[Vec3],
-        masses: &[f64],
-        h: f64,
+        inputs: &Inputs,
         out: &mut ConstraintSink<'_>,
     ) {
+        let (settings, v, masses, h) = (inputs.settings, inputs.v, inputs.masses, inputs.h);
         let i = c.vertex;
         let thick = settings.cloth_thickness + surface.thickness;
         let n = c.normal;
@@ -293,11 +300,10 @@ impl ContactMemory {
     pub fn push_off_features(
         &self,
         features: &[FeatureContact],
-        surfaces: &[Surface],
-        settings: &ContactSettings,
-        v: &[Vec3],
+        inputs: &Inputs,
         out: &mut ConstraintSink<'_>,
     ) {
+        let (surfaces, settings, v) = (inputs.surfaces, inputs.settings, inputs.v);
         for f in features {
             let thick = settings.cloth_thickness + surfaces[f.collider].thickness;
             let n = f.normal;
@@ -512,7 +518,14 @@ mod tests {
         };
         let v = [n * -2.6];
         let settings = ContactSettings::default();
-        memory.constrain(&[contact], &surfaces, &settings, &v, &[1e-4], h, &mut out);
+        let inputs = Inputs {
+            surfaces: &surfaces,
+            settings: &settings,
+            v: &v,
+            masses: &[1e-4],
+            h,
+        };
+        memory.constrain(&[contact], &inputs, &mut out);
         (y[0], kind[0])
     }
 

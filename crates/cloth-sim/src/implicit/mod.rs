@@ -1,31 +1,38 @@
-//! One implicit step of Baraff & Witkin (1998), as stages that run in this order, each a
-//! module:
+//! The implicit integrator of Baraff & Witkin, "Large Steps in Cloth Simulation" (1998):
+//! linearised backward Euler with constraints and adaptive steps ([`Implicit`]).
 //!
-//! 1. `detect`: every proximity query of the step, cloth-solid and cloth-cloth;
+//! One call of [`Implicit::step`] attempts a step of size h in stages, each a module that
+//! reads the attempt's context (the world, the start state, h and the settings):
+//!
+//! 1. `detect`: every proximity query of the step, cloth-solid and cloth-cloth, at the start
+//!    state and (for stage 5) at the candidate end state;
 //! 2. `constrain`: per-vertex constraints S_i, target velocity changes z and position
-//!    alterations y (pins, rails, contacts; Knowls 6, 7);
-//! 3. `assemble`: forces and Jacobians of every force term at the step's start, through one
-//!    path, into `A = M - h df/dv - h^2 df/dx` and `b = h (f0 + h df/dx v0 + df/dx y)`
-//!    (Knowls 2, 6);
-//! 4. `solve`: the modified PCG (or the direct solve) for dv, and the constraint forces
-//!    `e = A dv - b` (Knowls 1, 8);
-//! 5. `accept`: the candidate state is judged: stretch change (Knowl 9), penetration,
-//!    definiteness — a [`Reject`] or acceptance; last, the safety net of cloth-cloth contact
-//!    (`zones`): continuous collision detection of the candidate motion, and rigid impact
-//!    zones (or a halved step) so that no accepted step makes the cloth pass through itself.
-//!    A step whose only fault is a stretch change over the threshold first gets Newton
-//!    corrections (stages 3 and 4 again at its end state, [`ImplicitSettings::newton_corrections`])
-//!    and is judged again;
-//! 6. `update`: `v += dv`, `x += h (v0 + dv) + y`, optional strain limiting, contact modes.
+//!    alterations y from rails, contacts and pins (paper §5.1, §6.2);
+//! 3. `assemble`: forces and Jacobians of every force term into
+//!    `A = M - h df/dv - h^2 df/dx` and `b = h (f0 + h df/dx v0 + df/dx y)` (paper §3, §6.2);
+//! 4. `solve`: the modified PCG (or a direct solve) for dv, and the constraint forces
+//!    `e = A dv - b` (paper §5.3, §5.4);
+//! 5. `accept`: the candidate end state `x0 + h (v0 + dv) + y` is judged on its stretch change
+//!    (paper §7), on vertices pulled into solids and, after the impact zones of the detect
+//!    stage made its motion free of cloth-cloth crossings, again: a [`Reject`] or acceptance.
+//!    An attempt whose only fault is a stretch change over the threshold first gets Newton
+//!    corrections (`correct`: stages 3 and 4 again, linearised at its end state,
+//!    [`ImplicitSettings::newton_corrections`]) and is judged again;
+//! 6. `update`: `v += dv`, `x += h (v0 + dv) + y`, the optional maximum-stretch pass, and the
+//!    contact modes from the constraint forces.
 //!
-//! The frame driver and the step-size controller ([`crate::simulation::Simulation`]) sit on top of
-//! [`Implicit::step`].
+//! A rejected attempt leaves the state unchanged; the frame driver
+//! ([`crate::simulation::Simulation`]) and its step-size controller ([`StepController`])
+//! choose the next h.
 
 mod accept;
 mod assemble;
+mod attempt;
+mod candidate;
 mod constrain;
 mod contact;
 mod controller;
+mod correct;
 mod detect;
 mod settings;
 mod solve;
@@ -34,41 +41,25 @@ mod zones;
 
 pub use contact::{ContactModes, PUSH_OUT_FRACTION};
 pub use controller::{STEP_TARGET, StepControl, StepController};
+pub use correct::CORRECTABLE_CHANGE;
 pub use settings::{ImplicitSettings, LinearSolver};
+
+use accept::Check;
+use assemble::{Assembly, Linearization};
+use attempt::Attempt;
+use candidate::Candidate;
+use constrain::Constraints;
+use contact::ContactMemory;
+use detect::Detection;
+use solve::Solution;
+use update::Update;
 
 use crate::error::{Reject, SimError, check_range};
 use crate::state::State;
-use crate::stats::{Stopwatch, Timings};
+use crate::stats::{Clock, Timings};
 use crate::world::World;
 use cloth_mesh::Vec3;
-use cloth_solver::PcgParams;
-use contact::ContactMemory;
 use serde::{Deserialize, Serialize};
-
-/// The largest stretch change, as a multiple of the threshold, that a Newton correction is
-/// tried on: beyond it the linearisation is too far off for one correction to bring the step
-/// under the threshold (on the thrown sheet none of the corrections tried above 10 times the
-/// threshold succeeded, and 2 of 7 between 5 and 10 times).
-pub const CORRECTABLE_CHANGE: f64 = 5.0;
-
-/// `solver` with its relative tolerance multiplied by `ratio` (at least 1, at most up to
-/// [`LOOSEST_CORRECTION_TOLERANCE`]).
-fn loosened(solver: &LinearSolver, ratio: f64) -> LinearSolver {
-    let loosen = |p: &PcgParams| PcgParams {
-        tolerance: (p.tolerance * ratio)
-            .min(LOOSEST_CORRECTION_TOLERANCE)
-            .max(p.tolerance),
-        ..*p
-    };
-    match solver {
-        LinearSolver::Mpcg(p) => LinearSolver::Mpcg(loosen(p)),
-        LinearSolver::Multigrid(p, mg) => LinearSolver::Multigrid(loosen(p), *mg),
-        LinearSolver::Direct => LinearSolver::Direct,
-    }
-}
-
-/// The loosest relative tolerance a Newton correction's solve is given.
-const LOOSEST_CORRECTION_TOLERANCE: f64 = 0.1;
 
 /// What the implicit integrator carries between steps.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -140,73 +131,56 @@ impl StateKey {
     }
 }
 
-/// The implicit integrator: its settings, the memory it carries between steps (contact modes)
-/// and the scratch of every stage. The state itself belongs to the caller.
+/// The implicit integrator: its settings, the memory it carries between steps (contact modes,
+/// the matrix pattern) and the data of every stage. The state itself belongs to the caller.
 pub struct Implicit {
     /// Settings; may be changed between steps.
     pub settings: ImplicitSettings,
-    contacts: ContactMemory,
-    /// Position alterations scheduled for the next accepted step (m).
-    pending_shift: Vec<Vec3>,
-    /// Constraint forces of the last accepted step (N).
-    constraint_forces: Vec<Vec3>,
-    key: StateKey,
-    /// Redos of the current step for penetration.
-    redos: usize,
-    detect: detect::Detection,
-    constrain: constrain::Constraints,
-    assemble: assemble::Assembly,
-    solve: solve::Solution,
-    accept: accept::Check,
-    strain: Option<update::StrainPass>,
+    stages: Stages,
 }
 
 impl Implicit {
     /// The integrator for `world`; builds the matrix pattern from the cloth's force model.
     pub fn new(world: &World, settings: ImplicitSettings) -> Result<Self, SimError> {
         settings.validate()?;
-        let par = settings.par;
         let n = world.num_vertices();
-        Ok(Self {
-            settings,
+        let stages = Stages {
             contacts: ContactMemory::new(n),
-            pending_shift: vec![Vec3::zeros(); n],
-            constraint_forces: vec![Vec3::zeros(); n],
             key: StateKey::default(),
             redos: 0,
-            detect: detect::Detection::default(),
-            constrain: constrain::Constraints::new(n),
-            assemble: assemble::Assembly::new(&world.cloth, par)?,
-            solve: solve::Solution::new(n),
-            accept: accept::Check::default(),
-            strain: None,
-        })
+            detect: Detection::default(),
+            constrain: Constraints::new(n),
+            assemble: Assembly::new(&world.cloth, settings.par)?,
+            solve: Solution::new(n),
+            candidate: Candidate::default(),
+            accept: Check::default(),
+            update: Update::new(n),
+        };
+        Ok(Self { settings, stages })
     }
 
-    /// Constraint forces (N) of the last accepted step, per vertex (Knowl 8): `e / h` with
+    /// Constraint forces (N) of the last accepted step, per vertex (paper §5.4): `e / h` with
     /// `e = A dv - b`. Zero for free vertices up to the solver tolerance.
     pub fn constraint_forces(&self) -> &[Vec3] {
-        &self.constraint_forces
+        &self.stages.update.constraint_forces
     }
 
     /// The most stretched triangle of the last accepted state and its stretch
     /// `max(|w_u|, |w_v|) - 1` (known after a step; `None` before the first).
     pub fn most_stretched(&self) -> Option<(usize, f64)> {
-        self.accept.most_stretched()
+        self.stages.accept.most_stretched()
     }
 
     /// Number of vertices currently in contact with solids.
     pub fn num_contacts(&self) -> usize {
-        self.contacts.num_contacts()
+        self.stages.contacts.num_contacts()
     }
 
-    /// Schedules a position alteration y (Knowl 6) of vertex `i` by `shift` (m) in the next
+    /// Schedules a position alteration y (paper §6.2) of vertex `i` by `shift` (m) in the next
     /// accepted step: the vertex moves by `h (v0 + dv) + shift`, and its neighbours feel the
     /// shift through `df/dx y` within the same step. Out-of-range vertices are ignored.
     pub fn shift_vertex(&mut self, i: usize, shift: Vec3) {
-        if let Some(s) = self.pending_shift.get_mut(i) {
-            *s += shift;
-        }
+        self.stages.constrain.schedule(i, shift);
     }
 
     /// What the step carries between steps besides the state (for checkpoints); the
@@ -214,24 +188,25 @@ impl Implicit {
     pub fn memory(&self) -> ImplicitMemory {
         ImplicitMemory {
             controller: None,
-            contacts: self.contacts.modes(),
-            pattern: self.assemble.pattern().to_vec(),
+            contacts: self.stages.contacts.modes(),
+            pattern: self.stages.assemble.pattern().to_vec(),
         }
     }
 
     /// Restores what [`Implicit::memory`] saved. Caches built from history (the multigrid
     /// hierarchy) are dropped, as [`Implicit::drop_history`] does.
     pub fn restore_memory(&mut self, m: &ImplicitMemory) -> Result<(), SimError> {
-        if !self.contacts.set_modes(&m.contacts) {
+        let s = &mut self.stages;
+        if !s.contacts.set_modes(&m.contacts) {
             return Err(SimError::Invalid {
                 key: "checkpoint".into(),
                 message: "its contact modes are for a cloth of another size".into(),
             });
         }
-        self.assemble.set_pattern(&m.pattern)?;
-        self.key = StateKey::default();
-        self.assemble.invalidate();
-        self.accept.invalidate();
+        s.assemble.set_pattern(&m.pattern)?;
+        s.key = StateKey::default();
+        s.assemble.invalidate();
+        s.accept.invalidate();
         self.drop_history();
         Ok(())
     }
@@ -240,7 +215,7 @@ impl Implicit {
     /// multigrid hierarchy), so a run continued from a checkpoint taken here computes the same
     /// bits as one that goes on.
     pub fn drop_history(&mut self) {
-        self.solve.drop_history();
+        self.stages.solve.drop_history();
     }
 
     /// Attempts one step of size `h` (s) from `state`: on [`Step::Accepted`] the state is at
@@ -259,151 +234,164 @@ impl Implicit {
             });
         }
         check_range("h", h, 0.0, f64::INFINITY)?;
-        let par = self.settings.par;
-        par.install(|| self.stages(world, state, h))
+        let (settings, stages) = (&self.settings, &mut self.stages);
+        settings
+            .par
+            .install(|| stages.step(world, state, h, settings))
     }
+}
 
+/// The data of every stage: the memory carried from step to step (contact modes, the start
+/// state's cached terms) and each stage's scratch.
+struct Stages {
+    contacts: ContactMemory,
+    /// The start state the cached data (forces, proximities, stretch) belong to.
+    key: StateKey,
+    /// Redos of the current step for penetration.
+    redos: usize,
+    detect: Detection,
+    constrain: Constraints,
+    assemble: Assembly,
+    solve: Solution,
+    candidate: Candidate,
+    accept: Check,
+    update: Update,
+}
+
+impl Stages {
     /// The six stages, in order.
-    fn stages(&mut self, world: &mut World, state: &mut State, h: f64) -> Result<Step, SimError> {
-        let mut sw = Stopwatch::start();
+    fn step(
+        &mut self,
+        world: &mut World,
+        state: &mut State,
+        h: f64,
+        settings: &ImplicitSettings,
+    ) -> Result<Step, SimError> {
+        let mut clock = Clock::start();
         let mut info = StepInfo::default();
-        let t = &mut info.timings;
         self.start_from(state);
-        // 1. detect
-        self.detect.solids(world, state, h, t, &mut sw);
+        // 1. detect, at the start state (colliders move to the step's end)
         let fresh = self.assemble.needs_eval();
-        let near = self.accept.near_pairs();
-        self.detect.cloth(world, state, fresh, near, t, &mut sw);
-        self.detect.shield(world);
-        // 2. constrain
-        let (detect, shift) = (&self.detect, &self.pending_shift);
-        let contacts = &mut self.contacts;
-        (self.constrain).build(world, state, detect, contacts, shift, h, t, &mut sw);
-        // 3. assemble
-        let par = self.settings.par;
-        (self.assemble).run(world, state, &self.constrain, h, par, t, &mut sw)?;
-        // 4. solve
-        let solver = &self.settings.solver;
-        let solved =
-            (self.solve).run(solver, &mut self.assemble, &self.constrain, &state.x, par)?;
-        t.cg += sw.lap();
-        // 5. accept or reject
-        let mut verdict = match solved {
-            Ok(cg) => {
-                info.cg_iterations = cg.iterations;
-                info.cg_capped = !cg.converged;
-                self.judge(world, state, h, &mut info.timings, &mut sw)
-            }
-            Err(reject) => Some(reject),
+        self.detect.start(world, state, h, fresh, &mut clock);
+        // 2. to 5.
+        let ctx = Attempt {
+            world,
+            state,
+            h,
+            settings,
         };
-        let first_change = self.accept.last_change;
-        while info.corrections < self.settings.newton_corrections
-            && self.correctable(&verdict, first_change)
-        {
-            info.corrections += 1;
-            let Some(cg) = self.correct(world, state, h, &mut info.timings, &mut sw)? else {
-                break;
-            };
-            info.cg_iterations += cg.iterations;
-            info.cg_capped |= !cg.converged;
-            verdict = self.judge(world, state, h, &mut info.timings, &mut sw);
-        }
-        if let Some(reject) = verdict {
+        if let Some(reject) = self.attempt(&ctx, &mut info, &mut clock)? {
             // Redos for penetration count per step size: a smaller step starts afresh.
             if reject.halves_step() {
                 self.redos = 0;
             } else {
                 self.redos += 1;
             }
-            info.timings.other += sw.lap();
+            clock.other();
+            info.timings = clock.timings;
             return Ok(Step::Rejected(reject, info));
         }
         // 6. update
-        info.zone_vertices = self.accept.zone_vertices;
-        info.stretch_change = if info.corrections > 0 {
-            first_change
-        } else {
-            self.accept.last_change
-        };
-        let g = world.cloth.external.gravity;
-        info.lift_work = (self.constrain.y.iter().zip(&world.cloth.masses))
-            .map(|(y, m)| (-m * g.dot(y)).max(0.0))
-            .sum();
-        self.update(world, state, h);
-        info.timings.other += sw.lap();
+        info.zone_vertices = self.candidate.zone_vertices;
+        info.lift_work = lift_work(world, &self.constrain.y);
+        self.update(world, state, h, settings);
+        clock.other();
+        info.timings = clock.timings;
         Ok(Step::Accepted(info))
     }
 
-    /// Whether `verdict` is a stretch change a Newton correction may cure: finite, at most
-    /// [`CORRECTABLE_CHANGE`] times the threshold, and (after a correction) at most 0.9 of
-    /// the first solve's `first` change.
-    fn correctable(&self, verdict: &Option<Reject>, first: f64) -> bool {
-        let Some(Reject::StretchChange {
-            change, threshold, ..
-        }) = verdict
-        else {
-            return false;
+    /// Stages 2 to 5 of the attempt `ctx`, with Newton corrections of a correctable stretch
+    /// change: the verdict, `None` to accept.
+    fn attempt(
+        &mut self,
+        ctx: &Attempt,
+        info: &mut StepInfo,
+        clock: &mut Clock,
+    ) -> Result<Option<Reject>, SimError> {
+        // 2. constrain
+        (self.constrain).build(ctx, &self.detect, &mut self.contacts, clock);
+        // 3. assemble
+        (self.assemble).run(ctx, Linearization::Start, &self.constrain, clock)?;
+        // 4. solve
+        let solver = &ctx.settings.solver;
+        let solved = (self.solve).run(ctx, solver, &mut self.assemble, &self.constrain)?;
+        clock.cg();
+        // 5. accept or reject
+        let mut verdict = match solved {
+            Ok(cg) => {
+                info.cg_iterations = cg.iterations;
+                info.cg_capped = !cg.converged;
+                self.verdict(ctx, clock)
+            }
+            Err(reject) => Some(reject),
         };
-        let progress = *change == first || *change <= 0.9 * first;
-        change.is_finite() && *change <= CORRECTABLE_CHANGE * threshold && progress
+        let first_change = self.accept.last_change;
+        while info.corrections < ctx.settings.newton_corrections
+            && correct::worth_trying(&verdict, first_change)
+        {
+            info.corrections += 1;
+            let (asm, sol) = (&mut self.assemble, &mut self.solve);
+            let Some(cg) = correct::newton(ctx, asm, sol, &mut self.constrain, clock)? else {
+                break;
+            };
+            info.cg_iterations += cg.iterations;
+            info.cg_capped |= !cg.converged;
+            verdict = self.verdict(ctx, clock);
+        }
+        if verdict.is_none() {
+            info.stretch_change = if info.corrections > 0 {
+                first_change
+            } else {
+                self.accept.last_change
+            };
+        }
+        Ok(verdict)
     }
 
-    /// One Newton correction of the solved dv ([`assemble::Assembly::correction`]): the
-    /// constrained components keep their targets, the constraint forces become those of the
-    /// corrected solution. `None` (dv unchanged) when its solve asks for a smaller step.
-    fn correct(
-        &mut self,
-        world: &World,
-        state: &State,
-        h: f64,
-        t: &mut Timings,
-        sw: &mut Stopwatch,
-    ) -> Result<Option<cloth_solver::PcgInfo>, SimError> {
-        let dv0 = std::mem::take(&mut self.solve.dv);
-        let y = &self.constrain.y;
-        let end = State {
-            x: (state.x.iter().zip(&state.v))
-                .zip(dv0.iter().zip(y))
-                .map(|((x, v), (dv, y))| x + (v + dv) * h + y)
-                .collect(),
-            v: state.v.iter().zip(&dv0).map(|(v, dv)| v + dv).collect(),
-            t: state.t,
-        };
-        let (par, friction) = (self.settings.par, &self.constrain.friction);
-        let first = self.free_norm(&self.assemble.b);
-        (self.assemble).correction(world, &state.x, &end, &dv0, friction, h, par)?;
-        t.eval += sw.lap();
-        // The correction leaves constrained components where the first solve put them.
-        let targets = std::mem::replace(&mut self.constrain.z, vec![Vec3::zeros(); state.len()]);
-        self.solve.dv = vec![Vec3::zeros(); state.len()];
-        // Solved to the first solve's absolute accuracy (an inexact Newton step): the
-        // tolerance relative to the residual grows as the residual is smaller than b was.
-        let ratio = first / self.free_norm(&self.assemble.b).max(f64::MIN_POSITIVE);
-        let solver = &loosened(&self.settings.solver, ratio);
-        let solved = (self.solve).run(solver, &mut self.assemble, &self.constrain, &state.x, par);
-        self.constrain.z = targets;
-        t.cg += sw.lap();
-        match solved? {
-            Ok(cg) => {
-                for (d, d0) in self.solve.dv.iter_mut().zip(&dv0) {
-                    *d += d0;
-                }
-                Ok(Some(cg))
-            }
-            Err(_) => {
-                self.solve.dv = dv0;
-                Ok(None)
+    /// Stage 5 on the solved system: the candidate end state is measured, the detect stage
+    /// queries it and the accept stage judges what it found. Last comes the safety net of
+    /// cloth-cloth contact: impact zones make the candidate's motion free of crossings, and a
+    /// candidate they changed is judged again for solids and stretch.
+    fn verdict(&mut self, ctx: &Attempt, clock: &mut Clock) -> Option<Reject> {
+        let (world, state, h) = (ctx.world, ctx.state, ctx.h);
+        let (model, cons) = (&world.cloth.model, &self.constrain);
+        self.candidate
+            .integrate(state, &self.solve.dv, &cons.landing, h);
+        self.accept.measure(model, &state.x, &self.candidate.x1);
+        self.candidate.correct(&cons.y, &cons.landing);
+        clock.other();
+        if world.colliders.is_some() {
+            self.detect.candidate(world, &self.candidate.x1);
+            clock.cloth_solid();
+            let redo = self.redos < ctx.settings.max_penetration_redos;
+            let contacts = &mut self.contacts;
+            let judged = accept::solids(&self.detect, contacts, redo, world.pinned(), h);
+            if judged.is_some() {
+                return judged;
             }
         }
-    }
-
-    /// The 2-norm of `b` over the free vertices.
-    fn free_norm(&self, b: &[Vec3]) -> f64 {
-        (b.iter().zip(&self.constrain.kind))
-            .filter(|(_, k)| matches!(k, cloth_solver::Constraint::Free))
-            .map(|(b, _)| b.norm_squared())
-            .sum::<f64>()
-            .sqrt()
+        if let Some(reject) = self.accept.stretch(ctx.settings) {
+            return Some(reject);
+        }
+        let zoned = (self.detect).crossings(world, &state.x, &mut self.candidate);
+        clock.cloth_cloth();
+        match zoned {
+            Ok(count) => self.candidate.zone_vertices = count,
+            Err(reject) => return Some(reject),
+        }
+        if self.candidate.zone_vertices == 0 {
+            return None;
+        }
+        let c = &self.candidate;
+        self.accept.measure_without(model, &c.x1, &c.y);
+        if world.colliders.is_some() {
+            self.detect.candidate(world, &self.candidate.x1);
+            clock.cloth_solid();
+            if let Some(reject) = accept::inside_solid(&self.detect) {
+                return Some(reject);
+            }
+        }
+        self.accept.stretch(ctx.settings)
     }
 
     /// Forgets what was cached for another start state (forces, proximities, stretch).
@@ -416,55 +404,29 @@ impl Implicit {
         }
     }
 
-    /// Stage 5 on the solved system.
-    fn judge(
-        &mut self,
-        world: &World,
-        state: &State,
-        h: f64,
-        timings: &mut Timings,
-        sw: &mut Stopwatch,
-    ) -> Option<Reject> {
-        self.accept.judge(
-            world,
-            state,
-            &self.solve.dv,
-            &self.constrain.y,
-            &self.constrain.landing,
-            h,
-            &self.settings,
-            &mut self.detect,
-            &mut self.contacts,
-            self.redos,
-            timings,
-            sw,
-        )
-    }
-
     /// Stage 6: the accepted candidate becomes the state; start-of-step caches move on.
-    fn update(&mut self, world: &World, state: &mut State, h: f64) {
-        let strain = match &self.settings.strain_limit {
-            Some(limit) => Some((
-                &*self
-                    .strain
-                    .get_or_insert_with(|| update::StrainPass::new(world)),
-                limit,
-            )),
-            None => None,
-        };
-        update::apply(
-            world,
-            state,
-            h,
-            strain,
-            &self.solve,
-            &mut self.accept,
-            &mut self.contacts,
-            &mut self.constraint_forces,
-        );
-        self.pending_shift.fill(Vec3::zeros());
+    fn update(&mut self, world: &World, state: &mut State, h: f64, settings: &ImplicitSettings) {
+        let (update, candidate) = (&mut self.update, &mut self.candidate);
+        update.velocities(state, h, &self.solve, candidate);
+        let limit = settings.strain_limit.as_ref();
+        update.positions(world, state, h, limit, candidate, &mut self.accept);
+        self.accept.start_from_candidate();
+        if world.colliders.is_some() {
+            update.contact_modes(world, state, h, &mut self.accept, &mut self.contacts);
+        }
+        state.t += h;
+        self.constrain.clear_scheduled();
         self.key.set(state);
         self.assemble.invalidate();
         self.redos = 0;
     }
+}
+
+/// Work (J) the position alterations `y` did against gravity: the sum over vertices of
+/// `m g . (-y)` where it is positive.
+fn lift_work(world: &World, y: &[Vec3]) -> f64 {
+    let g = world.cloth.external.gravity;
+    (y.iter().zip(&world.cloth.masses))
+        .map(|(y, m)| (-m * g.dot(y)).max(0.0))
+        .sum()
 }

@@ -3,6 +3,7 @@
 //! (Knowl 8).
 
 use super::assemble::Assembly;
+use super::attempt::Attempt;
 use super::constrain::Constraints;
 use super::settings::LinearSolver;
 use crate::error::{Reject, SimError};
@@ -42,17 +43,17 @@ impl Solution {
         self.multigrid = None;
     }
 
-    /// Solves the assembled system. `Ok(Err(reject))` when the attempt should be retried with a
-    /// smaller step (loss of definiteness, failed factorisation); `Err` for failures no step
-    /// size fixes.
+    /// Solves the assembled system of the attempt `ctx` with `solver`. `Ok(Err(reject))` when
+    /// the attempt should be retried with a smaller step (loss of definiteness, failed
+    /// factorisation); `Err` for failures no step size fixes.
     pub fn run(
         &mut self,
+        ctx: &Attempt,
         solver: &LinearSolver,
         asm: &mut Assembly,
         cons: &Constraints,
-        x: &[Vec3],
-        par: Par,
     ) -> Result<Result<PcgInfo, Reject>, SimError> {
+        let (x, par) = (&ctx.state.x, ctx.settings.par);
         if asm.pattern_changed {
             self.direct = None;
             self.multigrid = None;
