@@ -48,14 +48,16 @@ impl Checkpoint {
     }
 
     /// Writes the checkpoint atomically (JSON with exact floats).
-    pub fn write(&self, path: &Path) -> Result<(), SimError> {
+    pub fn write(&self, path: impl AsRef<Path>) -> Result<(), SimError> {
+        let path = path.as_ref();
         let text = serde_json::to_string(self)
             .map_err(|e| SimError::io(path, std::io::Error::other(e)))?;
         cloth_mesh::write_atomic_bytes(path, text.as_bytes()).map_err(|e| SimError::io(path, e))
     }
 
     /// Reads a checkpoint; refuses another format version.
-    pub fn read(path: &Path) -> Result<Checkpoint, SimError> {
+    pub fn read(path: impl AsRef<Path>) -> Result<Checkpoint, SimError> {
+        let path = path.as_ref();
         let c: Checkpoint = crate::stats::read_json(path)?;
         if c.version != Self::VERSION {
             return Err(SimError::Invalid {

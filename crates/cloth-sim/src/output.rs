@@ -38,8 +38,8 @@ pub const RUN_FILES: [&str; 5] = [
 ];
 
 /// Path of frame `k` in `dir`: `dir/frame_0000.obj` (at least four digits).
-pub fn frame_path(dir: &Path, k: usize) -> PathBuf {
-    dir.join(format!("frame_{k:04}.obj"))
+pub fn frame_path(dir: impl AsRef<Path>, k: usize) -> PathBuf {
+    dir.as_ref().join(format!("frame_{k:04}.obj"))
 }
 
 /// The frame number `k` of a file name exactly as [`frame_path`] writes it (`frame_0007.obj`
@@ -76,14 +76,16 @@ impl OutputDir {
     ///
     /// A lock file whose process no longer exists (a run killed without cleaning up) is taken
     /// over.
-    pub fn create(dir: &Path) -> Result<OutputDir, SimError> {
+    pub fn create(dir: impl AsRef<Path>) -> Result<OutputDir, SimError> {
+        let dir = dir.as_ref();
         let out = Self::open(dir)?;
         out.clear_earlier_run()?;
         Ok(out)
     }
 
     /// Takes the lock of an existing run's directory to continue it; nothing is removed.
-    pub fn resume(dir: &Path) -> Result<OutputDir, SimError> {
+    pub fn resume(dir: impl AsRef<Path>) -> Result<OutputDir, SimError> {
+        let dir = dir.as_ref();
         if !dir.is_dir() {
             return Err(SimError::io(
                 dir,

@@ -379,7 +379,8 @@ impl Default for RunReport {
 
 impl RunReport {
     /// Writes the report as pretty JSON, atomically.
-    pub fn write(&self, path: &Path) -> Result<(), SimError> {
+    pub fn write(&self, path: impl AsRef<Path>) -> Result<(), SimError> {
+        let path = path.as_ref();
         let text = serde_json::to_string_pretty(self)
             .map_err(|e| SimError::io(path, std::io::Error::other(e)))?;
         cloth_mesh::write_atomic_bytes(path, text.as_bytes()).map_err(|e| SimError::io(path, e))
@@ -387,7 +388,8 @@ impl RunReport {
 
     /// Reads a report written by [`RunReport::write`]. Missing fields take their defaults
     /// (fps [`DEFAULT_FPS`]), so reports of interrupted runs read back.
-    pub fn read(path: &Path) -> Result<RunReport, SimError> {
+    pub fn read(path: impl AsRef<Path>) -> Result<RunReport, SimError> {
+        let path = path.as_ref();
         read_json(path)
     }
 }
