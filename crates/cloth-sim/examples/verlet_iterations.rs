@@ -1,6 +1,6 @@
 //! Sweeps the explicit integrator's projection needs per step, by long-range variant: the
-//! measurements behind the choice of the spanning-tree projection (see the `verlet` module's
-//! documentation).
+//! measurements behind the choice of the spanning-tree projection and the global fallback
+//! (see the `cloth_sim::explicit` module's documentation).
 //!
 //! `cargo run --release -p cloth-sim --example verlet_iterations [-- SCENE [SECONDS [VARIANT [STEPS [GRID]]]]]`
 //!
@@ -14,8 +14,8 @@
 //! only), `global` (the tree, with the global projection from the first sweep) or
 //! `fallback` (the tree, with the global projection after the default 50 sweeps: the
 //! shipped default); `all` runs all. STEPS (default all) lists the step sizes, e.g.
-//! `1/60,1/30`. GRID (optional fifth argument) sets the grid to GRID x GRID. "global/step" counts the global projections per step (each one or two
-//! sparse Cholesky factorisations).
+//! `1/60,1/30`. GRID (optional fifth argument) sets the grid to GRID x GRID. "global/step"
+//! counts the global projections per step (each one or two sparse Cholesky factorisations).
 
 use cloth_sim::explicit::{DEFAULT_GLOBAL_AFTER, LongRange};
 use cloth_sim::prelude::*;

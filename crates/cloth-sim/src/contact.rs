@@ -33,8 +33,7 @@ pub struct ContactSettings {
     /// features ending a step closer than this, or touching within it, are put in an impact
     /// zone (a pair that starts closer than twice this counts when it comes within half its
     /// start distance). Default 0.5, so a layer arriving within one step does not end it
-    /// closer than half the thickness to another (issue 15; at 0.1 the twisting tube's
-    /// layers met at 1.4 mm of its 4 mm thickness); pressed layers are held there by the
+    /// closer than half the thickness to another; pressed layers are held there by the
     /// penalty spring's stiffening (`cloth_collide::INNER_GAP`).
     pub ccd_gap: f64,
 }

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reject {
     /// A triangle's stretch `|w_u|` or `|w_v|` changed by more than the threshold in one step
-    /// (Knowl 9): the linearized step is not trustworthy; h is halved.
+    /// (paper §7): the linearized step is not trustworthy; h is halved.
     StretchChange {
         /// The triangle with the largest change.
         triangle: usize,

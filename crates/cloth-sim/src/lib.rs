@@ -1,22 +1,26 @@
 //! Cloth simulation: the time-stepping layer of the workspace.
 //!
-//! It is the only crate that knows about time, steps and frames. It advances a [`State`]
-//! (positions, velocities, time — owned by the caller) of a [`World`] (the cloth, its pins,
-//! rails, colliders and self-contact) with either
+//! It is the only crate that knows about time, steps and frames. It advances a
+//! [`state::State`] (positions, velocities, time, owned by the caller) of a
+//! [`world::World`] (the cloth, its pins, rails, colliders and self-contact) with one of
+//! two integrators, side by side:
 //!
-//! * the **implicit** integrator of Baraff & Witkin, "Large Steps in Cloth Simulation" (1998),
-//!   [`Implicit`]: linearized backward Euler (Knowl 2) with position alteration (Knowl 6),
-//!   per-vertex constraints enforced exactly by the modified PCG (Knowls 1, 7), constraint
-//!   forces (Knowl 8); one call of [`Implicit::step`] runs the stages detect -> constrain ->
-//!   assemble -> solve -> accept/reject -> update (see the `step` module); or
-//! * the **explicit** [`Verlet`] integrator on a mass-spring network with bending springs and
-//!   the iterated maximum-stretch pass ("maximum stretch and bending springs").
+//! * [`implicit`]: the method of Baraff & Witkin, "Large Steps in Cloth Simulation" (1998),
+//!   [`implicit::Implicit`]: linearised backward Euler (paper §3) with position
+//!   alteration (§6.2), per-vertex constraints enforced exactly by the modified PCG (§5.1,
+//!   §5.3), constraint forces (§5.4) and adaptive steps (§7). One call of
+//!   [`Implicit::step`](implicit::Implicit::step) runs the stages detect, constrain, assemble,
+//!   solve, accept or reject, update, each a module of [`implicit`].
+//! * [`explicit`]: the [`explicit::Verlet`] integrator on a mass-spring network with
+//!   bending springs and the iterated maximum-stretch projection ("maximum stretch and bending
+//!   springs").
 //!
-//! The frame driver [`Simulation`] sits on top, with the stretch-driven step-size controller
-//! (Knowl 9, [`StepController`]: the paper's halving rule or the default predictive one,
-//! [`StepControl`]). Scene files (TOML) are read by [`Scene`] and built into a
-//! simulation by [`build_simulation`]; [`RunReport`] is the one statistics schema
-//! (`stats.json`).
+//! The frame driver [`simulation::Simulation`] sits on top, with the step-size
+//! controller of the implicit integrator ([`implicit::StepController`]).
+//! Scene files (TOML) are read by [`scene::Scene`] and built into a simulation by
+//! [`scene::build_simulation`]; [`stats::RunReport`] is the one
+//! statistics schema (`stats.json`), and [`output`] the layout of a run's directory.
+//! [`prelude`] holds the names a typical user needs.
 //!
 //! The crates below are re-exported, so that a dependent needs only this one:
 //! [`mesh`], [`forces`], [`solver`], [`collide`], and the one [`nalgebra`].

@@ -16,9 +16,10 @@
 //! `L(t) = d0 (1 - s(t / T))`, `s(u) = 3u^2 - 2u^3` (smoothstep) for `t < T = sew_time`, and
 //! `L = 0` afterwards: the seams close smoothly in `T` and are held closed for the rest of the
 //! run. `t` counts from the start of the run, which a preroll moves before t = 0 (sewing is
-//! part of the preroll: the garment is sewn while the body blends into its first pose). The spring only pulls (`|d| > L`), never pushes. While a cloth sews, gravity on its
-//! vertices is scaled by `gravity_scale` (default 0: garments are sewn weightless, as they
-//! would otherwise fall off the body before their seams close).
+//! part of the preroll: the garment is sewn while the body blends into its first pose). The
+//! spring only pulls (`|d| > L`), never pushes. While a cloth sews, gravity on its vertices
+//! is scaled by `gravity_scale` (default 0: garments are sewn weightless, as they would
+//! otherwise fall off the body before their seams close).
 
 use std::ops::Range;
 
@@ -30,16 +31,13 @@ use nalgebra::Matrix3;
 
 /// Fastest closing (m/s) a stitch asks of the step: a stitch open wider than its scheduled
 /// rest length `L` pulls towards `max(L, |d| - STITCH_CLOSING_SPEED * h)` in a step of size h,
-/// not towards `L` at once. Without the limit a stitch pulled open by contact snapped shut in
-/// one step at every h (its spring is stiff enough that h^2 k exceeds the vertex mass down to
-/// about 15 us): a 2 mm gap on a 3 cm edge changed the triangles beside it by 7% whatever the
-/// step, so no step passed the stretch check and the dancer scenes' preroll stopped with the
-/// predictive step control (vertices given 100 m/s in an 18 us step). With it the change
-/// shrinks with h. 20 m/s is far above the sewing schedule's own speed (at most
-/// `1.5 d0 / sew_time`: 0.9 m/s for a 0.3 m gap sewn in 0.5 s), so it binds only on steps
-/// shorter than a gap divided by it (0.1 ms for 2 mm); slower limits let seams lag on the
-/// walking trousers (`tests/garment.rs` allows 1 mm): at 5 m/s a seam opened to 1.16 mm with
-/// the predictive step control, at 1 m/s to 1.13 mm with the halving one.
+/// not towards `L` at once. Without the limit a stitch pulled open by contact would snap shut
+/// in one step at every h (its spring is stiff enough that h^2 k exceeds the vertex mass down
+/// to steps of microseconds), changing the triangles beside it by the same amount whatever
+/// the step, so that no step passes the stretch check. With it the change shrinks with h.
+/// 20 m/s is far above the sewing schedule's own speed (at most `1.5 d0 / sew_time`: 0.9 m/s
+/// for a 0.3 m gap sewn in 0.5 s), so it binds only on steps shorter than a gap divided by it
+/// (0.1 ms for 2 mm); much slower limits let seams lag open by more than a millimetre.
 pub const STITCH_CLOSING_SPEED: f64 = 20.0;
 
 /// Default stitch stiffness as a multiple of the cloth's largest stretch stiffness (see the

@@ -168,7 +168,7 @@ impl Simulation {
     pub fn colliders(&self) -> Option<&cloth_collide::ColliderSet> {
         self.world.colliders()
     }
-    /// Constraint forces (N) of the last accepted implicit step, per vertex (Knowl 8): `e / h`
+    /// Constraint forces (N) of the last accepted implicit step, per vertex (paper §5.4): `e / h`
     /// with `e = A dv - b`. Empty for the explicit integrator.
     pub fn constraint_forces(&self) -> &[Vec3] {
         match &self.engine {
@@ -183,7 +183,7 @@ impl Simulation {
         self.world.add_directional_constraint(c)
     }
 
-    /// Schedules a position alteration y (Knowl 6) of vertex `i` by `shift` (m) in the next
+    /// Schedules a position alteration y (paper §6.2) of vertex `i` by `shift` (m) in the next
     /// implicit step (ignored by the explicit integrator); see [`Implicit::shift_vertex`].
     /// Such shifts are work done on the cloth, so the kinetic-energy sanity check is off from
     /// then on.
@@ -321,8 +321,8 @@ impl Simulation {
     }
 
     /// Quasi-static relaxation of a state carried from a coarse copy: fine triangles that
-    /// straddle a fold of the coarse mesh start compressed (up to 80% on the walking
-    /// trousers), and springing back they change their stretch faster than any step passes
+    /// straddle a fold of the coarse mesh start compressed (by tens of percent), and springing
+    /// back they change their stretch faster than any step passes
     /// the stretch-change check. [`RELAX_STEPS`] implicit steps of [`RELAX_STEP`] run with
     /// that check off, each followed by zeroing every velocity: with `h^2 k >> m` each is close
     /// to a Newton step on the elastic energy, so the compressed triangles open out while
@@ -410,7 +410,7 @@ impl Simulation {
         self.state.v = c.carry(&copy.state.v, n)?;
         self.state.t = copy.state.t;
         // Fine triangles are chords of the coarse surface and can cut through a layer within
-        // the thickness (the paper-size walking outfit came over with 8 crossing pairs).
+        // the thickness.
         self.untangle();
         self.relax_carried()?;
         self.sanity = Sanity::new(&self.world, &self.state);
@@ -473,7 +473,7 @@ impl Simulation {
     }
 
     /// End-of-frame measures: stretch as the paper measures it (|w_u| and |w_v| of every
-    /// triangle, Knowl 4), kinetic energy, contacts and self-intersections.
+    /// triangle, paper §4.2), kinetic energy, contacts and self-intersections.
     fn measure(&mut self, stats: &mut FrameStats, frame: usize) -> Result<(), SimError> {
         let mut sw = Stopwatch::start();
         let cloth = &self.world.cloth;

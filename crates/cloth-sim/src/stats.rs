@@ -1,6 +1,6 @@
 //! The one statistics schema of the workspace: what `stats.json` holds, written by the
 //! simulator ([`RunReport::write`]) and read back by the viewer, the plots and the benchmark
-//! suite ([`RunReport::read`]). Wall times are split as in the paper's table (Knowl 10).
+//! suite ([`RunReport::read`]). Wall times are split as in the paper's table (§8).
 
 use crate::error::{Reject, SimError};
 use serde::{Deserialize, Serialize};
@@ -172,7 +172,7 @@ pub struct FrameStats {
     /// Linear solves that stopped at the iteration cap before reaching the tolerance.
     pub cg_not_converged: usize,
     /// Largest stretch at the end of the frame: `max(|w_u|, |w_v|) - 1` over all triangles
-    /// (Knowl 4; 0.05 means 5% longer than rest along u or v).
+    /// (paper §4.2; 0.05 means 5% longer than rest along u or v).
     pub max_stretch: f64,
     /// Largest compression at the end of the frame: `1 - min(|w_u|, |w_v|)` over all triangles.
     pub max_compression: f64,

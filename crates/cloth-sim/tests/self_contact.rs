@@ -2,8 +2,8 @@
 //! intersection test (signed volumes, a uniform grid as broad phase; nothing shared with
 //! cloth-collide) counts crossing pairs of non-adjacent triangles at the end of every frame of
 //! the fold, the thrown sheet and the twisting tube at their default steps, and an independent
-//! point-triangle distance finds how close a vertex comes to another layer (issue 15: never
-//! under half the thickness); and friction
+//! point-triangle distance finds how close a vertex comes to another layer (never under half
+//! the thickness); and friction
 //! between two layers on an incline holds below the Coulomb threshold and slides at
 //! g (sin a - mu cos a) above it.
 

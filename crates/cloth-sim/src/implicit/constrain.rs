@@ -1,6 +1,6 @@
 //! Stage 2, constrain: per-vertex constraint filters S_i, target velocity changes z and
-//! position alterations y (Knowls 6, 7), from rails, contacts and pins in that order (a later
-//! source wins), plus the kinetic friction of sliding contacts (Knowl 8).
+//! position alterations y (paper §5.1, §6.2), from rails, contacts and pins in that order (a
+//! later source wins), plus the kinetic friction of sliding contacts (paper §6.1).
 
 use super::attempt::Attempt;
 use super::contact::{ConstraintSink, ContactMemory, Inputs};

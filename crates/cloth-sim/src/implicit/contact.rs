@@ -1,4 +1,4 @@
-//! Cloth-solid contact as constraints (Baraff & Witkin 1998, Section 6 and Knowls 6, 8): the
+//! Cloth-solid contact as constraints (Baraff & Witkin 1998, §5.4 and §6): the
 //! memory of which vertices are in contact and how (static or sliding), carried from step to
 //! step. The queries themselves run in the step's detect stage; this module turns their
 //! results into constraints (ndof 2 along the normal, or 0 when sticking), position alterations
@@ -55,13 +55,11 @@ struct State {
 }
 
 /// The fraction of a vertex's depth in a solid's thickness layer that one step's position
-/// alteration removes (what lies inside the solid itself goes at once). Pushed out all the
-/// way in one step, a vertex 1.8 mm deep in the floor's layer (pressed there by the folds
-/// above it) dragged its neighbours along through the solve, and its triangles' stretch
-/// changed by 3-9% at every step size: the thrown sheet retried such steps five times down to
-/// a hundredth of their size. With a quarter per step (the rest over the next steps, which
-/// keeps the cloth out of the solid) the thrown sheet takes 172-174 steps plus 27-33 rejected
-/// against 226-250 plus 65-83 (three throws; README, "The method").
+/// alteration removes (what lies inside the solid itself goes at once; the rest goes over the
+/// next steps, which keeps the cloth out of the solid). Pushed out all the way in one step, a
+/// vertex deep in the layer (pressed there by folds above it) drags its neighbours along
+/// through the solve and changes its triangles' stretch by more than the threshold at every
+/// step size, so such steps are retried down to a small fraction of their size.
 pub const PUSH_OUT_FRACTION: f64 = 0.25;
 
 /// The normal position alteration of a contact vertex from its `pull` (m, positive outwards:
@@ -187,9 +185,9 @@ impl ContactMemory {
             // previous push-out), or approaching so that it would enter it within the step.
             // A vertex let go after the last step while the cloth around it was overstretched
             // ([`Mode::Released`]) comes back as a sliding contact without friction, so the
-            // cloth can pull it off: engaged as a new static contact, it was held and carried
-            // along by the solid for as long as it stayed inside the layer (a trouser hem on a
-            // walking foot's toe stretched to 2.3 times its length and stopped the run).
+            // cloth can pull it off: engaged as a new static contact, it would be held and
+            // carried along by the solid for as long as it stayed inside the layer, however
+            // far the cloth around it stretched.
             let released = self.state[i].is_some_and(|s| s.mode == Mode::Released);
             let engaged = (self.state[i].is_some() && !released)
                 || self.forced[i].is_some()
@@ -245,7 +243,7 @@ impl ContactMemory {
             )
         });
         st.approach = (-rel_n).max(0.0);
-        // Position alteration (Knowl 6): with its normal velocity equal to the surface's,
+        // Position alteration (paper §6.2): with its normal velocity equal to the surface's,
         // the vertex moves by h v_s.n along n; y adds what puts it exactly at the
         // thickness from the surface at t + h (distance `d` is measured there). This
         // removes penetration, and lands an approaching vertex on the surface instead of
@@ -265,9 +263,9 @@ impl ContactMemory {
         out.y[i] += n * pull;
         // Towards the surface, the pull is at most the approach this step would have made
         // anyway: motion, which the stretch check judges like the integrated motion. Left
-        // out of the check, a vertex landing on the floor looked as if it had stopped in the
-        // air while its neighbours fell on, and its triangles' stretch changed by more than
-        // the threshold at every step size (the thrown sheet's landing).
+        // out of the check, a vertex landing on the floor would look as if it had stopped in
+        // the air while its neighbours fell on, and its triangles' stretch would change by
+        // more than the threshold at every step size.
         out.landing[i] += n * pull.min(0.0);
         match st.mode {
             Mode::Static => {
@@ -347,10 +345,10 @@ impl ContactMemory {
     }
 
     /// Drops the engagement marks made at another step size than `h` (s): the approach a
-    /// rejected attempt showed belongs to its step, and applied to a smaller one it moved a
-    /// vertex 1.8 cm towards the floor in a 45 us step (the thrown sheet without self-contact:
-    /// a triangle stretched by 70%, then no step small enough to pass the stretch check). A
-    /// smaller step that still carries the vertex in is caught and marked again.
+    /// rejected attempt showed belongs to its step, and applied to a much smaller one it
+    /// would pull the vertex onto the solid far faster than it moves, stretching its
+    /// triangles beyond what any step passes. A smaller step that still carries the vertex in
+    /// is caught and marked again.
     fn forget_forced_unless(&mut self, h: f64) {
         if h != self.forced_h {
             self.forced.fill(None);
@@ -360,7 +358,7 @@ impl ContactMemory {
 
     /// Updates contact states after an accepted step from the constraint forces `f` (N):
     /// release on attraction (as [`Mode::Released`] where `torn` marks the vertex: a triangle
-    /// around it is overstretched), static/sliding transitions by Coulomb's law (Knowl 8).
+    /// around it is overstretched), static/sliding transitions by Coulomb's law (paper §6.1).
     pub fn after_step(&mut self, world: &World, f: &[Vec3], v: &[Vec3], h: f64, torn: &[bool]) {
         let (masses, pinned) = (&world.cloth.masses, world.pinned());
         let (surfaces, stick_speed) = (world.surfaces(), world.contact.stick_speed);
@@ -377,7 +375,7 @@ impl ContactMemory {
             let n = c.normal;
             let fn_ = f[i].dot(&n);
             if fn_ < 0.0 {
-                // Attractive: the solid would have to pull the cloth; let go (Knowl 8).
+                // Attractive: the solid would have to pull the cloth; let go (paper §5.4).
                 if torn[i] {
                     st.mode = Mode::Released;
                 } else {
@@ -386,8 +384,8 @@ impl ContactMemory {
                 continue;
             }
             // The impulse that stopped the approach was this step's; what presses the vertex
-            // on the surface goes on (with the impulse, the step after an impact took the slip
-            // that Coulomb's law leaves a thrown cloth a second time).
+            // on the surface goes on (counted with the impulse, the step after an impact
+            // would take away the slip Coulomb's law leaves a second time).
             st.normal_force = (fn_ - masses[i] * st.approach / h).max(0.0);
             let mu = surfaces[c.collider].friction;
             match st.mode {
@@ -418,12 +416,11 @@ impl ContactMemory {
 /// The state of a new contact, by Coulomb's law at impact: stopping the vertex's approach
 /// speed `-rel_n` (m/s) within the step takes a normal impulse `m |rel_n|`, and friction can
 /// take at most `mu` times that from the tangential slip `rel_t`. A contact whose slip that
-/// impulse can stop starts static (Knowl 8: Coulomb's test on its first constraint force then
-/// decides); one that slides faster starts sliding, with the normal force of the impact
+/// impulse can stop starts static (paper §6.1: Coulomb's test on its first constraint force
+/// then decides); one that slides faster starts sliding, with the normal force of the impact
 /// (`m |rel_n| / h`) as the first step's kinetic friction, so it keeps `|rel_t| - mu |rel_n|`
-/// of its slip. Started static at any slip, a vertex landing on a solid stopped dead while
-/// its neighbours flew on (most of the thrown sheet's rejected steps had such a vertex at the
-/// triangle over the threshold), and a cloth thrown along a floor stopped where it landed.
+/// of its slip. Started static at any slip, a vertex landing on a solid would stop dead while
+/// its neighbours fly on, and a cloth thrown along a floor would stop where it landed.
 fn impact(
     rel_t: Vec3,
     rel_n: f64,

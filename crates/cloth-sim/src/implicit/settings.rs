@@ -10,8 +10,8 @@ use cloth_solver::{MultigridParams, PcgParams};
 /// Which linear solver an implicit step uses.
 #[derive(Clone, Debug, PartialEq)]
 pub enum LinearSolver {
-    /// Modified preconditioned conjugate gradient (Knowl 1) with these parameters (diagonal or
-    /// block-Jacobi preconditioner).
+    /// Modified preconditioned conjugate gradient (paper §5.3) with these parameters (diagonal
+    /// or block-Jacobi preconditioner).
     Mpcg(PcgParams),
     /// The modified PCG on the pre-filtered system with a smoothed-aggregation multigrid
     /// preconditioner (Tamstorf, Jones & McCormick 2015; see `cloth_solver::Multigrid`): the
@@ -31,11 +31,11 @@ pub struct ImplicitSettings {
     pub h_min: f64,
     /// Linear solver and its parameters. Default: MPCG with block-Jacobi, tolerance 1e-3.
     pub solver: LinearSolver,
-    /// Adaptive stepping (Knowl 9): a step is rejected and redone with a smaller step when any
-    /// triangle's stretch |w_u| or |w_v| changes by more than this in one step (dimensionless,
-    /// so 0.03 means three percentage points of strain). Default 0.03: with 0.1 the linearized
-    /// step overshoots (9% stretch on the 2601-vertex fixed sheet in single 33 ms steps,
-    /// against 3% with 2 ms steps); with 0.03 it stays near 3% at 1.7 steps per frame.
+    /// Adaptive stepping (paper §7): a step is rejected and redone with a smaller step when
+    /// any triangle's stretch |w_u| or |w_v| changes by more than this in one step
+    /// (dimensionless, so 0.03 means three percentage points of strain). Default 0.03: a
+    /// looser threshold lets the linearised step overshoot the stretch the cloth would reach
+    /// with small steps.
     pub stretch_threshold: f64,
     /// How the next step is chosen: [`StepControl::Predictive`] (default) sizes it from the
     /// stretch change the last step measured; [`StepControl::Halving`] is the paper's rule.
@@ -50,17 +50,15 @@ pub struct ImplicitSettings {
     /// accepts (default 4).
     pub max_penetration_redos: usize,
     /// Newton corrections tried on a step whose stretch change is over the threshold (but at
-    /// most [`CORRECTABLE_CHANGE`](super::CORRECTABLE_CHANGE) times it) before it is rejected (scene key
-    /// `solver.newton_corrections`, default 1; 0 is the paper's single linearised solve).
-    /// Each evaluates the forces and their Jacobians at the step's end state and solves for
-    /// the backward Euler residual there; the corrected step is judged again in full, so the
-    /// threshold still rejects every step that breaks it. The paper's step is one Newton
-    /// iteration, and most of its overshoots are linearisation error (a flat sheet has no
-    /// stiffness across its plane to first order; an edge turning about a vertex that a
-    /// contact stopped lengthens to first order in the linearisation, not in the cloth): over
-    /// seven throws of the thrown sheet one correction took its rejected attempts from 244 to
-    /// 113 and the fold's from 41 to 6, at 1.6% more and 14% fewer CG iterations (README,
-    /// "The method").
+    /// most [`CORRECTABLE_CHANGE`](super::CORRECTABLE_CHANGE) times it) before it is rejected
+    /// (scene key `solver.newton_corrections`, default 1; 0 is the paper's single linearised
+    /// solve). Each evaluates the forces and their Jacobians at the step's end state and
+    /// solves for the backward Euler residual there; the corrected step is judged again in
+    /// full, so the threshold still rejects every step that breaks it. The paper's step is one
+    /// Newton iteration, and many of its overshoots are linearisation error (a flat sheet has
+    /// no stiffness across its plane to first order; an edge turning about a vertex that a
+    /// contact stopped lengthens to first order in the linearisation, not in the cloth): a
+    /// correction saves many rejected attempts for little extra work.
     pub newton_corrections: usize,
     /// Threads for force evaluation, assembly and the solve (default: the current rayon
     /// pool). Results are the same bits for every choice.

@@ -1,6 +1,6 @@
 //! Stage 4, solve: `A dv = b` with the constrained components of dv equal to z, by the modified
-//! PCG (Knowl 1) or the direct reference solve, then the constraint forces `e = A dv - b`
-//! (Knowl 8).
+//! PCG (paper §5.3) or the direct reference solve, then the constraint forces
+//! `e = A dv - b` (paper §5.4).
 
 use super::assemble::Assembly;
 use super::attempt::Attempt;

@@ -1,4 +1,4 @@
-//! The limits a sane run keeps, and which one a run that broke it broke ([`Divergence`]).
+//! The limits a sane run keeps, and how a run that broke one is reported ([`Divergence`]).
 
 /// Largest stretch of any triangle, `|w| - 1` (dimensionless): 3 means four times the rest
 /// length. Stretch-limited cloth stays below 0.1; anything beyond this is an explosion.

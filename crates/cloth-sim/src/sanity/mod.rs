@@ -1,4 +1,4 @@
-//! Sanity at the chokepoints: after every accepted step of either integrator, the state is
+//! Sanity checks after every accepted step of either integrator: the state is
 //! checked for what can only be garbage, so a run stops with a typed error naming the frame,
 //! the vertex and the cause instead of writing frames at 1e31 m and exiting 0.
 //!
@@ -16,15 +16,14 @@
 //!   energy may not exceed [`ENERGY_FACTOR`] times the initial kinetic and elastic energy plus
 //!   the gravitational energy released since the start (backward Euler dissipates, Verlet
 //!   nearly conserves: a correct run stays well inside it). Static colliders are allowed but
-//!   loosen the factor to [`ENERGY_FACTOR_CONTACT`]: the paper's position alteration (Knowl 6)
-//!   moves vertices onto surfaces without a force and so does a little work of its own
-//!   (measured: up to 1.4x the released energy on the cloth dropped on a cylinder); where it
-//!   lifts vertices against gravity (cloth started inside a solid's layer) its work counts as
-//!   supplied energy (implicit integrator). Where
+//!   loosen the factor to [`ENERGY_FACTOR_CONTACT`]: the position alteration (paper §6.2)
+//!   moves vertices onto surfaces without a force and so does work of its own (up to a little
+//!   more than the released energy); where it lifts vertices against gravity (cloth started
+//!   inside a solid's layer) its work counts as supplied energy (implicit integrator). Where
 //!   pins or colliders are driven, they can do any amount of work and the check is off.
 //! - **solids**: the implicit step never accepts a vertex inside a solid deeper than the
-//!   cloth's thickness after contact handling ([`crate::error::Reject::InsideSolid`] halves the step
-//!   instead); when that cannot be resolved above `h_min` the run ends with
+//!   cloth's thickness after contact handling ([`crate::error::Reject::InsideSolid`] halves
+//!   the step instead); when that cannot be resolved above `h_min` the run ends with
 //!   [`SimError::StepTooSmall`] naming the vertex and the collider.
 
 pub(crate) mod limits;
@@ -32,9 +31,7 @@ pub(crate) mod limits;
 pub use limits::{BOUND_FACTOR, Divergence, ENERGY_FACTOR, ENERGY_FACTOR_CONTACT, MAX_STRETCH};
 
 use crate::error::SimError;
-
 use crate::state::State;
-
 use crate::world::World;
 use cloth_mesh::Vec3;
 
@@ -113,11 +110,11 @@ impl Sanity {
     }
 
     /// Counts `work` (J, >= 0) done on the cloth by position alterations that lift it against
-    /// gravity (a push-out onto a solid's thickness layer, Knowl 6) as energy the scene
+    /// gravity (a push-out onto a solid's thickness layer, paper §6.2) as energy the scene
     /// supplied: the potential it added is not held against the budget, and the budget grows
     /// by the same amount again for the speed the push drags neighbours to. Without it, a
-    /// 121-vertex sheet started at rest inside the floor's layer, tilted 2 degrees, was
-    /// stopped by this check in frame 10 with 3e-5 J (budget 1e-9 J: nothing had fallen).
+    /// sheet started at rest inside the floor's layer would fail the check as soon as the
+    /// push-out set it moving, with nothing yet fallen.
     pub fn credit(&mut self, work: f64) {
         if work.is_finite() && work > 0.0 {
             self.start += work;

