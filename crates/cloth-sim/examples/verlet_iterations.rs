@@ -1,6 +1,6 @@
 //! Sweeps the explicit integrator's projection needs per step, by long-range variant: the
-//! measurements behind the choice of the spanning-tree projection (see the `verlet` module's
-//! documentation).
+//! measurements behind the choice of the spanning-tree projection and the global fallback
+//! (see the `cloth_sim::explicit` module's documentation).
 //!
 //! `cargo run --release -p cloth-sim --example verlet_iterations [-- SCENE [SECONDS [VARIANT [STEPS [GRID]]]]]`
 //!
@@ -14,13 +14,12 @@
 //! only), `global` (the tree, with the global projection from the first sweep) or
 //! `fallback` (the tree, with the global projection after the default 50 sweeps: the
 //! shipped default); `all` runs all. STEPS (default all) lists the step sizes, e.g.
-//! `1/60,1/30`. GRID (optional fifth argument) sets the grid to GRID x GRID. "global/step" counts the global projections per step (each one or two
-//! sparse Cholesky factorisations).
+//! `1/60,1/30`. GRID (optional fifth argument) sets the grid to GRID x GRID. "global/step"
+//! counts the global projections per step (each one or two sparse Cholesky factorisations).
 
-use cloth_sim::{
-    DEFAULT_GLOBAL_AFTER, IntegratorKind, LongRange, MeshSpec, Scene, SolverSettings,
-    build_simulation,
-};
+use cloth_sim::explicit::{DEFAULT_GLOBAL_AFTER, LongRange};
+use cloth_sim::prelude::*;
+use cloth_sim::scene::{IntegratorKind, MeshSpec, SolverSettings};
 use std::path::PathBuf;
 
 fn scene(name: &str, n: Option<usize>) -> Scene {
@@ -30,7 +29,7 @@ fn scene(name: &str, n: Option<usize>) -> Scene {
         "sphere" => ("drape_sphere.toml", n.or(Some(31))),
         _ => ("hanging_verlet.toml", n.or(Some(51))),
     };
-    let mut s = Scene::load(&root.join(file)).expect("scene loads");
+    let mut s = Scene::load(root.join(file)).expect("scene loads");
     if let (Some(n), MeshSpec::Grid { nx, ny, .. }) = (grid, &mut s.cloths[0].mesh) {
         (*nx, *ny) = (n, n);
     }

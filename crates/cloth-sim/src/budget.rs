@@ -1,28 +1,27 @@
 //! Bounded resources: before anything large is allocated, a scene's memory and run time are
 //! estimated from its counts and refused above documented limits, with the figures.
 //!
-//! - **Memory.** [`IMPLICIT_BYTES_PER_VERTEX`] / [`EXPLICIT_BYTES_PER_VERTEX`] times the cloth's
-//!   vertices plus [`COLLIDER_BYTES_PER_VERTEX`] times the mesh colliders' vertices (per frame
-//!   for OBJ sequences), measured as the peak resident memory of `cloth run` (2026-12-05, 2
-//!   threads): 8.1 to 10.8 KB per vertex for the implicit integrator on the cylinder drape
-//!   from 2,601 to 100,489 vertices, 13.0 KB on the thrown sheet with self-contact at 10,201
-//!   vertices. The limit is `run.max_memory_gb` when the scene sets it, else 80% of the memory
-//!   the machine has available (`MemAvailable` of `/proc/meminfo`; 8 GiB where it
-//!   cannot be read).
+//! - **Memory.** [`IMPLICIT_BYTES_PER_VERTEX`] / [`EXPLICIT_BYTES_PER_VERTEX`] times the
+//!   cloth's vertices plus [`COLLIDER_BYTES_PER_VERTEX`] times the mesh colliders' vertices
+//!   (per frame for OBJ sequences), upper bounds of the peak resident memory of `cloth run`.
+//!   The limit is `run.max_memory_gb` when the scene sets it, else 80% of the memory the
+//!   machine has available (`MemAvailable` of `/proc/meminfo`; 8 GiB where it cannot be
+//!   read).
 //! - **Time.** The steps a run implies — the simulated duration over the step (`verlet_h` for
 //!   Verlet; for the implicit integrator the smaller of `h_max` and [`TYPICAL_IMPLICIT_STEP`],
 //!   since the stretch controller rarely keeps cloth at larger steps) — times the vertices, at
-//!   [`VERTEX_STEPS_PER_SECOND`]. The limit is `run.max_hours` (default 4 h: a 100,000-vertex garment of 300 frames estimates at about 5 minutes).
+//!   [`VERTEX_STEPS_PER_SECOND`]. The limit is `run.max_hours` (default 4 h: a
+//!   100,000-vertex garment of 300 frames estimates at about 5 minutes).
 //! - **Counts.** OBJ cloth meshes are counted by streaming their `v` and `f` lines before they
 //!   are read (the readers also stop at a size limit).
 
-use crate::SimError;
+use crate::error::SimError;
 use crate::scene::{ColliderShape, IntegratorKind, MeshSpec, Scene};
 use std::io::BufRead;
 use std::path::Path;
 
-/// Peak memory per cloth vertex of an implicit run (bytes; measured at most 13.0 KB, with
-/// self-contact, rounded up).
+/// Peak memory per cloth vertex of an implicit run (bytes; runs with self-contact, the most
+/// demanding, stay below 13 KB).
 pub const IMPLICIT_BYTES_PER_VERTEX: f64 = 16_000.0;
 /// Peak memory per cloth vertex of an explicit (Verlet) run (bytes).
 pub const EXPLICIT_BYTES_PER_VERTEX: f64 = 2_000.0;

@@ -9,36 +9,11 @@
 //! matrix values when it was built), is dropped at every checkpoint by both the run that writes
 //! it and the run that resumes from it.
 
-use crate::contact::ContactModes;
-use crate::controller::StepController;
-use crate::{SimError, State};
+use crate::error::SimError;
+use crate::implicit::ImplicitMemory;
+use crate::state::State;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-
-/// Serde for `Vec3` as `[x, y, z]`.
-pub(crate) mod vec3 {
-    use cloth_mesh::Vec3;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    pub fn serialize<S: Serializer>(v: &Vec3, s: S) -> Result<S::Ok, S::Error> {
-        [v.x, v.y, v.z].serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec3, D::Error> {
-        <[f64; 3]>::deserialize(d).map(Vec3::from)
-    }
-}
-
-/// What the implicit integrator carries between steps.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ImplicitMemory {
-    /// The step-size controller.
-    pub controller: Option<StepController>,
-    /// Contact modes.
-    pub contacts: ContactModes,
-    /// Off-diagonal vertex pairs of the system matrix's pattern.
-    pub pattern: Vec<(usize, usize)>,
-}
 
 /// A run at the end of a frame.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -73,14 +48,16 @@ impl Checkpoint {
     }
 
     /// Writes the checkpoint atomically (JSON with exact floats).
-    pub fn write(&self, path: &Path) -> Result<(), SimError> {
+    pub fn write(&self, path: impl AsRef<Path>) -> Result<(), SimError> {
+        let path = path.as_ref();
         let text = serde_json::to_string(self)
             .map_err(|e| SimError::io(path, std::io::Error::other(e)))?;
         cloth_mesh::write_atomic_bytes(path, text.as_bytes()).map_err(|e| SimError::io(path, e))
     }
 
     /// Reads a checkpoint; refuses another format version.
-    pub fn read(path: &Path) -> Result<Checkpoint, SimError> {
+    pub fn read(path: impl AsRef<Path>) -> Result<Checkpoint, SimError> {
+        let path = path.as_ref();
         let c: Checkpoint = crate::stats::read_json(path)?;
         if c.version != Self::VERSION {
             return Err(SimError::Invalid {

@@ -2,7 +2,7 @@
 //! the start of the preroll until every seam is held closed, and its state is carried to the
 //! scene's own meshes, which run the rest.
 
-use crate::{SimError, Simulation};
+use crate::error::SimError;
 use cloth_mesh::{GarmentTransfer, Vec3};
 use std::ops::Range;
 
@@ -17,10 +17,9 @@ pub(crate) struct CarriedCloth {
     pub transfer: Option<GarmentTransfer>,
 }
 
-/// A coarse copy of the scene and how its state reaches the scene's vertices.
+/// How the state of a coarse copy of the scene reaches the scene's vertices, and until when the
+/// copy runs.
 pub(crate) struct CoarseStart {
-    /// The copy, at the start of the preroll.
-    pub sim: Simulation,
     /// Per cloth, in scene order.
     pub cloths: Vec<CarriedCloth>,
     /// Time (s, <= 0) up to which the copy runs: when every seam is held closed.

@@ -1,13 +1,15 @@
 //! The simulation crate's error type, and why a step can be rejected.
 
+use crate::sanity::limits::Divergence;
+use crate::scene::error::SceneError;
 use std::path::PathBuf;
 
 /// Why an attempted implicit step was rejected (and redone). Each variant is counted per frame
-/// in the statistics ([`crate::Rejections`]).
+/// in the statistics ([`crate::stats::Rejections`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reject {
     /// A triangle's stretch `|w_u|` or `|w_v|` changed by more than the threshold in one step
-    /// (Knowl 9): the linearized step is not trustworthy; h is halved.
+    /// (paper §7): the linearized step is not trustworthy; h is halved.
     StretchChange {
         /// The triangle with the largest change.
         triangle: usize,
@@ -102,7 +104,7 @@ impl std::fmt::Display for Reject {
 pub enum SimError {
     /// The scene file could not be read or is invalid.
     #[error(transparent)]
-    Scene(#[from] crate::scene::SceneError),
+    Scene(#[from] SceneError),
     /// The cloth mesh is invalid.
     #[error("cloth mesh: {0}")]
     Mesh(#[from] cloth_mesh::MeshError),
@@ -152,7 +154,7 @@ pub enum SimError {
         /// The offending vertex.
         vertex: usize,
         /// What is wrong.
-        cause: crate::Divergence,
+        cause: Divergence,
     },
     /// The scene would need more memory or time than the limits allow (see the `budget`
     /// module).
@@ -228,5 +230,17 @@ impl SimError {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// `value` in `(lo, hi]` and finite, else an error naming `key`.
+pub(crate) fn check_range(key: &str, value: f64, lo: f64, hi: f64) -> Result<(), SimError> {
+    if value.is_finite() && value > lo && value <= hi {
+        Ok(())
+    } else {
+        Err(SimError::Invalid {
+            key: key.into(),
+            message: format!("must be in ({lo}, {hi}], got {value}"),
+        })
     }
 }

@@ -1,22 +1,26 @@
 //! Cloth simulation: the time-stepping layer of the workspace.
 //!
-//! It is the only crate that knows about time, steps and frames. It advances a [`State`]
-//! (positions, velocities, time — owned by the caller) of a [`World`] (the cloth, its pins,
-//! rails, colliders and self-contact) with either
+//! It is the only crate that knows about time, steps and frames. It advances a
+//! [`state::State`] (positions, velocities, time, owned by the caller) of a
+//! [`world::World`] (the cloth, its pins, rails, colliders and self-contact) with one of
+//! two integrators, side by side:
 //!
-//! * the **implicit** integrator of Baraff & Witkin, "Large Steps in Cloth Simulation" (1998),
-//!   [`Implicit`]: linearized backward Euler (Knowl 2) with position alteration (Knowl 6),
-//!   per-vertex constraints enforced exactly by the modified PCG (Knowls 1, 7), constraint
-//!   forces (Knowl 8); one call of [`Implicit::step`] runs the stages detect -> constrain ->
-//!   assemble -> solve -> accept/reject -> update (see the `step` module); or
-//! * the **explicit** [`Verlet`] integrator on a mass-spring network with bending springs and
-//!   the iterated maximum-stretch pass ("maximum stretch and bending springs").
+//! * [`implicit`]: the method of Baraff & Witkin, "Large Steps in Cloth Simulation" (1998),
+//!   [`implicit::Implicit`]: linearised backward Euler (paper §3) with position
+//!   alteration (§6.2), per-vertex constraints enforced exactly by the modified PCG (§5.1,
+//!   §5.3), constraint forces (§5.4) and adaptive steps (§7). One call of
+//!   [`Implicit::step`](implicit::Implicit::step) runs the stages detect, constrain, assemble,
+//!   solve, accept or reject, update, each a module of [`implicit`].
+//! * [`explicit`]: the [`explicit::Verlet`] integrator on a mass-spring network with
+//!   bending springs and the iterated maximum-stretch projection ("maximum stretch and bending
+//!   springs").
 //!
-//! The frame driver [`Simulation`] sits on top, with the stretch-driven step-size controller
-//! (Knowl 9, [`StepController`]: the paper's halving rule or the default predictive one,
-//! [`StepControl`]). Scene files (TOML) are read by [`Scene`] and built into a
-//! simulation by [`build_simulation`]; [`RunReport`] is the one statistics schema
-//! (`stats.json`).
+//! The frame driver [`simulation::Simulation`] sits on top, with the step-size
+//! controller of the implicit integrator ([`implicit::StepController`]).
+//! Scene files (TOML) are read by [`scene::Scene`] and built into a simulation by
+//! [`scene::build_simulation`]; [`stats::RunReport`] is the one
+//! statistics schema (`stats.json`), and [`output`] the layout of a run's directory.
+//! [`prelude`] holds the names a typical user needs.
 //!
 //! The crates below are re-exported, so that a dependent needs only this one:
 //! [`mesh`], [`forces`], [`solver`], [`collide`], and the one [`nalgebra`].
@@ -24,7 +28,7 @@
 //! ```
 //! use cloth_sim::forces::{ClothModel, Definiteness, External, Material};
 //! use cloth_sim::mesh::{GridPattern, grid};
-//! use cloth_sim::{ClothSystem, ImplicitSettings, Integrator, Motion, PinGroup, Simulation, World};
+//! use cloth_sim::prelude::*;
 //!
 //! // A 0.5 m sheet of 11 x 11 vertices pinned at two corners.
 //! let mesh = grid(11, 11, 0.5, 0.5, GridPattern::Alternating)?;
@@ -38,7 +42,7 @@
 //! assert!(stats.steps >= 1);
 //! assert_eq!(sim.positions()[0], x0[0]); // pinned
 //! assert!(sim.positions()[60].y < 0.0); // falling
-//! # Ok::<(), cloth_sim::SimError>(())
+//! # Ok::<(), cloth_sim::error::SimError>(())
 //! ```
 
 #![allow(
@@ -46,44 +50,48 @@
     reason = "`!(a <= b)` is deliberately true for NaN: non-finite figures fail the checks"
 )]
 
-mod budget;
-mod checkpoint;
+pub mod budget;
+pub mod checkpoint;
 mod coarse;
-mod contact;
-mod controller;
-mod error;
-mod global;
-mod output;
-mod pairs;
-mod pins;
-mod sanity;
-mod scene;
-mod sewing;
-mod simulation;
-mod state;
-mod stats;
-mod step;
-mod strain;
-mod system;
-mod tether;
-mod tracks;
-mod tree;
-mod verlet;
-mod verlet_contact;
-mod world;
+pub mod contact;
+pub mod error;
+pub mod explicit;
+pub mod implicit;
+pub mod output;
+pub mod pins;
+pub mod prelude;
+pub mod sanity;
+pub mod scene;
+pub mod sewing;
+pub mod simulation;
+pub mod state;
+pub mod stats;
+pub mod strain;
+pub mod system;
+pub mod tracks;
+pub mod world;
 
 pub use cloth_collide as collide;
 pub use cloth_forces as forces;
 pub use cloth_mesh as mesh;
-pub use cloth_mesh::{Par, Vec3, nalgebra};
+pub use cloth_mesh::nalgebra;
 pub use cloth_solver as solver;
 
+// Root re-exports kept until dependents import from the modules or the prelude.
 pub use budget::{Budget, admit, available_memory, estimate, peak_memory_bytes};
-pub use checkpoint::{Checkpoint, ImplicitMemory};
+pub use checkpoint::Checkpoint;
 pub use cloth_collide::{Keyframe, Motion};
-pub use contact::{ContactModes, ContactSettings, PUSH_OUT_FRACTION};
-pub use controller::{STEP_TARGET, StepControl, StepController};
+pub use cloth_mesh::{Par, Vec3};
+pub use contact::ContactSettings;
 pub use error::{Reject, SimError};
+pub use explicit::{
+    DEFAULT_GLOBAL_AFTER, DEFAULT_SPRING_SWEEPS, DEFAULT_VERLET_ITERATIONS, LongRange, Verlet,
+    VerletInfo, VerletSettings,
+};
+pub use implicit::{
+    CORRECTABLE_CHANGE, ContactModes, Implicit, ImplicitMemory, ImplicitSettings, LinearSolver,
+    PUSH_OUT_FRACTION, STEP_TARGET, Step, StepControl, StepController, StepInfo,
+};
 pub use output::{
     CHECKPOINT_FILE, COLLIDERS_FILE, LOCK_FILE, OutputDir, PREVIEW_FILE, RUN_FILES, STATS_FILE,
     USD_FILE, frame_number, frame_path,
@@ -101,12 +109,7 @@ pub use sewing::{SEAM_STIFFNESS_FACTOR, STITCH_CLOSING_SPEED, SewSettings, Sewin
 pub use simulation::{Integrator, Simulation};
 pub use state::State;
 pub use stats::{DEFAULT_FPS, FrameStats, Rejections, RunReport, Timings, Totals};
-pub use step::{CORRECTABLE_CHANGE, Implicit, ImplicitSettings, LinearSolver, Step, StepInfo};
 pub use strain::{DEFAULT_STRAIN_TOLERANCE, EdgeSet, StrainLimit};
 pub use system::{ClothPart, ClothSystem};
 pub use tracks::{ColliderFrame, ColliderTrack, CollidersFile};
-pub use verlet::{
-    DEFAULT_GLOBAL_AFTER, DEFAULT_SPRING_SWEEPS, DEFAULT_VERLET_ITERATIONS, LongRange, Verlet,
-    VerletInfo, VerletSettings,
-};
 pub use world::{DirectionalConstraint, World};

@@ -2,7 +2,7 @@
 //! left behind, every file written atomically.
 //!
 //! Layout: `frame_0000.obj`, `frame_0001.obj`, ... (frame k at time k / fps; the vertex count
-//! and order of every frame are the mesh's), `stats.json` ([`crate::RunReport`]),
+//! and order of every frame are the mesh's), `stats.json` ([`crate::stats::RunReport`]),
 //! `colliders.json`, and optionally `animation.usda` and `preview.gif`.
 //!
 //! Decision: a run into a directory that holds an earlier run's files **removes exactly those
@@ -10,22 +10,22 @@
 //! anything, and leaves every other file alone; a second run into a directory that is being
 //! written (its lock file names a live process) is refused with [`SimError::Locked`].
 
-use crate::SimError;
+use crate::error::SimError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Name of the lock file a run keeps in its output directory while it runs.
 pub const LOCK_FILE: &str = ".cloth-run.lock";
 
-/// The run's statistics ([`crate::RunReport`]).
+/// The run's statistics ([`crate::stats::RunReport`]).
 pub const STATS_FILE: &str = "stats.json";
-/// Collider surfaces and poses per frame ([`crate::CollidersFile`]).
+/// Collider surfaces and poses per frame ([`crate::tracks::CollidersFile`]).
 pub const COLLIDERS_FILE: &str = "colliders.json";
 /// The USD export of the run.
 pub const USD_FILE: &str = "animation.usda";
 /// The preview animation.
 pub const PREVIEW_FILE: &str = "preview.gif";
-/// The latest checkpoint ([`crate::Checkpoint`]).
+/// The latest checkpoint ([`crate::checkpoint::Checkpoint`]).
 pub const CHECKPOINT_FILE: &str = "checkpoint.json";
 
 /// Files a run writes besides its frames.
@@ -38,8 +38,8 @@ pub const RUN_FILES: [&str; 5] = [
 ];
 
 /// Path of frame `k` in `dir`: `dir/frame_0000.obj` (at least four digits).
-pub fn frame_path(dir: &Path, k: usize) -> PathBuf {
-    dir.join(format!("frame_{k:04}.obj"))
+pub fn frame_path(dir: impl AsRef<Path>, k: usize) -> PathBuf {
+    dir.as_ref().join(format!("frame_{k:04}.obj"))
 }
 
 /// The frame number `k` of a file name exactly as [`frame_path`] writes it (`frame_0007.obj`
@@ -76,14 +76,16 @@ impl OutputDir {
     ///
     /// A lock file whose process no longer exists (a run killed without cleaning up) is taken
     /// over.
-    pub fn create(dir: &Path) -> Result<OutputDir, SimError> {
+    pub fn create(dir: impl AsRef<Path>) -> Result<OutputDir, SimError> {
+        let dir = dir.as_ref();
         let out = Self::open(dir)?;
         out.clear_earlier_run()?;
         Ok(out)
     }
 
     /// Takes the lock of an existing run's directory to continue it; nothing is removed.
-    pub fn resume(dir: &Path) -> Result<OutputDir, SimError> {
+    pub fn resume(dir: impl AsRef<Path>) -> Result<OutputDir, SimError> {
+        let dir = dir.as_ref();
         if !dir.is_dir() {
             return Err(SimError::io(
                 dir,

@@ -3,7 +3,7 @@
 use cloth_collide::{Attachment, Motion};
 use cloth_mesh::Vec3;
 
-/// A group of vertices held exactly on targets (ndof 0, Knowl 7).
+/// A group of vertices held exactly on targets (ndof 0, paper §5.1).
 ///
 /// A pinned vertex with initial position `p0` is at `c + d(t) + R(t) (p0 - c)` at time t, where
 /// `c` is the centroid of the group's initial positions and `d`, `R` come from the group's

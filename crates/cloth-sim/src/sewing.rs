@@ -16,28 +16,28 @@
 //! `L(t) = d0 (1 - s(t / T))`, `s(u) = 3u^2 - 2u^3` (smoothstep) for `t < T = sew_time`, and
 //! `L = 0` afterwards: the seams close smoothly in `T` and are held closed for the rest of the
 //! run. `t` counts from the start of the run, which a preroll moves before t = 0 (sewing is
-//! part of the preroll: the garment is sewn while the body blends into its first pose). The spring only pulls (`|d| > L`), never pushes. While a cloth sews, gravity on its
-//! vertices is scaled by `gravity_scale` (default 0: garments are sewn weightless, as they
-//! would otherwise fall off the body before their seams close).
+//! part of the preroll: the garment is sewn while the body blends into its first pose). The
+//! spring only pulls (`|d| > L`), never pushes. While a cloth sews, gravity on its vertices
+//! is scaled by `gravity_scale` (default 0: garments are sewn weightless, as they would
+//! otherwise fall off the body before their seams close).
 
 use std::ops::Range;
 
-use crate::{SimError, State};
+use crate::error::SimError;
+use crate::state::State;
+use crate::system::ExtraTerms;
 use cloth_mesh::Vec3;
 use nalgebra::Matrix3;
 
 /// Fastest closing (m/s) a stitch asks of the step: a stitch open wider than its scheduled
 /// rest length `L` pulls towards `max(L, |d| - STITCH_CLOSING_SPEED * h)` in a step of size h,
-/// not towards `L` at once. Without the limit a stitch pulled open by contact snapped shut in
-/// one step at every h (its spring is stiff enough that h^2 k exceeds the vertex mass down to
-/// about 15 us): a 2 mm gap on a 3 cm edge changed the triangles beside it by 7% whatever the
-/// step, so no step passed the stretch check and the dancer scenes' preroll stopped with the
-/// predictive step control (vertices given 100 m/s in an 18 us step). With it the change
-/// shrinks with h. 20 m/s is far above the sewing schedule's own speed (at most
-/// `1.5 d0 / sew_time`: 0.9 m/s for a 0.3 m gap sewn in 0.5 s), so it binds only on steps
-/// shorter than a gap divided by it (0.1 ms for 2 mm); slower limits let seams lag on the
-/// walking trousers (`tests/garment.rs` allows 1 mm): at 5 m/s a seam opened to 1.16 mm with
-/// the predictive step control, at 1 m/s to 1.13 mm with the halving one.
+/// not towards `L` at once. Without the limit a stitch pulled open by contact would snap shut
+/// in one step at every h (its spring is stiff enough that h^2 k exceeds the vertex mass down
+/// to steps of microseconds), changing the triangles beside it by the same amount whatever
+/// the step, so that no step passes the stretch check. With it the change shrinks with h.
+/// 20 m/s is far above the sewing schedule's own speed (at most `1.5 d0 / sew_time`: 0.9 m/s
+/// for a 0.3 m gap sewn in 0.5 s), so it binds only on steps shorter than a gap divided by it
+/// (0.1 ms for 2 mm); much slower limits let seams lag open by more than a millimetre.
 pub const STITCH_CLOSING_SPEED: f64 = 20.0;
 
 /// Default stitch stiffness as a multiple of the cloth's largest stretch stiffness (see the
@@ -193,28 +193,25 @@ impl Sewing {
     }
 
     /// Adds the stitch springs of a step of size `h` (s) from the state's time `t` (s),
-    /// positions `x` (m) and velocities `v` (m/s) to `forces` (N), with their Jacobian blocks
-    /// `(i, j, df_i/dx_j, df_i/dv_j)`, `i <= j`, to `blocks`; and the gravity taken off sewing
-    /// cloths (`-(1 - gravity_scale) m_i g`, no Jacobian). `masses` (kg) and `gravity`
-    /// (m/s^2) are the world's. A stitch asks the step to close it by at most
-    /// [`STITCH_CLOSING_SPEED`] times h.
+    /// positions `x` (m) and velocities `v` (m/s) to `terms` (forces in N, with their Jacobian
+    /// blocks), and the gravity taken off sewing cloths (`-(1 - gravity_scale) m_i g`, no
+    /// Jacobian). `masses` (kg) and `gravity` (m/s^2) are the world's. A stitch asks the step
+    /// to close it by at most [`STITCH_CLOSING_SPEED`] times h.
     pub fn add_terms(
         &self,
         state: &State,
         h: f64,
         masses: &[f64],
         gravity: &Vec3,
-        forces: &mut [Vec3],
-        blocks: &mut Vec<(usize, usize, Matrix3<f64>, Matrix3<f64>)>,
+        terms: &mut ExtraTerms,
     ) {
-        self.add_terms_from(state, &state.x, h, masses, gravity, forces, blocks);
+        self.add_terms_from(state, &state.x, h, masses, gravity, terms);
     }
 
     /// [`Sewing::add_terms`] at `state` for a step that started at positions `start` (m): how
     /// far the step may close a stitch is measured from `start`, so the springs are those of
     /// the step's start however far `state` has moved (a Newton correction evaluates them at
     /// the step's candidate end).
-    #[allow(clippy::too_many_arguments)]
     pub fn add_terms_from(
         &self,
         state: &State,
@@ -222,9 +219,9 @@ impl Sewing {
         h: f64,
         masses: &[f64],
         gravity: &Vec3,
-        forces: &mut [Vec3],
-        blocks: &mut Vec<(usize, usize, Matrix3<f64>, Matrix3<f64>)>,
+        terms: &mut ExtraTerms,
     ) {
+        let (forces, blocks) = (&mut terms.forces, &mut terms.blocks);
         let (t, x, v) = (state.t - self.start, &state.x, &state.v);
         for g in &self.groups {
             let s = &g.settings;
@@ -337,8 +334,10 @@ mod tests {
         let mut s = Sewing::new();
         s.add_cloth(vec![[0, 1]], &x0, 0..2, settings).unwrap();
         let force_at = |t: f64| {
-            let mut f = vec![Vec3::zeros(); 2];
-            let mut blocks = Vec::new();
+            let mut terms = ExtraTerms {
+                forces: vec![Vec3::zeros(); 2],
+                blocks: Vec::new(),
+            };
             let g = Vec3::new(0.0, -9.81, 0.0);
             let state = State {
                 x: x0.clone(),
@@ -346,8 +345,8 @@ mod tests {
                 t,
             };
             // A step long enough that the closing speed does not limit the pull.
-            s.add_terms(&state, 1.0, &[1.0, 1.0], &g, &mut f, &mut blocks);
-            f
+            s.add_terms(&state, 1.0, &[1.0, 1.0], &g, &mut terms);
+            terms.forces
         };
         // At t = 0 the spring is at its rest length: only the gravity compensation acts.
         assert_eq!(force_at(0.0)[0], Vec3::new(0.0, 9.81, 0.0));
@@ -380,15 +379,18 @@ mod tests {
         let forces = |settings: SewSettings, t: f64| {
             let mut s = Sewing::new();
             s.add_cloth(vec![[0, 1]], &x0, 0..2, settings).unwrap();
-            let mut f = vec![Vec3::zeros(); 2];
+            let mut terms = ExtraTerms {
+                forces: vec![Vec3::zeros(); 2],
+                blocks: Vec::new(),
+            };
             let state = State {
                 x: x0.clone(),
                 v: vec![Vec3::zeros(); 2],
                 t,
             };
             let g = Vec3::new(0.0, -9.81, 0.0);
-            s.add_terms(&state, 1.0, &[1.0, 1.0], &g, &mut f, &mut Vec::new());
-            (f, s.sewn_by())
+            s.add_terms(&state, 1.0, &[1.0, 1.0], &g, &mut terms);
+            (terms.forces, s.sewn_by())
         };
         // Before its start: no stitch force, gravity held off.
         let (f, sewn_by) = forces(delayed, 0.5);
@@ -429,8 +431,12 @@ mod tests {
             v: vec![Vec3::zeros(); 2],
             t: 1.0,
         };
-        let (mut f, mut blocks) = (vec![Vec3::zeros(); 2], Vec::new());
-        s.add_terms(&state, h, &[m, m], &Vec3::zeros(), &mut f, &mut blocks);
+        let mut terms = ExtraTerms {
+            forces: vec![Vec3::zeros(); 2],
+            blocks: Vec::new(),
+        };
+        s.add_terms(&state, h, &[m, m], &Vec3::zeros(), &mut terms);
+        let (f, blocks) = (terms.forces, terms.blocks);
         let mut a = nalgebra::DMatrix::<f64>::identity(6, 6) * m;
         for (i, j, kx, kv) in blocks {
             let blk = -(kv * h) - kx * (h * h);

@@ -1,14 +1,16 @@
 //! The frame driver: advances a [`State`] frame by frame with either integrator, adapting the
 //! implicit step with the [`StepController`], and measures each frame.
 
-use crate::checkpoint::{Checkpoint, ImplicitMemory};
+use crate::checkpoint::Checkpoint;
 use crate::coarse::CoarseStart;
-use crate::controller::StepController;
+use crate::error::SimError;
+use crate::explicit::{Verlet, VerletSettings};
+use crate::implicit::{Implicit, ImplicitMemory, ImplicitSettings, Step, StepController, StepInfo};
+use crate::pins::PinGroup;
 use crate::sanity::Sanity;
+use crate::state::State;
 use crate::stats::{FrameStats, Stopwatch};
-use crate::step::{Implicit, ImplicitSettings, Step, StepInfo};
-use crate::verlet::{Verlet, VerletSettings};
-use crate::{DirectionalConstraint, PinGroup, SimError, State, World};
+use crate::world::{DirectionalConstraint, World};
 use cloth_collide::Untangled;
 use cloth_mesh::Vec3;
 use std::time::Instant;
@@ -55,8 +57,8 @@ pub struct Simulation {
     /// The per-frame crossing count's hierarchy, refitted from frame to frame.
     crossings: cloth_collide::IntersectionCounter,
     /// A coarse copy that sews before this simulation's preroll continues (see
-    /// [`crate::MeshSpec::Garmentcode`]'s `sew_edge_length`); taken when the preroll runs.
-    coarse: Option<Box<CoarseStart>>,
+    /// [`crate::scene::MeshSpec::Garmentcode`]'s `sew_edge_length`); taken when the preroll runs.
+    coarse: Option<(Box<Simulation>, CoarseStart)>,
     /// What untangling the initial positions did ([`Simulation::with_untangled_start`]).
     start_untangled: Untangled,
 }
@@ -100,7 +102,7 @@ impl Simulation {
         })
     }
 
-    /// Starts the unpinned vertices among `vertices` (e.g. one cloth's [`crate::ClothPart`]
+    /// Starts the unpinned vertices among `vertices` (e.g. one cloth's [`crate::system::ClothPart`]
     /// range) at velocity `v` (m/s) instead of at rest (a thrown cloth);
     /// only before the first frame, since the sanity references are taken again from the
     /// new initial state.
@@ -120,7 +122,7 @@ impl Simulation {
         &self.world
     }
     /// The simulated cloth.
-    pub fn system(&self) -> &crate::ClothSystem {
+    pub fn system(&self) -> &crate::system::ClothSystem {
         &self.world.cloth
     }
     /// The integrator and its settings.
@@ -166,7 +168,7 @@ impl Simulation {
     pub fn colliders(&self) -> Option<&cloth_collide::ColliderSet> {
         self.world.colliders()
     }
-    /// Constraint forces (N) of the last accepted implicit step, per vertex (Knowl 8): `e / h`
+    /// Constraint forces (N) of the last accepted implicit step, per vertex (paper §5.4): `e / h`
     /// with `e = A dv - b`. Empty for the explicit integrator.
     pub fn constraint_forces(&self) -> &[Vec3] {
         match &self.engine {
@@ -181,7 +183,7 @@ impl Simulation {
         self.world.add_directional_constraint(c)
     }
 
-    /// Schedules a position alteration y (Knowl 6) of vertex `i` by `shift` (m) in the next
+    /// Schedules a position alteration y (paper §6.2) of vertex `i` by `shift` (m) in the next
     /// implicit step (ignored by the explicit integrator); see [`Implicit::shift_vertex`].
     /// Such shifts are work done on the cloth, so the kinetic-energy sanity check is off from
     /// then on.
@@ -301,7 +303,7 @@ impl Simulation {
             return Ok(FrameStats::default());
         }
         let sewn = match self.coarse.take() {
-            Some(c) => Some(self.sew_coarse(*c, progress)?),
+            Some((sim, c)) => Some(self.sew_coarse(*sim, &c, progress)?),
             None => None,
         };
         let mut stats = self.advance(0.0, 0, &mut |s: &State| progress(s.t))?;
@@ -311,15 +313,16 @@ impl Simulation {
         Ok(stats)
     }
 
-    /// Lets a coarse copy sew first: the preroll runs `c` and continues from its carried state.
-    pub(crate) fn with_coarse_start(mut self, c: CoarseStart) -> Self {
-        self.coarse = Some(Box::new(c));
+    /// Lets a coarse copy sew first: the preroll runs `sim` and continues from the state `c`
+    /// carries over.
+    pub(crate) fn with_coarse_start(mut self, sim: Simulation, c: CoarseStart) -> Self {
+        self.coarse = Some((Box::new(sim), c));
         self
     }
 
     /// Quasi-static relaxation of a state carried from a coarse copy: fine triangles that
-    /// straddle a fold of the coarse mesh start compressed (up to 80% on the walking
-    /// trousers), and springing back they change their stretch faster than any step passes
+    /// straddle a fold of the coarse mesh start compressed (by tens of percent), and springing
+    /// back they change their stretch faster than any step passes
     /// the stretch-change check. [`RELAX_STEPS`] implicit steps of [`RELAX_STEP`] run with
     /// that check off, each followed by zeroing every velocity: with `h^2 k >> m` each is close
     /// to a Newton step on the elastic energy, so the compressed triangles open out while
@@ -389,24 +392,25 @@ impl Simulation {
         self.start_untangled
     }
 
-    /// Sews on a coarse copy: runs it from the start of the preroll to `c.until` and takes its
-    /// carried positions, velocities and time. Returns the copy's statistics.
+    /// Sews on a coarse copy: runs `copy` from the start of the preroll to `c.until` and takes
+    /// its carried positions, velocities and time. Returns the copy's statistics.
     fn sew_coarse(
         &mut self,
-        mut c: CoarseStart,
+        mut copy: Simulation,
+        c: &CoarseStart,
         progress: &mut dyn FnMut(f64),
     ) -> Result<FrameStats, SimError> {
         let failed = |e: SimError| SimError::Invalid {
             key: "cloth.mesh.sew_edge_length".into(),
             message: format!("the coarse copy failed while sewing (its own vertex numbers): {e}"),
         };
-        let stats = (c.sim.advance(c.until, 0, &mut |s: &State| progress(s.t))).map_err(failed)?;
+        let stats = (copy.advance(c.until, 0, &mut |s: &State| progress(s.t))).map_err(failed)?;
         let n = self.state.len();
-        self.state.x = c.carry(&c.sim.state.x, n)?;
-        self.state.v = c.carry(&c.sim.state.v, n)?;
-        self.state.t = c.sim.state.t;
+        self.state.x = c.carry(&copy.state.x, n)?;
+        self.state.v = c.carry(&copy.state.v, n)?;
+        self.state.t = copy.state.t;
         // Fine triangles are chords of the coarse surface and can cut through a layer within
-        // the thickness (the paper-size walking outfit came over with 8 crossing pairs).
+        // the thickness.
         self.untangle();
         self.relax_carried()?;
         self.sanity = Sanity::new(&self.world, &self.state);
@@ -447,29 +451,20 @@ impl Simulation {
             h_min: f64::INFINITY,
             ..Default::default()
         };
+        let mut f = Frame {
+            world: &mut self.world,
+            state: &mut self.state,
+            t_end,
+            sanity: &mut self.sanity,
+            stats: &mut stats,
+            after_step,
+        };
         match &mut self.engine {
             Engine::Implicit {
                 stepper,
                 controller,
-            } => implicit_frame(
-                stepper,
-                controller,
-                &mut self.world,
-                &mut self.state,
-                t_end,
-                &mut self.sanity,
-                &mut stats,
-                after_step,
-            )?,
-            Engine::Verlet(v) => verlet_frame(
-                v,
-                &mut self.world,
-                &mut self.state,
-                t_end,
-                &self.sanity,
-                &mut stats,
-                after_step,
-            )?,
+            } => implicit_frame(stepper, controller, &mut f)?,
+            Engine::Verlet(v) => verlet_frame(v, &mut f)?,
         }
         self.state.t = t_end;
         self.measure(&mut stats, frame)?;
@@ -478,7 +473,7 @@ impl Simulation {
     }
 
     /// End-of-frame measures: stretch as the paper measures it (|w_u| and |w_v| of every
-    /// triangle, Knowl 4), kinetic energy, contacts and self-intersections.
+    /// triangle, paper §4.2), kinetic energy, contacts and self-intersections.
     fn measure(&mut self, stats: &mut FrameStats, frame: usize) -> Result<(), SimError> {
         let mut sw = Stopwatch::start();
         let cloth = &self.world.cloth;
@@ -521,18 +516,26 @@ impl Simulation {
     }
 }
 
-/// Implicit steps from `state.t` to `t_end`, adapting h (Knowl 9).
-#[allow(clippy::too_many_arguments)]
+/// What the steps of one frame advance, check and report to.
+struct Frame<'a> {
+    world: &'a mut World,
+    state: &'a mut State,
+    /// The frame's end time (s).
+    t_end: f64,
+    sanity: &'a mut Sanity,
+    stats: &'a mut FrameStats,
+    /// Shown the state after every accepted step.
+    after_step: &'a mut dyn FnMut(&State),
+}
+
+/// Implicit steps from `state.t` to `t_end`, adapting h (paper §7).
 fn implicit_frame(
     stepper: &mut Implicit,
     controller: &mut StepController,
-    world: &mut World,
-    state: &mut State,
-    t_end: f64,
-    sanity: &mut Sanity,
-    stats: &mut FrameStats,
-    after_step: &mut dyn FnMut(&State),
+    f: &mut Frame,
 ) -> Result<(), SimError> {
+    let (world, state, t_end) = (&mut *f.world, &mut *f.state, f.t_end);
+    let (sanity, stats) = (&mut *f.sanity, &mut *f.stats);
     let (grow_after, h_max, h_min, threshold) = {
         let s = &stepper.settings;
         (s.grow_after, s.h_max, s.h_min, s.stretch_threshold)
@@ -553,7 +556,7 @@ fn implicit_frame(
                 stats.h_min = stats.h_min.min(h);
                 stats.h_max = stats.h_max.max(h);
                 controller.accepted(h, info.stretch_change, threshold, grow_after, h_max);
-                after_step(state);
+                (f.after_step)(state);
             }
             Step::Rejected(reason, info) => {
                 add_attempt(stats, &info);
@@ -573,15 +576,9 @@ fn add_attempt(stats: &mut FrameStats, info: &StepInfo) {
 }
 
 /// Equal explicit steps no longer than the integrator's `h` from `state.t` to `t_end`.
-fn verlet_frame(
-    verlet: &mut Verlet,
-    world: &mut World,
-    state: &mut State,
-    t_end: f64,
-    sanity: &Sanity,
-    stats: &mut FrameStats,
-    after_step: &mut dyn FnMut(&State),
-) -> Result<(), SimError> {
+fn verlet_frame(verlet: &mut Verlet, f: &mut Frame) -> Result<(), SimError> {
+    let (world, state, t_end) = (&mut *f.world, &mut *f.state, f.t_end);
+    let (sanity, stats) = (&*f.sanity, &mut *f.stats);
     let mut sw = Stopwatch::start();
     let dt = t_end - state.t;
     let n = (dt / verlet.settings.h * (1.0 - 1e-9)).ceil().max(1.0) as usize;
@@ -593,7 +590,7 @@ fn verlet_frame(
         stats.strain_global_solves += info.global_solves;
         stats.strain_violation = stats.strain_violation.max(info.violation);
         sanity.check(world, state, stats.frame, None)?;
-        after_step(state);
+        (f.after_step)(state);
     }
     stats.steps = n;
     stats.h_min = h;

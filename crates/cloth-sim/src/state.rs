@@ -3,8 +3,8 @@
 use cloth_mesh::Vec3;
 
 /// Positions, velocities and time of the cloth: everything that changes from step to step and
-/// nothing else. The caller owns it and hands it to a step ([`crate::Implicit::step`],
-/// [`crate::Verlet::step`]) or to the frame driver ([`crate::Simulation`]).
+/// nothing else. The caller owns it and hands it to a step ([`crate::implicit::Implicit::step`],
+/// [`crate::explicit::Verlet::step`]) or to the frame driver ([`crate::simulation::Simulation`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
     /// Vertex positions (m), world frame, y up.

@@ -1,8 +1,8 @@
 //! The one statistics schema of the workspace: what `stats.json` holds, written by the
 //! simulator ([`RunReport::write`]) and read back by the viewer, the plots and the benchmark
-//! suite ([`RunReport::read`]). Wall times are split as in the paper's table (Knowl 10).
+//! suite ([`RunReport::read`]). Wall times are split as in the paper's table (§8).
 
-use crate::{Reject, SimError};
+use crate::error::{Reject, SimError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Instant;
@@ -53,6 +53,42 @@ impl Stopwatch {
         let d = now - self.0;
         self.0 = now;
         d.as_secs_f64()
+    }
+}
+
+/// A stopwatch that charges each lap to one phase of [`Timings`].
+pub(crate) struct Clock {
+    /// The time charged so far (s).
+    pub timings: Timings,
+    watch: Stopwatch,
+}
+
+impl Clock {
+    pub(crate) fn start() -> Self {
+        Self {
+            timings: Timings::default(),
+            watch: Stopwatch::start(),
+        }
+    }
+    /// Charges the time since the last lap to force evaluation and assembly.
+    pub(crate) fn eval(&mut self) {
+        self.timings.eval += self.watch.lap();
+    }
+    /// Charges the time since the last lap to the linear solve.
+    pub(crate) fn cg(&mut self) {
+        self.timings.cg += self.watch.lap();
+    }
+    /// Charges the time since the last lap to cloth-cloth contact.
+    pub(crate) fn cloth_cloth(&mut self) {
+        self.timings.cloth_cloth += self.watch.lap();
+    }
+    /// Charges the time since the last lap to cloth-solid contact.
+    pub(crate) fn cloth_solid(&mut self) {
+        self.timings.cloth_solid += self.watch.lap();
+    }
+    /// Charges the time since the last lap to everything else.
+    pub(crate) fn other(&mut self) {
+        self.timings.other += self.watch.lap();
     }
 }
 
@@ -129,14 +165,14 @@ pub struct FrameStats {
     pub h_max: f64,
     /// Newton corrections of steps whose first solve changed the stretch by more than the
     /// threshold, summed over accepted and rejected steps (each an evaluation and a linear
-    /// solve, like an attempt; [`crate::ImplicitSettings::newton_corrections`]).
+    /// solve, like an attempt; [`crate::implicit::ImplicitSettings::newton_corrections`]).
     pub corrections: usize,
     /// Conjugate-gradient iterations summed over accepted and rejected steps.
     pub cg_iterations: usize,
     /// Linear solves that stopped at the iteration cap before reaching the tolerance.
     pub cg_not_converged: usize,
     /// Largest stretch at the end of the frame: `max(|w_u|, |w_v|) - 1` over all triangles
-    /// (Knowl 4; 0.05 means 5% longer than rest along u or v).
+    /// (paper §4.2; 0.05 means 5% longer than rest along u or v).
     pub max_stretch: f64,
     /// Largest compression at the end of the frame: `1 - min(|w_u|, |w_v|)` over all triangles.
     pub max_compression: f64,
@@ -145,7 +181,7 @@ pub struct FrameStats {
     /// Cloth vertices in contact with solids at the end of the frame.
     pub contacts: usize,
     /// Intersecting pairs of non-adjacent cloth triangles at the end of the frame, when the
-    /// world counts them ([`crate::World::count_intersections`]; otherwise 0). Triangles
+    /// world counts them ([`crate::world::World::count_intersections`]; otherwise 0). Triangles
     /// joined by a garment stitch are adjacent.
     pub self_intersections: usize,
     /// Largest distance between the two vertices of a garment stitch at the end of the frame
@@ -343,7 +379,8 @@ impl Default for RunReport {
 
 impl RunReport {
     /// Writes the report as pretty JSON, atomically.
-    pub fn write(&self, path: &Path) -> Result<(), SimError> {
+    pub fn write(&self, path: impl AsRef<Path>) -> Result<(), SimError> {
+        let path = path.as_ref();
         let text = serde_json::to_string_pretty(self)
             .map_err(|e| SimError::io(path, std::io::Error::other(e)))?;
         cloth_mesh::write_atomic_bytes(path, text.as_bytes()).map_err(|e| SimError::io(path, e))
@@ -351,7 +388,8 @@ impl RunReport {
 
     /// Reads a report written by [`RunReport::write`]. Missing fields take their defaults
     /// (fps [`DEFAULT_FPS`]), so reports of interrupted runs read back.
-    pub fn read(path: &Path) -> Result<RunReport, SimError> {
+    pub fn read(path: impl AsRef<Path>) -> Result<RunReport, SimError> {
+        let path = path.as_ref();
         read_json(path)
     }
 }

@@ -5,6 +5,18 @@ use std::ops::Range;
 
 use cloth_forces::{ClothModel, External};
 use cloth_mesh::{ClothMesh, GarmentSummary, RestShape, Vec3};
+use nalgebra::Matrix3;
+
+/// Force terms outside the cloth's force model (contact springs between layers, garment
+/// stitches): `forces` per vertex (N) and Jacobian blocks `(i, j, df_i/dx_j, df_i/dv_j)` with
+/// `i <= j` in `blocks`, which may couple vertices the mesh does not.
+#[derive(Clone, Debug, Default)]
+pub struct ExtraTerms {
+    /// Force per vertex (N).
+    pub forces: Vec<Vec3>,
+    /// Jacobian blocks `(i, j, df_i/dx_j, df_i/dv_j)`, `i <= j`.
+    pub blocks: Vec<(usize, usize, Matrix3<f64>, Matrix3<f64>)>,
+}
 
 /// One cloth of a [`ClothSystem`]: a named, contiguous range of its vertices and triangles.
 /// Several cloths are simulated as one particle system (so they touch each other as a cloth
@@ -49,9 +61,9 @@ impl ClothSystem {
         mesh: ClothMesh,
         model: ClothModel,
         external: External,
-    ) -> Result<Self, crate::SimError> {
+    ) -> Result<Self, crate::error::SimError> {
         if model.num_vertices() != mesh.num_vertices() {
-            return Err(crate::SimError::Invalid {
+            return Err(crate::error::SimError::Invalid {
                 key: "cloth".into(),
                 message: format!(
                     "force model has {} vertices but the mesh has {}",
@@ -82,9 +94,9 @@ impl ClothSystem {
 
     /// Names the cloths of the system: `parts` must cover the vertices and the triangles in
     /// order, each part's triangles using only its own vertices.
-    pub fn with_parts(mut self, parts: Vec<ClothPart>) -> Result<Self, crate::SimError> {
+    pub fn with_parts(mut self, parts: Vec<ClothPart>) -> Result<Self, crate::error::SimError> {
         let bad = |message: String| {
-            Err(crate::SimError::Invalid {
+            Err(crate::error::SimError::Invalid {
                 key: "cloth".into(),
                 message,
             })

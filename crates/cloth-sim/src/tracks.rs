@@ -1,8 +1,8 @@
 //! The schema of `colliders.json`: each collider's surface in its local frame and its pose at
 //! every output frame, written by the run and read by the viewer.
 
-use crate::SimError;
-use crate::World;
+use crate::error::SimError;
+use crate::world::World;
 use cloth_collide::Shape;
 use cloth_mesh::Vec3;
 use serde::{Deserialize, Serialize};
@@ -136,14 +136,16 @@ impl CollidersFile {
     }
 
     /// Writes the file as compact JSON, atomically.
-    pub fn write(&self, path: &Path) -> Result<(), SimError> {
+    pub fn write(&self, path: impl AsRef<Path>) -> Result<(), SimError> {
+        let path = path.as_ref();
         let text = serde_json::to_string(self)
             .map_err(|e| SimError::io(path, std::io::Error::other(e)))?;
         cloth_mesh::write_atomic_bytes(path, text.as_bytes()).map_err(|e| SimError::io(path, e))
     }
 
     /// Reads a file written by [`CollidersFile::write`].
-    pub fn read(path: &Path) -> Result<CollidersFile, SimError> {
+    pub fn read(path: impl AsRef<Path>) -> Result<CollidersFile, SimError> {
+        let path = path.as_ref();
         crate::stats::read_json(path)
     }
 }

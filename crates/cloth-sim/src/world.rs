@@ -1,7 +1,7 @@
 //! What is simulated besides the state: the cloth, what holds it and what it touches.
 
-use crate::SimError;
 use crate::contact::{ContactSettings, Surface};
+use crate::error::SimError;
 use crate::pins::PinGroup;
 use crate::sewing::Sewing;
 use crate::system::ClothSystem;
@@ -18,7 +18,7 @@ pub struct DirectionalConstraint {
     pub constraint: Constraint,
 }
 
-/// The cloth and its surroundings: everything a step reads besides the [`crate::State`].
+/// The cloth and its surroundings: everything a step reads besides the [`crate::state::State`].
 ///
 /// Colliders keep a cache of their pose at the time last asked for, which is why steps take
 /// the world mutably; nothing else in it changes while simulating.

@@ -1,4 +1,4 @@
-//! The Cusick drape (issue 11): the drape coefficient of a clamped cotton disc must rise with
+//! The Cusick drape: the drape coefficient of a clamped cotton disc must rise with
 //! the bending rigidity, at rest, on two resolutions, and converge under refinement once the
 //! fold count is fixed. Drape coefficients come from an independent shadow raster
 //! (`common/cusick.rs`), equilibria from an independent Newton solve (`common::cusick::relax`).

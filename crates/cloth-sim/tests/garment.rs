@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use cloth_forces::{Evaluation, Par};
 use cloth_mesh::{RestShape, Vec3, count_boundary_loops};
-use cloth_sim::{ColliderShape, Scene, build_cloth, build_simulation};
+use cloth_sim::prelude::*;
+use cloth_sim::scene::{ColliderShape, build_cloth};
 
 fn assets() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets")
@@ -458,7 +459,7 @@ impl Body {
 /// together) once vertices within 1 mm are merged. Returns the largest stitch gap seen after
 /// the deadlines (m).
 fn garment_scene_sews_and_settles(name: &str, openings: usize) -> f64 {
-    let scene = Scene::load(&assets().join("../scenes").join(name)).expect("scene");
+    let scene = Scene::load(assets().join("../scenes").join(name)).expect("scene");
     garment_sews_and_settles(name, &scene, openings)
 }
 
@@ -489,7 +490,7 @@ fn garment_sews_and_settles(name: &str, scene: &Scene, openings: usize) -> f64 {
     let (mut closed_at, mut worst, mut posed) = (None, 0.0f64, Vec::new());
     let (mut nearest, mut watched) = (thickness, 0);
     for f in 1..=scene.run.frames {
-        let mut watch = |s: &cloth_sim::State| {
+        let mut watch = |s: &cloth_sim::state::State| {
             if s.t >= sewn_by - 1e-9 {
                 nearest = nearest.min(common::nearest_other_layer(&tris, &s.x, &same, thickness));
                 watched += 1;

@@ -7,9 +7,10 @@ use cloth_forces::Definiteness;
 use cloth_forces::{Material, PRESET_NAMES};
 use cloth_mesh::GridPattern;
 use cloth_sim::collide::euler_degrees;
-use cloth_sim::{
-    ColliderSettings, ColliderShape, IntegratorKind, Keyframe, MeshSpec, Motion, PinSettings,
-    Scene, SceneError, SolverChoice, build_collider,
+use cloth_sim::prelude::*;
+use cloth_sim::scene::{
+    ColliderSettings, ColliderShape, IntegratorKind, MeshSpec, PinSettings, SceneError,
+    SolverChoice, build_collider,
 };
 use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 use proptest::prelude::*;
@@ -131,7 +132,7 @@ fn grid_positions(scene: &Scene) -> Vec<Vector3<f64>> {
 
 #[test]
 fn fixed_sheet_is_the_papers_figure_2_setup() {
-    let s = Scene::load(&scenes_dir().join("fixed_sheet.toml")).unwrap();
+    let s = Scene::load(scenes_dir().join("fixed_sheet.toml")).unwrap();
     assert_eq!(s.cloths[0].mesh.vertex_count(), Some(2601));
     assert_eq!((s.run.fps, s.run.frames), (30.0, 75));
     assert_eq!(s.solver.integrator, IntegratorKind::Implicit);
@@ -149,7 +150,7 @@ fn fixed_sheet_is_the_papers_figure_2_setup() {
 
 #[test]
 fn hanging_verlet_pins_one_full_edge() {
-    let s = Scene::load(&scenes_dir().join("hanging_verlet.toml")).unwrap();
+    let s = Scene::load(scenes_dir().join("hanging_verlet.toml")).unwrap();
     assert_eq!(s.solver.integrator, IntegratorKind::Verlet);
     assert_eq!(s.solver.strain_limit, Some([0.9, 1.1]));
     let x = grid_positions(&s);
@@ -161,7 +162,7 @@ fn hanging_verlet_pins_one_full_edge() {
 
 #[test]
 fn drape_cylinder_lies_horizontally_below_the_sheet() {
-    let s = Scene::load(&scenes_dir().join("drape_cylinder.toml")).unwrap();
+    let s = Scene::load(scenes_dir().join("drape_cylinder.toml")).unwrap();
     let bar = &s.colliders[0];
     let ColliderShape::Cylinder { radius, .. } = bar.shape else {
         panic!("cylinder expected")
@@ -591,7 +592,7 @@ fn obj_paths_resolve_against_the_scene_directory() {
     .unwrap();
     let text = "[cloth]\nmesh = { kind = \"obj\", path = \"sheet.obj\", uv_scale = 0.01 }\n";
     std::fs::write(dir.join("scene.toml"), text).unwrap();
-    let s = Scene::load(&dir.join("scene.toml")).unwrap();
+    let s = Scene::load(dir.join("scene.toml")).unwrap();
     assert_eq!(
         s.cloths[0].mesh,
         MeshSpec::Obj {
@@ -904,9 +905,9 @@ bend_uv = [2.0, 0.5]
 /// contact, the higher one with it.
 #[test]
 fn auto_preconditioner_takes_multigrid_from_its_size_threshold() {
-    use cloth_sim::{
-        Integrator, LinearSolver, MULTIGRID_MIN_VERTICES, MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT,
-        build_integrator,
+    use cloth_sim::implicit::LinearSolver;
+    use cloth_sim::scene::{
+        MULTIGRID_MIN_VERTICES, MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT, build_integrator,
     };
     let solver = |n: usize, self_collision: bool| {
         let s = parse(&format!(
@@ -955,9 +956,9 @@ fn a_prerolls_progress_reports_its_time_and_changes_nothing() {
         [cloth]\nmesh = { kind = \"grid\", nx = 9, ny = 9, width = 0.4, height = 0.4 }\n\
         [[pin]]\nvertices = [0, 8]\n";
     let scene = parse(text).unwrap_or_else(|e| panic!("{e}"));
-    let mut quiet = cloth_sim::build_simulation(&scene).unwrap();
+    let mut quiet = cloth_sim::scene::build_simulation(&scene).unwrap();
     quiet.preroll().unwrap();
-    let mut watched = cloth_sim::build_simulation(&scene).unwrap();
+    let mut watched = cloth_sim::scene::build_simulation(&scene).unwrap();
     let mut times = Vec::new();
     watched.preroll_with(&mut |t| times.push(t)).unwrap();
     assert!(times.len() >= 6, "{} calls for 0.2 s", times.len());

@@ -4,7 +4,7 @@
 //! 0.1 GB, or is refused by that budget with its figures. Never a panic. The coverage-guided
 //! version of the same harness is `fuzz/fuzz_targets/scene.rs` (see `fuzz/README.md`).
 
-use cloth_sim::{Scene, build_simulation};
+use cloth_sim::prelude::*;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -69,7 +69,7 @@ proptest! {
         for (kind, pos, arg) in edits {
             mutate(&mut text, kind, pos, arg);
         }
-        match Scene::from_toml_str(&text, &scenes_dir()) {
+        match Scene::from_toml_str(&text, scenes_dir()) {
             Ok(mut scene) => {
                 scene.run.max_memory_gb = Some(0.1);
                 if let Err(e) = build_simulation(&scene) {

@@ -2,8 +2,8 @@
 //! intersection test (signed volumes, a uniform grid as broad phase; nothing shared with
 //! cloth-collide) counts crossing pairs of non-adjacent triangles at the end of every frame of
 //! the fold, the thrown sheet and the twisting tube at their default steps, and an independent
-//! point-triangle distance finds how close a vertex comes to another layer (issue 15: never
-//! under half the thickness); and friction
+//! point-triangle distance finds how close a vertex comes to another layer (never under half
+//! the thickness); and friction
 //! between two layers on an incline holds below the Coulomb threshold and slides at
 //! g (sin a - mu cos a) above it.
 
@@ -13,7 +13,7 @@ use std::path::Path;
 
 use common::{SameLayer, count_crossings, count_crossings_welded, nearest_other_layer};
 
-use cloth_sim::{Scene, Vec3, build_simulation};
+use cloth_sim::prelude::*;
 
 fn scenes_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenes")
@@ -177,7 +177,7 @@ fn crossings_watching(
     frames: Option<usize>,
     mut watch: impl FnMut(&[[usize; 3]], &[Vec3]),
 ) -> Vec<usize> {
-    let scene = Scene::from_toml_str(text, &scenes_dir()).expect("scene");
+    let scene = Scene::from_toml_str(text, scenes_dir()).expect("scene");
     let mut sim = build_simulation(&scene).expect("simulation");
     let tris = sim.system().mesh.triangles().to_vec();
     assert_eq!(count_crossings(&tris, sim.positions()), 0, "initial state");

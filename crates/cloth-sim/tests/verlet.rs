@@ -10,11 +10,8 @@ use std::path::{Path, PathBuf};
 
 use cloth_mesh::Vec3;
 use cloth_sim::forces::{ClothModel, External};
-use cloth_sim::{
-    ClothSystem, Integrator, IntegratorKind, MeshSpec, Motion, PinGroup, Scene, Simulation,
-    SolverSettings, State, Verlet, VerletSettings, World, build_integrator, build_mesh,
-    build_simulation,
-};
+use cloth_sim::prelude::*;
+use cloth_sim::scene::{IntegratorKind, MeshSpec, SolverSettings, build_integrator, build_mesh};
 use proptest::prelude::*;
 
 fn scene_file(name: &str) -> PathBuf {
@@ -26,7 +23,7 @@ fn scene_file(name: &str) -> PathBuf {
 /// `scenes/hanging_verlet.toml` at `n x n` vertices (`None`: as shipped) and step `h` (s),
 /// with `fps` output frames per second.
 fn hanging(n: Option<usize>, h: f64, fps: f64) -> Scene {
-    let mut s = Scene::load(&scene_file("hanging_verlet.toml")).expect("scene loads");
+    let mut s = Scene::load(scene_file("hanging_verlet.toml")).expect("scene loads");
     if let (Some(n), MeshSpec::Grid { nx, ny, .. }) = (n, &mut s.cloths[0].mesh) {
         (*nx, *ny) = (n, n);
     }
@@ -119,7 +116,7 @@ fn the_51_x_51_sheet_holds_its_strain_limit_at_a_30_hz_step() {
 /// `[0.9, 1.1]`, 0.5% tolerance, 500-sweep cap) and step `h` (s), 30 frames per second, no
 /// self-collision.
 fn verlet_scene(name: &str, n: usize, h: f64) -> Scene {
-    let mut s = Scene::load(&scene_file(name)).expect("scene loads");
+    let mut s = Scene::load(scene_file(name)).expect("scene loads");
     if let MeshSpec::Grid { nx, ny, .. } = &mut s.cloths[0].mesh {
         (*nx, *ny) = (n, n);
     }
@@ -203,7 +200,7 @@ fn hold_the_limit_in(
     (peak, tail, worst)
 }
 
-/// The step sizes of issue 18: 1/240, 1/120, 1/60 and 1/30 s.
+/// The step sizes the explicit integrator is checked at: 1/240, 1/120, 1/60 and 1/30 s.
 const STEPS: [f64; 4] = [1.0 / 240.0, 1.0 / 120.0, 1.0 / 60.0, 1.0 / 30.0];
 
 /// The sheet held at two corners of one edge (`scenes/fixed_sheet.toml`, 1 m, at 21 x 21):
@@ -248,7 +245,7 @@ fn the_drape_on_a_sphere_holds_its_strain_limit_from_1_240_to_1_30_s_and_comes_t
     }
 }
 
-/// Issue 18's sizes: the three sheets at 51 x 51 (2,601 vertices) at every step of
+/// The full sizes: the three sheets at 51 x 51 (2,601 vertices) at every step of
 /// [`STEPS`], with the default projection settings, 5 s each, checked as the 21 x 21 tests
 /// are. Minutes of CPU (the global projection at 1/60 and 1/30 s): run by hand with
 /// `cargo test --release -p cloth-sim --test verlet -- --ignored --nocapture` (environment
@@ -301,19 +298,19 @@ fn at_51_x_51(name: &str) {
 }
 
 #[test]
-#[ignore = "minutes of CPU: issue 18's 51 x 51 measurement, run with --ignored"]
+#[ignore = "minutes of CPU: the 51 x 51 sheets at every step size, run with --ignored"]
 fn at_51_x_51_the_hanging_sheet_holds_the_limit_at_every_step_and_comes_to_rest() {
     at_51_x_51("hanging_verlet.toml");
 }
 
 #[test]
-#[ignore = "minutes of CPU: issue 18's 51 x 51 measurement, run with --ignored"]
+#[ignore = "minutes of CPU: the 51 x 51 sheets at every step size, run with --ignored"]
 fn at_51_x_51_the_fixed_sheet_holds_the_limit_at_every_step_and_comes_to_rest() {
     at_51_x_51("fixed_sheet.toml");
 }
 
 #[test]
-#[ignore = "minutes of CPU: issue 18's 51 x 51 measurement, run with --ignored"]
+#[ignore = "minutes of CPU: the 51 x 51 sheets at every step size, run with --ignored"]
 fn at_51_x_51_the_drape_on_a_sphere_holds_the_limit_at_every_step_and_comes_to_rest() {
     at_51_x_51("drape_sphere.toml");
 }

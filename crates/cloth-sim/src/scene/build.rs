@@ -3,17 +3,20 @@
 
 use super::{
     ColliderSettings, ColliderShape, IntegratorKind, MeshSpec, RestAngles, Scene, SolverChoice,
+    gltf_sample_rate,
 };
+use crate::budget;
 use crate::coarse::{CarriedCloth, CoarseStart};
 use crate::contact::ContactSettings;
+use crate::error::SimError;
+use crate::explicit::VerletSettings;
+use crate::implicit::{ImplicitSettings, LinearSolver};
 use crate::pins::PinGroup;
 use crate::sewing::{SEAM_STIFFNESS_FACTOR, SewSettings, Sewing};
 use crate::simulation::{Integrator, Simulation};
-use crate::step::{ImplicitSettings, LinearSolver};
 use crate::strain::StrainLimit;
 use crate::system::{ClothPart, ClothSystem};
-use crate::verlet::VerletSettings;
-use crate::{SimError, World};
+use crate::world::World;
 use cloth_collide::{Collider, ColliderSet, GltfBody, GltfOptions, Motion, SelfCollision, Shape};
 use cloth_forces::{ClothModel, External};
 use cloth_mesh::{ClothMesh, GarmentSummary, ObjImport, RestShape, Vec3};
@@ -185,6 +188,45 @@ fn build_model(
     Ok(model)
 }
 
+/// Cloth size (vertices) from which `preconditioner = "auto"` takes multigrid in a scene with
+/// cloth-cloth contact (any cloth's `self_collision`). Higher than without contact: every new
+/// contact pair between layers changes the matrix pattern, and the hierarchy is then analysed
+/// again, which costs what the fewer iterations save on small cloths.
+pub const MULTIGRID_MIN_VERTICES: usize = 20_000;
+
+/// Cloth size (vertices) from which `preconditioner = "auto"` takes multigrid in a scene
+/// without cloth-cloth contact: from about this size a multigrid solve, with its nearly flat
+/// iteration count, is faster than block Jacobi.
+pub const MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT: usize = 2_000;
+
+/// The linear solver `scene`'s `solver.preconditioner` stands for: `"auto"` resolved by the
+/// cloth's size and whether cloth-cloth contact is on ([`MULTIGRID_MIN_VERTICES`],
+/// [`MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT`]); any other choice as it is.
+pub fn resolve_preconditioner(scene: &Scene) -> SolverChoice {
+    let vertices = budget::estimate(scene).map_or(0, |b| b.vertices);
+    preconditioner_for(scene, vertices)
+}
+
+/// [`resolve_preconditioner`] for a scene of `n` cloth vertices (the budget's estimate, which
+/// reads mesh files: computed once by the caller).
+pub(crate) fn preconditioner_for(scene: &Scene, n: usize) -> SolverChoice {
+    match scene.solver.preconditioner {
+        SolverChoice::Auto => {
+            let threshold = if scene.cloths.iter().any(|c| c.self_collision) {
+                MULTIGRID_MIN_VERTICES
+            } else {
+                MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT
+            };
+            if n >= threshold {
+                SolverChoice::Multigrid
+            } else {
+                SolverChoice::BlockJacobi
+            }
+        }
+        choice => choice,
+    }
+}
+
 /// The integrator and its settings, from `[solver]`.
 pub fn build_integrator(scene: &Scene) -> Integrator {
     let s = &scene.solver;
@@ -201,16 +243,15 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
                 max_iterations: s.cg_max_iterations,
                 preconditioner,
             };
-            let n = crate::budget::estimate(scene).map_or(0, |b| b.vertices);
-            let choice = super::preconditioner_for(scene, n);
+            let n = budget::estimate(scene).map_or(0, |b| b.vertices);
+            let choice = preconditioner_for(scene, n);
             let solver = match choice {
                 SolverChoice::Diagonal => LinearSolver::Mpcg(pcg(Preconditioner::Diagonal)),
                 SolverChoice::Auto | SolverChoice::BlockJacobi => {
                     LinearSolver::Mpcg(pcg(Preconditioner::BlockJacobi))
                 }
                 // The three translations per aggregate at every size: a solve costs about
-                // 0.6 of one with the rigid-body modes, and whole drapes ran faster with them
-                // in five of six runs at 40,401 and 100,489 vertices (README, "Benchmarks").
+                // 0.6 of one with the rigid-body modes, and whole drapes run faster with them.
                 SolverChoice::Multigrid => LinearSolver::Multigrid(
                     pcg(Preconditioner::BlockJacobi),
                     MultigridParams {
@@ -351,10 +392,10 @@ fn attached_collider<'a>(
 /// Builds the whole simulation of a scene: every cloth joined into one system, forces, pins,
 /// stitches, colliders and integrator.
 ///
-/// The scene's estimated memory and run time are checked first ([`crate::admit`]), so nothing
-/// large is allocated for a scene that would be refused.
+/// The scene's estimated memory and run time are checked first ([`crate::budget::admit`]), so
+/// nothing large is allocated for a scene that would be refused.
 pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
-    crate::admit(scene)?;
+    budget::admit(scene)?;
     let cloths = (0..scene.cloths.len())
         .map(|k| build_cloth(scene, k))
         .collect::<Result<Vec<_>, _>>()?;
@@ -426,19 +467,20 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
     let coarse = coarse_start(scene, &sim.system().parts, sim.world().sewing.sewn_by())?;
     // A coarse start replaces the initial positions (and untangles what it carries).
     Ok(match coarse {
-        Some(c) => sim.with_coarse_start(c),
+        Some((copy, c)) => sim.with_coarse_start(copy, c),
         None => sim.with_untangled_start(),
     })
 }
 
 /// The coarse copy that sews the garments with a `sew_edge_length` (see
-/// [`MeshSpec::Garmentcode`]), or `None` when no cloth asks for one. `parts` are the scene's
+/// [`MeshSpec::Garmentcode`]) and how its state is carried over, or `None` when no cloth asks
+/// for one. `parts` are the scene's
 /// cloths in the simulation; `sewn_by` (s) is when every seam is held closed.
 fn coarse_start(
     scene: &Scene,
     parts: &[ClothPart],
     sewn_by: f64,
-) -> Result<Option<CoarseStart>, SimError> {
+) -> Result<Option<(Simulation, CoarseStart)>, SimError> {
     let coarse_of = |c: &super::ClothSettings| match &c.mesh {
         MeshSpec::Garmentcode {
             path,
@@ -499,11 +541,11 @@ fn coarse_start(
             transfer,
         });
     }
-    Ok(Some(CoarseStart {
-        sim,
+    let start = CoarseStart {
         cloths,
         until: sewn_by,
-    }))
+    };
+    Ok(Some((sim, start)))
 }
 
 /// The rigid motion of a collider: keyframes, constant velocity, or none.
@@ -569,16 +611,6 @@ pub fn build_collider(scene: &Scene, k: usize, c: &ColliderSettings) -> Result<C
         name,
     })
 }
-
-/// Poses of a glTF body per second of simulation: the frame rate times the smallest whole
-/// number that reaches 120 Hz. Between poses the surface moves linearly, so its velocity over
-/// a step is the skinned motion's mean velocity over at most 1/120 s.
-pub(crate) fn gltf_sample_rate(fps: f64) -> f64 {
-    fps * (GLTF_SAMPLE_HZ / fps).ceil().max(1.0)
-}
-
-/// The least pose rate of glTF colliders (Hz).
-const GLTF_SAMPLE_HZ: f64 = 120.0;
 
 /// A glTF collider: the skinned body posed at [`gltf_sample_rate`] over the whole run, as a
 /// deforming mesh (with the collider's own rigid motion on top).

@@ -53,27 +53,30 @@
 //! The text is read in three steps, each a module: `raw` (the TOML as written, every key
 //! optional), `validate` (defaults applied, ranges checked, paths resolved: a [`Scene`]) and
 //! `build` (the runtime objects: mesh, forces, colliders, integrator: a
-//! [`crate::Simulation`]); `locate` maps key paths to lines and columns for the errors.
+//! [`crate::simulation::Simulation`]); `locate` maps key paths to lines and columns for the errors.
 
 mod build;
 mod cloth;
+pub(crate) mod error;
+mod load;
 mod locate;
+mod pattern;
 mod raw;
 mod validate;
 
-pub(crate) use build::gltf_sample_rate;
 pub use build::{
-    BuiltCloth, build_cloth, build_collider, build_integrator, build_mesh, build_simulation,
+    BuiltCloth, MULTIGRID_MIN_VERTICES, MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT, build_cloth,
+    build_collider, build_integrator, build_mesh, build_simulation, resolve_preconditioner,
 };
+pub use error::SceneError;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use cloth_collide::{Keyframe, euler_degrees};
 use cloth_forces::{Definiteness, Material};
 use cloth_mesh::{GridPattern, RestShape};
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize, Serializer};
-use toml::de::DeTable;
 
 /// Largest number of cloth vertices a grid or disc mesh may have (protects against scene
 /// typos that would allocate gigabytes).
@@ -85,107 +88,6 @@ pub const MAX_SCENE_BYTES: u64 = 16 << 20;
 
 /// Largest number of frames and iteration counts accepted (10^7).
 const MAX_COUNT: usize = 10_000_000;
-
-// ---------------------------------------------------------------------------------------
-// Errors
-// ---------------------------------------------------------------------------------------
-
-/// Error from loading or validating a scene file.
-///
-/// Every variant that comes from the file's content names the key path
-/// (`cloth.material.stretch`, `pin[1].region.min`, `collider[0].radius`) and gives the
-/// 1-based line and column in the TOML text when the key is present there.
-#[derive(Debug, thiserror::Error)]
-pub enum SceneError {
-    /// The text is not valid TOML, a key is unknown, a value has the wrong type or a
-    /// required key is missing (reported by the TOML reader).
-    #[error("scene{}{}: {message}", fmt_key(.key), fmt_location(*.line, *.column))]
-    Parse {
-        /// Key path of the offending entry, when known.
-        key: Option<String>,
-        /// What is wrong.
-        message: String,
-        /// 1-based line in the scene text, when known.
-        line: Option<usize>,
-        /// 1-based column (in characters) in the scene text, when known.
-        column: Option<usize>,
-    },
-    /// A value is well-typed but not acceptable (out of range, non-finite, inconsistent).
-    #[error("scene key `{key}`{}: {message}", fmt_location(*.line, *.column))]
-    Invalid {
-        /// Key path of the offending entry.
-        key: String,
-        /// What is wrong and what is accepted.
-        message: String,
-        /// 1-based line in the scene text, when the key is present there.
-        line: Option<usize>,
-        /// 1-based column in the scene text, when the key is present there.
-        column: Option<usize>,
-    },
-    /// A file named by the scene does not exist or is not a regular file.
-    #[error("scene key `{key}`{}: file {} not found or not a regular file", fmt_location(*.line, *.column), cloth_mesh::sanitize_message(&.path.display().to_string()))]
-    MissingFile {
-        /// Key path of the entry naming the file.
-        key: String,
-        /// The resolved path that was looked for.
-        path: PathBuf,
-        /// 1-based line in the scene text, when known.
-        line: Option<usize>,
-        /// 1-based column in the scene text, when known.
-        column: Option<usize>,
-    },
-    /// The scene file itself could not be read.
-    #[error("cannot read scene file {}: {source}", .path.display())]
-    Io {
-        /// The path that was read.
-        path: PathBuf,
-        /// The underlying I/O error.
-        source: std::io::Error,
-    },
-    /// The scene could not be written as TOML (only possible for non-UTF-8 paths).
-    #[error("cannot write scene as TOML: {message}")]
-    Serialize {
-        /// What the TOML writer reported.
-        message: String,
-    },
-}
-
-fn fmt_key(key: &Option<String>) -> String {
-    match key {
-        Some(k) => format!(" key `{k}`"),
-        None => String::new(),
-    }
-}
-
-fn fmt_location(line: Option<usize>, column: Option<usize>) -> String {
-    match (line, column) {
-        (Some(l), Some(c)) => format!(" (line {l}, column {c})"),
-        (Some(l), None) => format!(" (line {l})"),
-        _ => String::new(),
-    }
-}
-
-impl SceneError {
-    /// Key path of the offending entry (`None` for I/O errors and syntax errors that are not
-    /// inside a key).
-    pub fn key(&self) -> Option<&str> {
-        match self {
-            SceneError::Parse { key, .. } => key.as_deref(),
-            SceneError::Invalid { key, .. } | SceneError::MissingFile { key, .. } => Some(key),
-            SceneError::Io { .. } | SceneError::Serialize { .. } => None,
-        }
-    }
-
-    /// 1-based `(line, column)` in the scene text, when known.
-    pub fn line_column(&self) -> Option<(usize, usize)> {
-        match self {
-            SceneError::Parse { line, column, .. }
-            | SceneError::Invalid { line, column, .. }
-            | SceneError::MissingFile { line, column, .. } => line.zip(*column),
-            SceneError::Io { .. } | SceneError::Serialize { .. } => None,
-        }
-    }
-}
 
 // ---------------------------------------------------------------------------------------
 // Public, resolved data
@@ -260,7 +162,7 @@ pub struct RunSettings {
 impl Default for RunSettings {
     fn default() -> Self {
         RunSettings {
-            fps: crate::DEFAULT_FPS,
+            fps: crate::stats::DEFAULT_FPS,
             frames: 60,
             gravity: Vector3::new(0.0, -9.81, 0.0),
             preroll: 0.0,
@@ -353,8 +255,8 @@ pub enum MeshSpec {
         /// its thickness, the vertices poking through are moved back
         /// ([`cloth_collide::untangle`], self-collision on); this mesh then runs the rest of
         /// the preroll and the frames. A fine garment pulled closed at full
-        /// resolution can catch on itself (the paper-size walking trousers did); the coarse
-        /// copy sews in a fraction of the time. Not with pins on the scene.
+        /// resolution can catch on itself; the coarse copy sews in a fraction of the time.
+        /// Not with pins on the scene.
         #[serde(skip_serializing_if = "Option::is_none")]
         sew_edge_length: Option<f64>,
     },
@@ -621,13 +523,23 @@ impl ColliderShape {
                 frame_start,
                 ..
             } => {
-                let p = validate::FramePattern::parse(pattern).ok()?;
+                let p = pattern::FramePattern::parse(pattern).ok()?;
                 Some(PathBuf::from(p.format(frame_start.checked_add(frame)?)))
             }
             _ => None,
         }
     }
 }
+
+/// Poses of a glTF body per second of simulation: the frame rate times the smallest whole
+/// number that reaches 120 Hz. Between poses the surface moves linearly, so its velocity over
+/// a step is the skinned motion's mean velocity over at most 1/120 s.
+pub(crate) fn gltf_sample_rate(fps: f64) -> f64 {
+    fps * (GLTF_SAMPLE_HZ / fps).ceil().max(1.0)
+}
+
+/// The least pose rate of glTF colliders (Hz).
+const GLTF_SAMPLE_HZ: f64 = 120.0;
 
 /// `[[collider]]`: a solid obstacle the cloth cannot penetrate.
 ///
@@ -679,55 +591,6 @@ pub enum IntegratorKind {
     Verlet,
 }
 
-/// Cloth size (vertices) from which `preconditioner = "auto"` takes multigrid in a scene with
-/// cloth-cloth contact (any cloth's `self_collision`). Measured on the drape on the cylinder, 2
-/// threads, 2026-12-01: 10,201 vertices block-Jacobi 494 ms per frame (179 CG iterations per
-/// step) against multigrid 553 ms (11.2); 40,401 vertices 12.3 s (312) against 4.2 s (10.5).
-/// With contact between layers every new contact pair changes the matrix pattern and the
-/// hierarchy is analysed again: with the translations-only hierarchy (2026-12-06, 2 threads,
-/// two runs each) the thrown sheet (2,601 vertices) took 69-75 against 60-64 ms per frame,
-/// the sewn garment (1,801) 93-101 against 90-94, the twisting tube (1,640) 40-44 against
-/// 36-40, and the twisted T-shirt (6,255) 1,471 against 1,551 (one run): kept at 20,000
-/// until the garment scenes between 6,000 and 20,000 vertices are measured with it.
-pub const MULTIGRID_MIN_VERTICES: usize = 20_000;
-
-/// Cloth size (vertices) from which `preconditioner = "auto"` takes multigrid in a scene
-/// without cloth-cloth contact. Measured (2026-12-06, 2 threads, two runs each, cylinder
-/// drape and fixed sheet, 75 frames): 961 vertices 10.4-12.1 against 10.3-11.6 ms per frame
-/// (multigrid against block Jacobi), 1,681 vertices 17.3-19.2 against 18.8-19.0, 2,601
-/// vertices (Figure 1) 26.9-36.7 against 31.0-42.3 with 16 instead of 157 CG iterations per
-/// solve, the fixed sheet (Figure 2) 21.4-26.1 against 29.4-32.1, 10,201 vertices 215-219
-/// against 306-312.
-pub const MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT: usize = 2_000;
-
-/// The linear solver `scene`'s `solver.preconditioner` stands for: `"auto"` resolved by the
-/// cloth's size and whether cloth-cloth contact is on ([`MULTIGRID_MIN_VERTICES`],
-/// [`MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT`]); any other choice as it is.
-pub fn resolve_preconditioner(scene: &Scene) -> SolverChoice {
-    let vertices = crate::budget::estimate(scene).map_or(0, |b| b.vertices);
-    preconditioner_for(scene, vertices)
-}
-
-/// [`resolve_preconditioner`] for a scene of `n` cloth vertices (the budget's estimate, which
-/// reads mesh files: computed once by the caller).
-pub(crate) fn preconditioner_for(scene: &Scene, n: usize) -> SolverChoice {
-    match scene.solver.preconditioner {
-        SolverChoice::Auto => {
-            let threshold = if scene.cloths.iter().any(|c| c.self_collision) {
-                MULTIGRID_MIN_VERTICES
-            } else {
-                MULTIGRID_MIN_VERTICES_WITHOUT_CONTACT
-            };
-            if n >= threshold {
-                SolverChoice::Multigrid
-            } else {
-                SolverChoice::BlockJacobi
-            }
-        }
-        choice => choice,
-    }
-}
-
 /// Linear solver of the implicit step: a PCG preconditioner or the direct solve (key
 /// `solver.preconditioner`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -771,17 +634,18 @@ pub struct SolverSettings {
     pub definiteness: Definiteness,
     /// Implicit: adaptive step control. A step is rejected (and h shrunk) when any triangle's
     /// stretch `|w_u|` or `|w_v|` changes by more than this (dimensionless strain) in one
-    /// step. Key `stretch_threshold`, default 0.03, > 0 (with 0.1 the 2601-vertex fixed sheet overshoots to 9% stretch in single 33 ms steps; with 0.03 it stays near 3%, at 1.7 steps per frame).
+    /// step. Key `stretch_threshold`, default 0.03, > 0 (see
+    /// [`crate::implicit::ImplicitSettings::stretch_threshold`]).
     pub stretch_threshold: f64,
     /// Implicit: how the next step is chosen. Key `step_control`, `"predictive"` (default:
-    /// from the stretch change the last step measured, see [`crate::StepControl`]) or
+    /// from the stretch change the last step measured, see [`crate::implicit::StepControl`]) or
     /// `"halving"` (the paper's: halve after a rejection, double after `grow_after` accepted
     /// steps).
-    pub step_control: crate::StepControl,
+    pub step_control: crate::implicit::StepControl,
     /// Implicit: Newton corrections tried on a step whose stretch change is over
     /// `stretch_threshold` before it is rejected (see
-    /// [`crate::ImplicitSettings::newton_corrections`]). Key `newton_corrections`, default 1,
-    /// >= 0 (0: the paper's single linearised solve per attempt).
+    /// [`crate::implicit::ImplicitSettings::newton_corrections`]). Key `newton_corrections`,
+    /// default 1, >= 0 (0: the paper's single linearised solve per attempt).
     pub newton_corrections: usize,
     /// Implicit, with `step_control = "halving"`: after this many consecutive accepted steps
     /// the step is doubled again (up to `h_max`). Key `grow_after`, default 2 (as in the
@@ -805,21 +669,22 @@ pub struct SolverSettings {
     /// default 1, in (0, 2) (1 is plain Gauss-Seidel).
     pub strain_relaxation: f64,
     /// Verlet: how the projection removes stretch accumulated along long chains of edges
-    /// (see [`crate::LongRange`]). Key `strain_long_range`: `"tree"` (default; an exact
+    /// (see [`crate::explicit::LongRange`]). Key `strain_long_range`: `"tree"` (default; an exact
     /// projection onto the limits of a spanning tree rooted at the pins, before every sweep),
     /// `"tethers"` (long-range attachments to the pins) or `"none"`.
-    pub strain_long_range: crate::LongRange,
+    pub strain_long_range: crate::explicit::LongRange,
     /// Verlet: sweeps of a step's projection after which every further sweep starts with a
     /// global projection onto the limits of all stretched edges (a sparse Cholesky solve; see
-    /// [`crate::VerletSettings::global_after`]). Key `strain_global_after`, default 50, >= 0;
-    /// 0 from the first sweep, a value at or above `strain_iterations` never.
+    /// [`crate::explicit::VerletSettings::global_after`]). Key `strain_global_after`,
+    /// default 50, >= 0; 0 from the first sweep, a value at or above `strain_iterations`
+    /// never.
     pub strain_global_after: usize,
     /// Verlet: largest step in s; each frame is split into equal steps no longer than this.
     /// Key `verlet_h`, default `1 / (20 fps)`, `0 < verlet_h <= 1/fps`. No step size is
     /// unstable: the springs are solved with the strain limits in the position projection
     /// (backward Euler), not applied as explicit forces, so the explicit spring bound
-    /// `h < 2 sqrt(m / sum k)` does not apply (see [`crate::VerletSettings`]); the projection
-    /// cannot be switched off, it is the method.
+    /// `h < 2 sqrt(m / sum k)` does not apply (see [`crate::explicit::VerletSettings`]); the
+    /// projection cannot be switched off, it is the method.
     pub verlet_h: f64,
     /// Verlet: stiffness in N/m of each spring on a mesh edge (force `k (|d| - l)` for rest
     /// length `l`). Soft on purpose: the strain limit, not the spring, keeps the cloth from
@@ -847,7 +712,7 @@ impl SolverSettings {
             preconditioner: SolverChoice::Auto,
             definiteness: Definiteness::Clamped,
             stretch_threshold: 0.03,
-            step_control: crate::StepControl::default(),
+            step_control: crate::implicit::StepControl::default(),
             newton_corrections: 1,
             grow_after: 2,
             strain_limit: match integrator {
@@ -855,13 +720,13 @@ impl SolverSettings {
                 IntegratorKind::Implicit => None,
             },
             strain_iterations: match integrator {
-                IntegratorKind::Verlet => crate::DEFAULT_VERLET_ITERATIONS,
+                IntegratorKind::Verlet => crate::explicit::DEFAULT_VERLET_ITERATIONS,
                 IntegratorKind::Implicit => 10,
             },
-            strain_tolerance: crate::DEFAULT_STRAIN_TOLERANCE,
+            strain_tolerance: crate::strain::DEFAULT_STRAIN_TOLERANCE,
             strain_relaxation: 1.0,
-            strain_long_range: crate::LongRange::Tree,
-            strain_global_after: crate::DEFAULT_GLOBAL_AFTER,
+            strain_long_range: crate::explicit::LongRange::Tree,
+            strain_global_after: crate::explicit::DEFAULT_GLOBAL_AFTER,
             verlet_h: 1.0 / (20.0 * fps),
             spring_stiffness: 50.0,
             bend_spring_stiffness: 5.0,
@@ -873,67 +738,11 @@ impl SolverSettings {
 impl Default for SolverSettings {
     /// Implicit integrator at 30 frames per second.
     fn default() -> Self {
-        SolverSettings::defaults(IntegratorKind::Implicit, crate::DEFAULT_FPS)
+        SolverSettings::defaults(IntegratorKind::Implicit, crate::stats::DEFAULT_FPS)
     }
 }
 
 impl Scene {
-    /// Parses and validates scene text; relative file paths are resolved against
-    /// `base_dir` (and must exist).
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use std::path::Path;
-    /// use cloth_sim::Scene;
-    ///
-    /// let scene = Scene::from_toml_str(
-    ///     r#"
-    ///     [cloth]
-    ///     mesh = { kind = "grid", nx = 11, ny = 11, width = 0.5, height = 0.5 }
-    ///     position = [0, 1, 0]
-    ///     material = { preset = "silk", bend = 1e-6 }
-    ///     [[pin]]
-    ///     vertices = [0, 10]
-    ///     "#,
-    ///     Path::new("."),
-    /// )?;
-    /// assert_eq!(scene.cloths[0].mesh.vertex_count(), Some(121));
-    /// assert_eq!(scene.cloths[0].material.bend, 1e-6); // overrides the silk preset
-    /// assert_eq!(scene.run.fps, 30.0); // default
-    ///
-    /// // Mistakes name the key and its place in the text.
-    /// let text = "[cloth]\nmesh = { kind = \"disc\", radius = -1, resolution = 4 }\n";
-    /// let err = Scene::from_toml_str(text, Path::new(".")).unwrap_err();
-    /// assert_eq!(err.key(), Some("cloth.mesh.radius"));
-    /// assert_eq!(err.line_column(), Some((2, 34)));
-    /// # Ok::<(), cloth_sim::SceneError>(())
-    /// ```
-    pub fn from_toml_str(text: &str, base_dir: &Path) -> Result<Scene, SceneError> {
-        let doc = DeTable::parse(text).ok();
-        let ctx = validate::Ctx {
-            text,
-            doc: doc.as_ref(),
-            base_dir,
-        };
-        let raw: raw::RawScene = toml::from_str(text).map_err(|e| ctx.parse_error(&e))?;
-        ctx.resolve(raw)
-    }
-
-    /// Reads the scene file at `path` and parses it with [`Scene::from_toml_str`], resolving
-    /// relative paths against the file's directory.
-    pub fn load(path: &Path) -> Result<Scene, SceneError> {
-        let text = cloth_mesh::read_to_string_limited(path, MAX_SCENE_BYTES).map_err(|source| {
-            SceneError::Io {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
-        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-        let dir = path.parent().unwrap_or(Path::new(""));
-        Scene::from_toml_str(text, dir)
-    }
-
     /// The scene as TOML with the scene-file keys, every default written out. Loading the text
     /// with the same `base_dir` gives back an equal scene.
     pub fn to_toml_string(&self) -> Result<String, SceneError> {

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use cloth_sim::forces::BendModel;
-use cloth_sim::{Scene, Simulation, Vec3, build_simulation};
+use cloth_sim::prelude::*;
 
 /// Normal air drag (kg/(m^2 s)): heavy, so that the fabric settles slowly and stops (drag
 /// does not change the equilibrium).
@@ -213,7 +213,7 @@ pub fn static_residual(sim: &Simulation) -> f64 {
     let x = sim.positions();
     let v = vec![Vec3::zeros(); x.len()];
     let mut ev = cloth_sim::forces::Evaluation::default();
-    model.evaluate(x, &v, &mut ev, cloth_sim::Par::Rayon);
+    model.evaluate(x, &v, &mut ev, cloth_sim::mesh::Par::Rayon);
     let g = world.cloth.external.gravity;
     let (mut f2, mut w2) = (0.0_f64, 0.0_f64);
     for (i, (f, m)) in ev.forces.iter().zip(&world.cloth.masses).enumerate() {
@@ -335,7 +335,7 @@ pub fn relax(sim: &Simulation, tol: f64, max_iterations: usize) -> Relaxed {
     // Total force at rest on the free vertices into `f` (pinned ones zeroed), `ev` keeping the
     // exact Jacobian; returns the largest over the largest weight.
     let forces_at = |y: &[Vec3], ev: &mut Evaluation, f: &mut Vec<Vec3>| -> f64 {
-        exact.evaluate(y, &z, ev, cloth_sim::Par::Rayon);
+        exact.evaluate(y, &z, ev, cloth_sim::mesh::Par::Rayon);
         ext.accumulate(&exact, y, &z, ev);
         f.clear();
         f.extend(
@@ -349,7 +349,7 @@ pub fn relax(sim: &Simulation, tol: f64, max_iterations: usize) -> Relaxed {
     let (mut ev_c, mut ev_e) = (Evaluation::default(), Evaluation::default());
     let mut f = Vec::with_capacity(n);
     let mut residual = forces_at(&x, &mut ev_e, &mut f);
-    clamped.evaluate(&x, &z, &mut ev_c, cloth_sim::Par::Rayon);
+    clamped.evaluate(&x, &z, &mut ev_c, cloth_sim::mesh::Par::Rayon);
     let mut a = BlockMatrix::new(n, &exact.vertex_pairs()).expect("pattern");
     let plan_c = a.plan(ev_c.entries()).expect("plan");
     let plan_e = a.plan(ev_e.entries()).expect("plan");
@@ -369,7 +369,7 @@ pub fn relax(sim: &Simulation, tol: f64, max_iterations: usize) -> Relaxed {
         blocks.extend(ev_e.dfdx().iter().map(|b| -b));
         a.assemble(&plan_e, &blocks, Some(&diagonal));
         if direct.solve(&mut dx, &a, &f, &z, &cons).is_err() {
-            clamped.evaluate(&x, &z, &mut ev_c, cloth_sim::Par::Rayon);
+            clamped.evaluate(&x, &z, &mut ev_c, cloth_sim::mesh::Par::Rayon);
             blocks.clear();
             blocks.extend(ev_c.dfdx().iter().map(|b| -b));
             a.assemble(&plan_c, &blocks, Some(&diagonal));

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use cloth_sim::Vec3;
+use cloth_sim::mesh::Vec3;
 
 /// The longest edge of the mesh (at least 1 um): the cell size of the uniform grids below, so a
 /// triangle spans at most two cells per axis.

@@ -1,4 +1,4 @@
-//! Sanity at the chokepoints: after every accepted step of either integrator, the state is
+//! Sanity checks after every accepted step of either integrator: the state is
 //! checked for what can only be garbage, so a run stops with a typed error naming the frame,
 //! the vertex and the cause instead of writing frames at 1e31 m and exiting 0.
 //!
@@ -16,79 +16,24 @@
 //!   energy may not exceed [`ENERGY_FACTOR`] times the initial kinetic and elastic energy plus
 //!   the gravitational energy released since the start (backward Euler dissipates, Verlet
 //!   nearly conserves: a correct run stays well inside it). Static colliders are allowed but
-//!   loosen the factor to [`ENERGY_FACTOR_CONTACT`]: the paper's position alteration (Knowl 6)
-//!   moves vertices onto surfaces without a force and so does a little work of its own
-//!   (measured: up to 1.4x the released energy on the cloth dropped on a cylinder); where it
-//!   lifts vertices against gravity (cloth started inside a solid's layer) its work counts as
-//!   supplied energy (implicit integrator, [`Sanity::credit`]). Where
+//!   loosen the factor to [`ENERGY_FACTOR_CONTACT`]: the position alteration (paper §6.2)
+//!   moves vertices onto surfaces without a force and so does work of its own (up to a little
+//!   more than the released energy); where it lifts vertices against gravity (cloth started
+//!   inside a solid's layer) its work counts as supplied energy (implicit integrator). Where
 //!   pins or colliders are driven, they can do any amount of work and the check is off.
 //! - **solids**: the implicit step never accepts a vertex inside a solid deeper than the
-//!   cloth's thickness after contact handling ([`crate::Reject::InsideSolid`] halves the step
-//!   instead); when that cannot be resolved above `h_min` the run ends with
+//!   cloth's thickness after contact handling ([`crate::error::Reject::InsideSolid`] halves
+//!   the step instead); when that cannot be resolved above `h_min` the run ends with
 //!   [`SimError::StepTooSmall`] naming the vertex and the collider.
 
-use crate::{SimError, State, World};
+pub(crate) mod limits;
+
+pub use limits::{BOUND_FACTOR, Divergence, ENERGY_FACTOR, ENERGY_FACTOR_CONTACT, MAX_STRETCH};
+
+use crate::error::SimError;
+use crate::state::State;
+use crate::world::World;
 use cloth_mesh::Vec3;
-
-/// Largest stretch of any triangle, `|w| - 1` (dimensionless): 3 means four times the rest
-/// length. Stretch-limited cloth stays below 0.1; anything beyond this is an explosion.
-pub const MAX_STRETCH: f64 = 3.0;
-
-/// How many scene extents a vertex may travel beyond what gravity and driven motion explain.
-pub const BOUND_FACTOR: f64 = 1e3;
-
-/// Safety factor on the energy the scene can supply (no colliders).
-pub const ENERGY_FACTOR: f64 = 2.0;
-
-/// Safety factor on the energy the scene can supply when static colliders alter positions.
-pub const ENERGY_FACTOR_CONTACT: f64 = 10.0;
-
-/// What went wrong, for [`SimError::Diverged`].
-#[derive(Clone, Debug, PartialEq)]
-pub enum Divergence {
-    /// The vertex is farther from the scene's centre than the bound.
-    OutOfBounds {
-        /// Its distance from the centre (m).
-        distance: f64,
-        /// The bound at this time (m).
-        bound: f64,
-    },
-    /// A triangle of the vertex is stretched beyond [`MAX_STRETCH`].
-    Stretch {
-        /// The triangle.
-        triangle: usize,
-        /// Its stretch, `|w| - 1`.
-        stretch: f64,
-    },
-    /// The kinetic energy exceeds what the scene can supply (the vertex is the fastest).
-    Energy {
-        /// Kinetic energy (J).
-        kinetic: f64,
-        /// The budget (J).
-        budget: f64,
-    },
-}
-
-impl std::fmt::Display for Divergence {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Divergence::OutOfBounds { distance, bound } => write!(
-                f,
-                "left the scene: {distance:.3e} m from its centre (bound {bound:.3e} m)"
-            ),
-            Divergence::Stretch { triangle, stretch } => write!(
-                f,
-                "triangle {triangle} stretched by {:.0}% (limit {:.0}%)",
-                stretch * 100.0,
-                MAX_STRETCH * 100.0
-            ),
-            Divergence::Energy { kinetic, budget } => write!(
-                f,
-                "kinetic energy {kinetic:.3e} J exceeds what the scene can supply ({budget:.3e} J)"
-            ),
-        }
-    }
-}
 
 /// Reference quantities of a run, fixed at its start.
 #[derive(Clone, Debug)]
@@ -165,11 +110,11 @@ impl Sanity {
     }
 
     /// Counts `work` (J, >= 0) done on the cloth by position alterations that lift it against
-    /// gravity (a push-out onto a solid's thickness layer, Knowl 6) as energy the scene
+    /// gravity (a push-out onto a solid's thickness layer, paper §6.2) as energy the scene
     /// supplied: the potential it added is not held against the budget, and the budget grows
     /// by the same amount again for the speed the push drags neighbours to. Without it, a
-    /// 121-vertex sheet started at rest inside the floor's layer, tilted 2 degrees, was
-    /// stopped by this check in frame 10 with 3e-5 J (budget 1e-9 J: nothing had fallen).
+    /// sheet started at rest inside the floor's layer would fail the check as soon as the
+    /// push-out set it moving, with nothing yet fallen.
     pub fn credit(&mut self, work: f64) {
         if work.is_finite() && work > 0.0 {
             self.start += work;

@@ -30,56 +30,49 @@
 //! edges at `v`; diagonal `w_v`, not regularised: the rows of distinct vertices are
 //! independent, so the system stays positive definite), in the active set like the limits
 //! (a row that would pull leaves it), and the line search counts the depth below a plane,
-//! relative to the mean rest length, with the edges' violations. Without them the solve
-//! moved vertices into their planes (a compressed edge running down to the floor is
+//! relative to the mean rest length, with the edges' violations. Without them the solve would
+//! move vertices into their planes (a compressed edge running down to the floor is
 //! lengthened along its frozen direction, which points into the floor), the contact sweep
-//! pushed them back out, and the limit and the plane were met alternately, converging like
-//! alternating projections onto two half-spaces at a small angle: on the 51 x 51 drape on a
-//! sphere at 1/30 s, the step ending at t = 3.1 s left two such edges, from a vertex on the
-//! floor to one 1.6 cm above it, compressed to 0.892 after 500 sweeps, the floor vertices'
-//! contact rows having pushed them out by 1.4 m in total over the sweeps. With the planes in
-//! the solve the same step (from the same state) holds the limit after 74 sweeps and 96
-//! solves (see `verlet` for the other half of the cause).
+//! would push them back out, and the limit and the plane, met alternately, would converge
+//! only like alternating projections onto two half-spaces at a small angle.
 //!
 //! # Static friction
 //!
 //! A vertex that friction holds in the contact sweep ([`Plane::stick`]) moves along its
 //! plane's normal only: its inverse mass `w` becomes `w n n^T` in `J W J^T` and in the move
 //! (the regularisation keeps `eps (w_i + w_j)` on an edge's diagonal, so an edge between two
-//! held vertices lying along their planes stays positive). Without the hold the solve slid
-//! such vertices along their planes with nothing to resist, and where the sweeps alone do
-//! not reach the limit (the 51 x 51 drape at 1/30 s) that frictionless move decided where
-//! the sheet stayed, and it slid off the ball (see `verlet`, "Friction in the global
-//! phase"). Coulomb's law in the active set: after each round, judged on that round's
+//! held vertices lying along their planes stays positive). Without the hold the solve would
+//! slide such vertices along their planes with nothing to resist, and where the sweeps alone
+//! do not reach the limit that frictionless move would decide where the sheet stays.
+//! Coulomb's law in the active set: after each round, judged on that round's
 //! multipliers, a held vertex is let go when its plane does not press it (its row inactive,
 //! or pulling) or when the tangential move its hold prevented, `w |P_t (J^T lambda)_v|`
 //! (`P_t` the projection onto the plane), exceeds the budget left in the step plus `mu`
 //! times its row's push `w lambda_c`. The tangential move prevented in the move taken is
 //! reported ([`GlobalProjection::friction_moves`]) for the contact rows to count over the
-//! step. Without solids, or with no vertex held, every solve is as before (the same bits).
+//! step.
 //!
 //! The pattern is that of every edge with a free vertex and, when the cloth has solids to
 //! touch, one contact row per free vertex, fixed when the cloth is built: an inactive row (or
 //! a vertex without a plane) is the identity. Without solids the pattern and every solve are
-//! those of the edges alone, as before the contact rows (the same bits). The symbolic analysis (AMD ordering) is done once and
-//! every solve refactorises numerically. Everything runs sequentially (`faer::Par::Seq`), so
+//! those of the edges alone. The symbolic analysis (AMD ordering) is done once and every
+//! solve refactorises numerically. Everything runs sequentially (`faer::Par::Seq`), so
 //! the result is the same for every thread count.
 
 use cloth_mesh::Vec3;
 use cloth_solver::{SolverError, SparseLlt};
 use faer::Mat;
 
-/// Relative regularisation `eps` of the diagonal. Measured on the fixed sheet (51 x 51) at
-/// 1/30 s: 1e-5 took 68 solves per step, 1e-2 55, 1e-1 109 (too soft); 1e-8 let the active
-/// set cycle.
+/// Relative regularisation `eps` of the diagonal: much smaller lets the active set cycle
+/// between conflicting limits, much larger makes each move too soft to converge in few
+/// solves.
 const REGULARISATION: f64 = 1e-2;
 
 /// Most halvings of the move in the line search.
 const LINE_SEARCH: usize = 4;
 
-/// Most solves (rounds of the active set) of one projection: measured on the fixed sheet at
-/// 1/30 s, 1 round took 2.5 times the time per step of 2, and 4 more factorisations than
-/// they saved.
+/// Most solves (rounds of the active set) of one projection: one round leaves too many rows
+/// wrong for the next projection, more cost factorisations the sweeps save anyway.
 const ACTIVE_SET_ROUNDS: usize = 2;
 
 /// One contact plane of a step: the vertex must stay on the side `normal . x >= offset`.
@@ -492,9 +485,8 @@ impl GlobalProjection {
 
     /// Sum over the edges of the squared relative violation of `[min, max]` (length / rest)
     /// at `x`, plus over the contact planes the squared depth below the plane relative to the
-    /// mean rest length: the line search's measure of progress (measured, the largest
-    /// violation instead took 2 to 3 times as many solves on the fixed sheet at 1/60 and
-    /// 1/30 s).
+    /// mean rest length: the line search's measure of progress (a smooth measure; the largest
+    /// violation instead makes the search stop early and the projection take more solves).
     fn violation(&self, x: &[Vec3], [min, max]: [f64; 2]) -> f64 {
         let edges: f64 = (self.edges.iter().zip(&self.rest))
             .map(|(e, &l)| {

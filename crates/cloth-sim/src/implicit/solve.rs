@@ -1,11 +1,12 @@
 //! Stage 4, solve: `A dv = b` with the constrained components of dv equal to z, by the modified
-//! PCG (Knowl 1) or the direct reference solve, then the constraint forces `e = A dv - b`
-//! (Knowl 8).
+//! PCG (paper §5.3) or the direct reference solve, then the constraint forces
+//! `e = A dv - b` (paper §5.4).
 
-use super::LinearSolver;
 use super::assemble::Assembly;
+use super::attempt::Attempt;
 use super::constrain::Constraints;
-use crate::{Reject, SimError};
+use super::settings::LinearSolver;
+use crate::error::{Reject, SimError};
 use cloth_mesh::{Par, Vec3};
 use cloth_solver::{
     DirectSolver, Multigrid, MultigridParams, PcgInfo, PcgParams, PcgWorkspace, SolverError,
@@ -42,17 +43,17 @@ impl Solution {
         self.multigrid = None;
     }
 
-    /// Solves the assembled system. `Ok(Err(reject))` when the attempt should be retried with a
-    /// smaller step (loss of definiteness, failed factorisation); `Err` for failures no step
-    /// size fixes.
+    /// Solves the assembled system of the attempt `ctx` with `solver`. `Ok(Err(reject))` when
+    /// the attempt should be retried with a smaller step (loss of definiteness, failed
+    /// factorisation); `Err` for failures no step size fixes.
     pub fn run(
         &mut self,
+        ctx: &Attempt,
         solver: &LinearSolver,
         asm: &mut Assembly,
         cons: &Constraints,
-        x: &[Vec3],
-        par: Par,
     ) -> Result<Result<PcgInfo, Reject>, SimError> {
+        let (x, par) = (&ctx.state.x, ctx.settings.par);
         if asm.pattern_changed {
             self.direct = None;
             self.multigrid = None;

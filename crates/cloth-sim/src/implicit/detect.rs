@@ -1,12 +1,17 @@
-//! Stage 1, detect: every proximity query of a step runs here. Cloth-solid contacts of the
-//! start state against the colliders placed at the step's end, solid features against cloth
-//! triangles, cloth-cloth proximities, and the check of a candidate end state for vertices
-//! pulled into solids (asked for by the accept stage).
+//! Stage 1, detect: every proximity query of a step runs here. At the start state: cloth-solid
+//! contacts against the colliders placed at the step's end, solid features against cloth
+//! triangles, and cloth-cloth proximities. At a solved attempt's candidate end state: vertices
+//! pulled into solids, and continuous collision detection of the candidate motion with its
+//! impact zones (the cloth-cloth safety net, [`super::zones`]). The accept stage judges what
+//! these find.
 
-use crate::State;
-use crate::World;
-use crate::stats::{Stopwatch, Timings};
-use cloth_collide::{Contact, FeatureContact, Motion, NearPairs, ProximityKind};
+use super::candidate::Candidate;
+use super::zones::Zones;
+use crate::error::Reject;
+use crate::state::State;
+use crate::stats::Clock;
+use crate::world::World;
+use cloth_collide::{Contact, FeatureContact, Motion, ProximityKind};
 use cloth_mesh::Vec3;
 use nalgebra::{Isometry3, Point3};
 
@@ -30,20 +35,32 @@ pub(crate) struct Detection {
     /// Per vertex: the separation direction of a cloth layer it lies on (vertex-triangle
     /// proximity), if any.
     layer_normal: Vec<Option<Vec3>>,
+    /// Continuous collision detection of candidate motions and their impact zones.
+    zones: Zones,
 }
 
 impl Detection {
-    /// Cloth-solid queries for a step from `state.t` to `state.t + h`: colliders are placed at
-    /// t + h, vertices of the start state within thickness plus a margin are reported with
-    /// step-averaged surface velocities, and sharp features near cloth triangles.
-    pub fn solids(
+    /// The queries at the start state of a step of size `h`: cloth-solid contacts and
+    /// features, then cloth-cloth proximities when the start state is new (`fresh`; they are
+    /// kept for retries of the same step), then the solid contacts shielded by a cloth layer
+    /// are dropped.
+    pub fn start(
         &mut self,
         world: &mut World,
         state: &State,
         h: f64,
-        timings: &mut Timings,
-        sw: &mut Stopwatch,
+        fresh: bool,
+        clock: &mut Clock,
     ) {
+        self.solids(world, state, h, clock);
+        self.cloth(world, state, fresh, clock);
+        self.shield(world);
+    }
+
+    /// Cloth-solid queries for a step from `state.t` to `state.t + h`: colliders are placed at
+    /// t + h, vertices of the start state within thickness plus a margin are reported with
+    /// step-averaged surface velocities, and sharp features near cloth triangles.
+    fn solids(&mut self, world: &mut World, state: &State, h: f64, clock: &mut Clock) {
         self.contacts.clear();
         self.features.clear();
         let settings = world.contact;
@@ -95,26 +112,21 @@ impl Detection {
                 &mut self.features,
             );
         }
-        timings.cloth_solid += sw.lap();
+        clock.cloth_solid();
     }
 
     /// Cloth-cloth proximities at the start state, when the start state is new (`fresh`); they
-    /// are kept for retries of the same step. `near`: candidate pairs the last step's
-    /// crossing check recorded at its end, used when they are for exactly this state.
-    pub fn cloth(
-        &mut self,
-        world: &mut World,
-        state: &State,
-        fresh: bool,
-        near: Option<&NearPairs>,
-        timings: &mut Timings,
-        sw: &mut Stopwatch,
-    ) {
+    /// are kept for retries of the same step. The candidate pairs the last crossing check
+    /// recorded at the end of its motion are used when they are for exactly this state.
+    fn cloth(&mut self, world: &mut World, state: &State, fresh: bool, clock: &mut Clock) {
         if let (true, Some(sc)) = (fresh, world.self_collision.as_mut()) {
-            if sc.try_detect_near(&state.x, near).is_err() {
+            if sc
+                .try_detect_near(&state.x, self.zones.near_pairs())
+                .is_err()
+            {
                 sc.detect(&state.x);
             }
-            timings.cloth_cloth += sw.lap();
+            clock.cloth_cloth();
         }
     }
 
@@ -124,7 +136,7 @@ impl Detection {
     /// vertex touches the cloth under it, not the solid, and must not be held by the solid's
     /// friction (a layer sliding on another would stop dead when it came within the contact
     /// search range of the floor underneath).
-    pub fn shield(&mut self, world: &World) {
+    fn shield(&mut self, world: &World) {
         let Some(sc) = world.self_collision.as_ref() else {
             return;
         };
@@ -149,8 +161,8 @@ impl Detection {
 
     /// Vertices of the candidate end state `x1` (colliders already at t + h) that are deep
     /// inside a solid's thickness layer (less than half the thickness from the surface), into
-    /// [`Detection::deep`].
-    pub fn penetrations(&mut self, world: &World, x1: &[cloth_mesh::Vec3]) {
+    /// [`Detection::deep`], and the deepest one inside a solid, into [`Detection::inside`].
+    pub fn candidate(&mut self, world: &World, x1: &[Vec3]) {
         self.deep.clear();
         self.inside = None;
         let Some(set) = world.colliders() else {
@@ -168,5 +180,18 @@ impl Detection {
                 self.inside = Some((c.vertex, c.collider, -c.distance));
             }
         }
+    }
+
+    /// Makes the candidate motion from `x0` free of cloth-cloth collisions by impact zones
+    /// (see [`Zones::resolve`]), after keeping the candidate as it was. Returns how many
+    /// vertices moved, or the rejection when the zones could not separate the cloth.
+    pub fn crossings(
+        &mut self,
+        world: &World,
+        x0: &[Vec3],
+        candidate: &mut Candidate,
+    ) -> Result<usize, Reject> {
+        candidate.keep_free();
+        (self.zones).resolve(world, x0, &mut candidate.x1, &mut candidate.y)
     }
 }

@@ -137,9 +137,8 @@ impl PairSet {
     }
 
     /// Starts a step from positions `x0` (the state): freezes the directions `n` there and
-    /// clears the multipliers. (Warm-starting them with the previous step's multipliers was
-    /// measured to feed energy in: the hanging sheet's kinetic energy then exceeded what
-    /// gravity released at every step size from 1/240 to 1/30 s.)
+    /// clears the multipliers (warm-starting them with the previous step's multipliers feeds
+    /// energy into the cloth).
     pub fn begin(&mut self, x0: &[Vec3]) {
         for (n, p) in self.normal.iter_mut().zip(&self.pairs) {
             let d = x0[p.j] - x0[p.i];

@@ -10,7 +10,8 @@
 //! Zones act like a perfectly inelastic, sticking impact for the few vertices that the penalty
 //! springs did not stop; the springs and the friction between layers do the everyday work.
 
-use crate::{Reject, World};
+use crate::error::Reject;
+use crate::world::World;
 use cloth_collide::{Impact, NearPairs, SelfCcd};
 use cloth_mesh::Vec3;
 
@@ -114,8 +115,7 @@ impl Zones {
     /// Joins the vertices of every impact into one zone (the smaller root index wins, so the
     /// result does not depend on the order of unions), and a stitched vertex's partners into
     /// its zone: the two sides of a seam are one vertex for contact, and a zone that moved one
-    /// side alone pulled the stitch open (the walking trousers' crotch seam, 1.5 mm in one
-    /// step).
+    /// side alone would pull the stitch open.
     fn merge(&mut self) {
         for k in 0..self.impacts.len() {
             let v = self.impacts[k].vertices;

@@ -16,26 +16,22 @@
 //! plane: a vertex the row pushed out and something else later lifted is pulled back towards
 //! the plane, by up to what was pushed. That is right while the rows are the only moves, and
 //! wrong once the global projection (and the tree) move vertices outside that bookkeeping:
-//! from then on (the global phase) a row only pushes out. Measured on the 51 x 51
-//! drape on a sphere at 1/30 s (step ending at t = 2.867 s): a vertex on the floor with
-//! 10.6 cm of push accumulated in the first 50 sweeps was lifted about 0.5 mm by the limit of
-//! the edge above it and put back by its contact row in every sweep from 51 on, the edge
-//! re-stretched to 1.12 to 1.13 each time, until the push was used up at sweep 238, where
-//! the step ended (752 global solves); 105 sweeps and 220 solves with rows that only push
+//! a row that gave back its push would pull a vertex the global projection lifted back into
+//! the edge above it, sweep after sweep. From then on (the global phase) a row only pushes
 //! out.
 //!
-//! Friction acts in every sweep up to the 250th of a step (`verlet`). Each row also keeps its friction correction (`slip`, the
-//! tangential move undone so far in the step) and whether the last sweep undid the whole
-//! slip (the vertex sticks). The global projection holds a sticking vertex along its plane
-//! (`global`, [`Plane::stick`], with the budget `mu * push - |slip|` left) and reports the
-//! tangential move each hold prevented, which the row adds to its correction
-//! ([`SolidContacts::add_global`]): the sweep's Coulomb test then covers what the global
-//! solves pulled, and lets the vertex slide once the step's pulls exceed `mu * push`. See
-//! "Friction in the global phase" in `verlet` for why (the 51 x 51 drape slid off the ball
-//! at 1/30 s while friction stopped at the global phase).
+//! Friction acts in the first half of a step's sweep cap (`verlet`). Each row also keeps its
+//! friction correction (`slip`, the tangential move undone so far in the step) and whether the
+//! last sweep undid the whole slip (the vertex sticks). The global projection holds a
+//! sticking vertex along its plane (`global`, [`Plane::stick`], with the budget
+//! `mu * push - |slip|` left) and reports the tangential move each hold prevented, which the
+//! row adds to its correction ([`SolidContacts::add_global`]): the sweep's Coulomb test then
+//! covers what the global solves pulled, and lets the vertex slide once the step's pulls
+//! exceed `mu * push`. Without the holds, where a sheet rests on a solid is decided by a
+//! projection without friction, and a draped sheet creeps off a ball at large steps.
 
-use crate::World;
-use crate::global::Plane;
+use super::global::Plane;
+use crate::world::World;
 use cloth_collide::Contact;
 use cloth_mesh::Vec3;
 
@@ -133,8 +129,8 @@ impl SolidContacts {
     /// the tangential move static friction prevented, m, see
     /// `GlobalProjection::friction_moves`): the prevented move counts as a friction
     /// correction, so that Coulomb's law holds over the whole step. (The solve's normal push
-    /// is not added to the budget: with it, an impact step of the 51 x 51 drape needed 428
-    /// sweeps instead of 116, see `verlet`.)
+    /// is not added to the budget: it would let friction hold through an impact and make the
+    /// step need several times the sweeps.)
     pub fn add_global(&mut self, held: impl Fn(usize) -> Vec3) {
         for r in self.rows.iter_mut().filter(|r| r.first) {
             r.slip -= held(r.vertex);

@@ -1,14 +1,14 @@
-//! The step-size controller: the paper's rule (Knowl 9: halve after a rejected step, double
+//! The step-size controller: the paper's rule (§7: halve after a rejected step, double
 //! after a run of accepted ones) or a predictive one that sizes each step from the stretch
 //! change the last one measured; both land exactly on frame times without sliver steps.
 
-use crate::{Reject, SimError};
+use crate::error::{Reject, SimError};
 
 /// How the implicit integrator chooses its next step (scene key `solver.step_control`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StepControl {
-    /// Baraff & Witkin's rule (Knowl 9): halve after a rejected step, double after
+    /// Baraff & Witkin's rule (paper §7): halve after a rejected step, double after
     /// `grow_after` accepted ones in a row, up to `h_max`.
     Halving,
     /// The stretch change of a step grows about in proportion to h, so each accepted step
@@ -18,24 +18,17 @@ pub enum StepControl {
     /// stretch change is retried at the step that prediction gives (at most half, at least a
     /// fifth of the rejected one); other rejections halve it. A frame is split into equal
     /// steps, each at most 10% longer than the predicted one. The threshold still rejects
-    /// every step that breaks it. The default since its step sequence no longer meets a step
-    /// that no h passes (a stitch snapping shut whatever h is, bounded by
-    /// [`crate::STITCH_CLOSING_SPEED`]): it rejects about half as many steps on the drapes and
-    /// garments and is faster on them (README, "The method"); on the thrown sheet it takes
-    /// 174 + 33 steps against 186 + 52 since push-outs go a quarter of the way per step
-    /// ([`crate::PUSH_OUT_FRACTION`]; 250 + 75 against 304 + 116 before).
+    /// every step that breaks it. The default: it rejects far fewer steps than the halving
+    /// rule on drapes and garments, and is faster on them.
     #[default]
     Predictive,
 }
 
 /// The fraction of the stretch threshold the predictive control aims a step's change at:
-/// far enough below it that a step a little more eventful than the last still passes.
-/// Chosen by measurement from 2,601 to 100,489 vertices (README, "The method"). A step's
-/// change is not always proportional to h (where a contact stops a vertex it is not), so an
-/// accepted step never shrinks the next one: aimed at 0.6 and shrinking by the prediction after
-/// accepted steps, h collapsed to 0.1 ms on the 100,489-vertex drape (23% more attempts than
-/// the halving rule), and aimed at 0.75 shrinking by up to 0.8, to 0.08 ms on the walking
-/// trousers (up to 248 steps per frame against 48).
+/// far enough below it that a step a little more eventful than the last still passes. A
+/// step's change is not always proportional to h (where a contact stops a vertex it is not),
+/// so an accepted step never shrinks the next one: shrinking by the prediction after accepted
+/// steps lets h collapse to a small fraction of a millisecond on large drapes and garments.
 pub const STEP_TARGET: f64 = 0.75;
 
 /// Step-size state carried from step to step.

@@ -1,11 +1,11 @@
 //! Stage 2, constrain: per-vertex constraint filters S_i, target velocity changes z and
-//! position alterations y (Knowls 6, 7), from rails, contacts and pins in that order (a later
-//! source wins), plus the kinetic friction of sliding contacts (Knowl 8).
+//! position alterations y (paper §5.1, §6.2), from rails, contacts and pins in that order (a
+//! later source wins), plus the kinetic friction of sliding contacts (paper §6.1).
 
+use super::attempt::Attempt;
+use super::contact::{ConstraintSink, ContactMemory, Inputs};
 use super::detect::Detection;
-use crate::contact::{ConstraintSink, ContactMemory};
-use crate::stats::{Stopwatch, Timings};
-use crate::{State, World};
+use crate::stats::Clock;
 use cloth_mesh::Vec3;
 use cloth_solver::Constraint;
 
@@ -23,6 +23,8 @@ pub(crate) struct Constraints {
     pub landing: Vec<Vec3>,
     /// Kinetic friction of sliding contacts (N), a force term of the assemble stage.
     pub friction: Vec<Vec3>,
+    /// Position alterations scheduled for the next accepted step (m).
+    scheduled: Vec<Vec3>,
     targets: Vec<Vec3>,
 }
 
@@ -34,28 +36,37 @@ impl Constraints {
             y: vec![Vec3::zeros(); n],
             landing: vec![Vec3::zeros(); n],
             friction: vec![Vec3::zeros(); n],
+            scheduled: vec![Vec3::zeros(); n],
             targets: Vec::new(),
         }
     }
 
-    /// Builds the constraints of a step of size `h` from `state`: directional rails first,
-    /// then solid contacts and features (with the alterations scheduled by the caller in
-    /// `shift`), then pins, which win.
-    #[allow(clippy::too_many_arguments)]
+    /// Schedules a position alteration of vertex `i` by `shift` (m) for the next accepted step
+    /// (ignored out of range).
+    pub fn schedule(&mut self, i: usize, shift: Vec3) {
+        if let Some(s) = self.scheduled.get_mut(i) {
+            *s += shift;
+        }
+    }
+
+    /// Forgets the scheduled alterations (an accepted step applied them).
+    pub fn clear_scheduled(&mut self) {
+        self.scheduled.fill(Vec3::zeros());
+    }
+
+    /// Builds the constraints of the attempt: directional rails first, then solid contacts
+    /// and features (on top of the scheduled alterations), then pins, which win.
     pub fn build(
         &mut self,
-        world: &World,
-        state: &State,
+        ctx: &Attempt,
         detection: &Detection,
         contacts: &mut ContactMemory,
-        shift: &[Vec3],
-        h: f64,
-        timings: &mut Timings,
-        sw: &mut Stopwatch,
+        clock: &mut Clock,
     ) {
+        let (world, state, h) = (ctx.world, ctx.state, ctx.h);
         self.kind.fill(Constraint::Free);
         self.z.fill(Vec3::zeros());
-        self.y.copy_from_slice(shift);
+        self.y.copy_from_slice(&self.scheduled);
         self.landing.fill(Vec3::zeros());
         self.friction.fill(Vec3::zeros());
         for c in &world.directional {
@@ -64,7 +75,7 @@ impl Constraints {
             // Constrained components of v0 + dv vanish: z = -(I - S) v0.
             self.z[i] = -(state.v[i] - c.constraint.filter(&state.v[i]));
         }
-        timings.other += sw.lap();
+        clock.other();
         if world.colliders.is_some() {
             let mut sink = ConstraintSink {
                 kind: &mut self.kind,
@@ -73,25 +84,16 @@ impl Constraints {
                 landing: &mut self.landing,
                 forces: &mut self.friction,
             };
-            let surfaces = world.surfaces();
-            let settings = &world.contact;
-            contacts.constrain(
-                &detection.contacts,
-                surfaces,
-                settings,
-                &state.v,
-                &world.cloth.masses,
+            let inputs = Inputs {
+                surfaces: world.surfaces(),
+                settings: &world.contact,
+                v: &state.v,
+                masses: &world.cloth.masses,
                 h,
-                &mut sink,
-            );
-            contacts.push_off_features(
-                &detection.features,
-                surfaces,
-                settings,
-                &state.v,
-                &mut sink,
-            );
-            timings.cloth_solid += sw.lap();
+            };
+            contacts.constrain(&detection.contacts, &inputs, &mut sink);
+            contacts.push_off_features(&detection.features, &inputs, &mut sink);
+            clock.cloth_solid();
         }
         for pin in &world.pins {
             pin.targets(state.t + h, &mut self.targets);
@@ -103,6 +105,6 @@ impl Constraints {
                 self.z[i] = (p - state.x[i]) / h - state.v[i];
             }
         }
-        timings.other += sw.lap();
+        clock.other();
     }
 }

@@ -1,0 +1,432 @@
+//! The implicit integrator of Baraff & Witkin, "Large Steps in Cloth Simulation" (1998):
+//! linearised backward Euler with constraints and adaptive steps ([`Implicit`]).
+//!
+//! One call of [`Implicit::step`] attempts a step of size h in stages, each a module that
+//! reads the attempt's context (the world, the start state, h and the settings):
+//!
+//! 1. `detect`: every proximity query of the step, cloth-solid and cloth-cloth, at the start
+//!    state and (for stage 5) at the candidate end state;
+//! 2. `constrain`: per-vertex constraints S_i, target velocity changes z and position
+//!    alterations y from rails, contacts and pins (paper §5.1, §6.2);
+//! 3. `assemble`: forces and Jacobians of every force term into
+//!    `A = M - h df/dv - h^2 df/dx` and `b = h (f0 + h df/dx v0 + df/dx y)` (paper §3, §6.2);
+//! 4. `solve`: the modified PCG (or a direct solve) for dv, and the constraint forces
+//!    `e = A dv - b` (paper §5.3, §5.4);
+//! 5. `accept`: the candidate end state `x0 + h (v0 + dv) + y` is judged on its stretch change
+//!    (paper §7), on vertices pulled into solids and, after the impact zones of the detect
+//!    stage made its motion free of cloth-cloth crossings, again: a [`Reject`] or acceptance.
+//!    An attempt whose only fault is a stretch change over the threshold first gets Newton
+//!    corrections (`correct`: stages 3 and 4 again, linearised at its end state,
+//!    [`ImplicitSettings::newton_corrections`]) and is judged again;
+//! 6. `update`: `v += dv`, `x += h (v0 + dv) + y`, the optional maximum-stretch pass, and the
+//!    contact modes from the constraint forces.
+//!
+//! A rejected attempt leaves the state unchanged; the frame driver
+//! ([`crate::simulation::Simulation`]) and its step-size controller ([`StepController`])
+//! choose the next h.
+
+mod accept;
+mod assemble;
+mod attempt;
+mod candidate;
+mod constrain;
+mod contact;
+mod controller;
+mod correct;
+mod detect;
+mod settings;
+mod solve;
+mod update;
+mod zones;
+
+pub use contact::{ContactModes, PUSH_OUT_FRACTION};
+pub use controller::{STEP_TARGET, StepControl, StepController};
+pub use correct::CORRECTABLE_CHANGE;
+pub use settings::{ImplicitSettings, LinearSolver};
+
+use accept::Check;
+use assemble::{Assembly, Linearization};
+use attempt::Attempt;
+use candidate::Candidate;
+use constrain::Constraints;
+use contact::ContactMemory;
+use detect::Detection;
+use solve::Solution;
+use update::Update;
+
+use crate::error::{Reject, SimError, check_range};
+use crate::state::State;
+use crate::stats::{Clock, Timings};
+use crate::world::World;
+use cloth_mesh::Vec3;
+use serde::{Deserialize, Serialize};
+
+/// What the implicit integrator carries between steps.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImplicitMemory {
+    /// The step-size controller.
+    pub controller: Option<StepController>,
+    /// Contact modes.
+    pub contacts: ContactModes,
+    /// Off-diagonal vertex pairs of the system matrix's pattern.
+    pub pattern: Vec<(usize, usize)>,
+}
+
+/// What one step attempt cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepInfo {
+    /// CG iterations of the attempt (0 for the direct solver).
+    pub cg_iterations: usize,
+    /// Whether the linear solve stopped at its iteration cap before reaching the tolerance.
+    pub cg_capped: bool,
+    /// Vertices whose motion was replaced by their impact zone's (0 unless the cloth would
+    /// have passed through itself).
+    pub zone_vertices: usize,
+    /// Wall time split of the attempt (s).
+    pub timings: Timings,
+    /// The largest change of any triangle's `|w_u|` or `|w_v|` over the step (the measure of
+    /// [`ImplicitSettings::stretch_threshold`]) of an accepted attempt; 0 for a rejected one
+    /// (a stretch rejection carries its change in [`Reject::StretchChange`]). For a step
+    /// accepted after Newton corrections it is the change of its first solve, over the
+    /// threshold: the step control sizes the next step from it, so steps stay where one solve
+    /// suffices.
+    pub stretch_change: f64,
+    /// Newton corrections the attempt took (each an evaluation and a linear solve, counted in
+    /// `cg_iterations` and `timings`).
+    pub corrections: usize,
+    /// Work (J) the position alterations y of an accepted attempt did against gravity: the sum
+    /// over vertices of `m g . (-y)` where it is positive (a push-out lifting a vertex onto a
+    /// solid's layer). The energy sanity check counts it as energy the scene supplied.
+    pub lift_work: f64,
+}
+
+/// The outcome of [`Implicit::step`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    /// The state was advanced by h.
+    Accepted(StepInfo),
+    /// The state is unchanged; the reason says whether to retry with a smaller h
+    /// ([`Reject::halves_step`]).
+    Rejected(Reject, StepInfo),
+}
+
+/// Identifies the state the cached start-of-step data (forces, proximities, stretch) belong to.
+#[derive(Default)]
+struct StateKey {
+    t: f64,
+    x: Vec<Vec3>,
+    v: Vec<Vec3>,
+    valid: bool,
+}
+
+impl StateKey {
+    fn matches(&self, s: &State) -> bool {
+        self.valid && self.t == s.t && self.x == s.x && self.v == s.v
+    }
+    fn set(&mut self, s: &State) {
+        self.t = s.t;
+        self.x.clone_from(&s.x);
+        self.v.clone_from(&s.v);
+        self.valid = true;
+    }
+}
+
+/// The implicit integrator: its settings, the memory it carries between steps (contact modes,
+/// the matrix pattern) and the data of every stage. The state itself belongs to the caller.
+pub struct Implicit {
+    /// Settings; may be changed between steps.
+    pub settings: ImplicitSettings,
+    stages: Stages,
+}
+
+impl Implicit {
+    /// The integrator for `world`; builds the matrix pattern from the cloth's force model.
+    pub fn new(world: &World, settings: ImplicitSettings) -> Result<Self, SimError> {
+        settings.validate()?;
+        let n = world.num_vertices();
+        let stages = Stages {
+            contacts: ContactMemory::new(n),
+            key: StateKey::default(),
+            redos: 0,
+            detect: Detection::default(),
+            constrain: Constraints::new(n),
+            assemble: Assembly::new(&world.cloth, settings.par)?,
+            solve: Solution::new(n),
+            candidate: Candidate::default(),
+            accept: Check::default(),
+            update: Update::new(n),
+        };
+        Ok(Self { settings, stages })
+    }
+
+    /// Constraint forces (N) of the last accepted step, per vertex (paper §5.4): `e / h` with
+    /// `e = A dv - b`. Zero for free vertices up to the solver tolerance.
+    pub fn constraint_forces(&self) -> &[Vec3] {
+        &self.stages.update.constraint_forces
+    }
+
+    /// The most stretched triangle of the last accepted state and its stretch
+    /// `max(|w_u|, |w_v|) - 1` (known after a step; `None` before the first).
+    pub fn most_stretched(&self) -> Option<(usize, f64)> {
+        self.stages.accept.most_stretched()
+    }
+
+    /// Number of vertices currently in contact with solids.
+    pub fn num_contacts(&self) -> usize {
+        self.stages.contacts.num_contacts()
+    }
+
+    /// Schedules a position alteration y (paper §6.2) of vertex `i` by `shift` (m) in the next
+    /// accepted step: the vertex moves by `h (v0 + dv) + shift`, and its neighbours feel the
+    /// shift through `df/dx y` within the same step. Out-of-range vertices are ignored.
+    pub fn shift_vertex(&mut self, i: usize, shift: Vec3) {
+        self.stages.constrain.schedule(i, shift);
+    }
+
+    /// What the step carries between steps besides the state (for checkpoints); the
+    /// controller is the frame driver's.
+    pub fn memory(&self) -> ImplicitMemory {
+        ImplicitMemory {
+            controller: None,
+            contacts: self.stages.contacts.modes(),
+            pattern: self.stages.assemble.pattern().to_vec(),
+        }
+    }
+
+    /// Restores what [`Implicit::memory`] saved. Caches built from history (the multigrid
+    /// hierarchy) are dropped, as [`Implicit::drop_history`] does.
+    pub fn restore_memory(&mut self, m: &ImplicitMemory) -> Result<(), SimError> {
+        let s = &mut self.stages;
+        if !s.contacts.set_modes(&m.contacts) {
+            return Err(SimError::Invalid {
+                key: "checkpoint".into(),
+                message: "its contact modes are for a cloth of another size".into(),
+            });
+        }
+        s.assemble.set_pattern(&m.pattern)?;
+        s.key = StateKey::default();
+        s.assemble.invalidate();
+        s.accept.invalidate();
+        self.drop_history();
+        Ok(())
+    }
+
+    /// Drops caches whose content depends on the run's history rather than on the state (the
+    /// multigrid hierarchy), so a run continued from a checkpoint taken here computes the same
+    /// bits as one that goes on.
+    pub fn drop_history(&mut self) {
+        self.stages.solve.drop_history();
+    }
+
+    /// Attempts one step of size `h` (s) from `state`: on [`Step::Accepted`] the state is at
+    /// `t + h`; on [`Step::Rejected`] it is unchanged and may be retried (forces evaluated at
+    /// this state are kept for the retry). Errors are failures no smaller step can fix (bad
+    /// input, a solver failure other than loss of definiteness).
+    pub fn step(&mut self, world: &mut World, state: &mut State, h: f64) -> Result<Step, SimError> {
+        if state.len() != world.num_vertices() {
+            return Err(SimError::Invalid {
+                key: "state".into(),
+                message: format!(
+                    "has {} vertices, the cloth {}",
+                    state.len(),
+                    world.num_vertices()
+                ),
+            });
+        }
+        check_range("h", h, 0.0, f64::INFINITY)?;
+        let (settings, stages) = (&self.settings, &mut self.stages);
+        settings
+            .par
+            .install(|| stages.step(world, state, h, settings))
+    }
+}
+
+/// The data of every stage: the memory carried from step to step (contact modes, the start
+/// state's cached terms) and each stage's scratch.
+struct Stages {
+    contacts: ContactMemory,
+    /// The start state the cached data (forces, proximities, stretch) belong to.
+    key: StateKey,
+    /// Redos of the current step for penetration.
+    redos: usize,
+    detect: Detection,
+    constrain: Constraints,
+    assemble: Assembly,
+    solve: Solution,
+    candidate: Candidate,
+    accept: Check,
+    update: Update,
+}
+
+impl Stages {
+    /// The six stages, in order.
+    fn step(
+        &mut self,
+        world: &mut World,
+        state: &mut State,
+        h: f64,
+        settings: &ImplicitSettings,
+    ) -> Result<Step, SimError> {
+        let mut clock = Clock::start();
+        let mut info = StepInfo::default();
+        self.start_from(state);
+        // 1. detect, at the start state (colliders move to the step's end)
+        let fresh = self.assemble.needs_eval();
+        self.detect.start(world, state, h, fresh, &mut clock);
+        // 2. to 5.
+        let ctx = Attempt {
+            world,
+            state,
+            h,
+            settings,
+        };
+        if let Some(reject) = self.attempt(&ctx, &mut info, &mut clock)? {
+            // Redos for penetration count per step size: a smaller step starts afresh.
+            if reject.halves_step() {
+                self.redos = 0;
+            } else {
+                self.redos += 1;
+            }
+            clock.other();
+            info.timings = clock.timings;
+            return Ok(Step::Rejected(reject, info));
+        }
+        // 6. update
+        info.zone_vertices = self.candidate.zone_vertices;
+        info.lift_work = lift_work(world, &self.constrain.y);
+        self.update(world, state, h, settings);
+        clock.other();
+        info.timings = clock.timings;
+        Ok(Step::Accepted(info))
+    }
+
+    /// Stages 2 to 5 of the attempt `ctx`, with Newton corrections of a correctable stretch
+    /// change: the verdict, `None` to accept.
+    fn attempt(
+        &mut self,
+        ctx: &Attempt,
+        info: &mut StepInfo,
+        clock: &mut Clock,
+    ) -> Result<Option<Reject>, SimError> {
+        // 2. constrain
+        (self.constrain).build(ctx, &self.detect, &mut self.contacts, clock);
+        // 3. assemble
+        (self.assemble).run(ctx, Linearization::Start, &self.constrain, clock)?;
+        // 4. solve
+        let solver = &ctx.settings.solver;
+        let solved = (self.solve).run(ctx, solver, &mut self.assemble, &self.constrain)?;
+        clock.cg();
+        // 5. accept or reject
+        let mut verdict = match solved {
+            Ok(cg) => {
+                info.cg_iterations = cg.iterations;
+                info.cg_capped = !cg.converged;
+                self.verdict(ctx, clock)
+            }
+            Err(reject) => Some(reject),
+        };
+        let first_change = self.accept.last_change;
+        while info.corrections < ctx.settings.newton_corrections
+            && correct::worth_trying(&verdict, first_change)
+        {
+            info.corrections += 1;
+            let (asm, sol) = (&mut self.assemble, &mut self.solve);
+            let Some(cg) = correct::newton(ctx, asm, sol, &mut self.constrain, clock)? else {
+                break;
+            };
+            info.cg_iterations += cg.iterations;
+            info.cg_capped |= !cg.converged;
+            verdict = self.verdict(ctx, clock);
+        }
+        if verdict.is_none() {
+            info.stretch_change = if info.corrections > 0 {
+                first_change
+            } else {
+                self.accept.last_change
+            };
+        }
+        Ok(verdict)
+    }
+
+    /// Stage 5 on the solved system: the candidate end state is measured, the detect stage
+    /// queries it and the accept stage judges what it found. Last comes the safety net of
+    /// cloth-cloth contact: impact zones make the candidate's motion free of crossings, and a
+    /// candidate they changed is judged again for solids and stretch.
+    fn verdict(&mut self, ctx: &Attempt, clock: &mut Clock) -> Option<Reject> {
+        let (world, state, h) = (ctx.world, ctx.state, ctx.h);
+        let (model, cons) = (&world.cloth.model, &self.constrain);
+        self.candidate
+            .integrate(state, &self.solve.dv, &cons.landing, h);
+        self.accept.measure(model, &state.x, &self.candidate.x1);
+        self.candidate.correct(&cons.y, &cons.landing);
+        clock.other();
+        if world.colliders.is_some() {
+            self.detect.candidate(world, &self.candidate.x1);
+            clock.cloth_solid();
+            let redo = self.redos < ctx.settings.max_penetration_redos;
+            let contacts = &mut self.contacts;
+            let judged = accept::solids(&self.detect, contacts, redo, world.pinned(), h);
+            if judged.is_some() {
+                return judged;
+            }
+        }
+        if let Some(reject) = self.accept.stretch(ctx.settings) {
+            return Some(reject);
+        }
+        let zoned = (self.detect).crossings(world, &state.x, &mut self.candidate);
+        clock.cloth_cloth();
+        match zoned {
+            Ok(count) => self.candidate.zone_vertices = count,
+            Err(reject) => return Some(reject),
+        }
+        if self.candidate.zone_vertices == 0 {
+            return None;
+        }
+        let c = &self.candidate;
+        self.accept.measure_without(model, &c.x1, &c.y);
+        if world.colliders.is_some() {
+            self.detect.candidate(world, &self.candidate.x1);
+            clock.cloth_solid();
+            if let Some(reject) = accept::inside_solid(&self.detect) {
+                return Some(reject);
+            }
+        }
+        self.accept.stretch(ctx.settings)
+    }
+
+    /// Forgets what was cached for another start state (forces, proximities, stretch).
+    fn start_from(&mut self, state: &State) {
+        if !self.key.matches(state) {
+            self.key.set(state);
+            self.assemble.invalidate();
+            self.accept.invalidate();
+            self.redos = 0;
+        }
+    }
+
+    /// Stage 6: the accepted candidate becomes the state; start-of-step caches move on.
+    fn update(&mut self, world: &World, state: &mut State, h: f64, settings: &ImplicitSettings) {
+        let (update, candidate) = (&mut self.update, &mut self.candidate);
+        update.velocities(state, h, &self.solve, candidate);
+        let limit = settings.strain_limit.as_ref();
+        update.positions(world, state, h, limit, candidate, &mut self.accept);
+        self.accept.start_from_candidate();
+        if world.colliders.is_some() {
+            update.contact_modes(world, state, h, &mut self.accept, &mut self.contacts);
+        }
+        state.t += h;
+        self.constrain.clear_scheduled();
+        self.key.set(state);
+        self.assemble.invalidate();
+        self.redos = 0;
+    }
+}
+
+/// Work (J) the position alterations `y` did against gravity: the sum over vertices of
+/// `m g . (-y)` where it is positive.
+fn lift_work(world: &World, y: &[Vec3]) -> f64 {
+    let g = world.cloth.external.gravity;
+    (y.iter().zip(&world.cloth.masses))
+        .map(|(y, m)| (-m * g.dot(y)).max(0.0))
+        .sum()
+}
