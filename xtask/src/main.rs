@@ -13,7 +13,6 @@
 mod analysis;
 mod case;
 mod machine;
-mod mannequin;
 mod peer;
 mod plot;
 mod preview;
@@ -62,7 +61,7 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        "mannequin" => mannequin::run(&args[1..]).unwrap_or_else(|e| {
+        "mannequin" => cloth_mannequin::run(&args[1..]).unwrap_or_else(|e| {
             eprintln!("xtask mannequin: {e}");
             ExitCode::from(2)
         }),

@@ -17,12 +17,12 @@
 use std::collections::BTreeMap;
 use std::f64::consts::{PI, TAU};
 
-use cloth::mesh::nalgebra::{Unit, UnitQuaternion};
+use cloth_mesh::nalgebra::{Unit, UnitQuaternion};
 use gltf_json as json;
 use json::validation::{Checked::Valid, USize64};
 
-use super::Mannequin;
-use super::body::{self, Joint, V3};
+use crate::body::{self, Joint, V3};
+use crate::model::Mannequin;
 
 /// Width of the skinning weight falloff (m).
 const SIGMA: f64 = 0.015;

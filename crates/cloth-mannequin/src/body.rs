@@ -5,7 +5,7 @@
 //! 1.05 m, hips at 0.90 m, knees at 0.48 m, ankles at 0.08 m, feet on y = 0. The arms hang
 //! 45 degrees from the vertical (A-pose).
 
-use cloth::mesh::nalgebra::{Matrix3, Vector3};
+use cloth_mesh::nalgebra::{Matrix3, Vector3};
 
 /// A 3D vector (m).
 pub type V3 = Vector3<f64>;

@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use super::body::V3;
+use crate::body::V3;
 
 /// Cube corner c has offset (c & 1, (c >> 1) & 1, (c >> 2) & 1).
 fn corner(c: usize) -> [usize; 3] {
