@@ -43,41 +43,85 @@ pub struct TriMesh {
     pub triangles: Vec<[usize; 3]>,
 }
 
-/// Extracts the zero level set of `f` (negative inside) on the grid `origin + h (i, j, k)`,
-/// `0 <= i < n[0]` etc. `f` must be positive on the grid's boundary.
-pub fn marching_cubes(f: &dyn Fn(&V3) -> f64, origin: V3, h: f64, n: [usize; 3]) -> TriMesh {
-    let idx = |i: usize, j: usize, k: usize| (k * n[1] + j) * n[0] + i;
-    let pos = |i: usize, j: usize, k: usize| origin + V3::new(i as f64, j as f64, k as f64) * h;
-    // Field samples; exact zeros are nudged outside so every crossing is strictly inside an edge.
-    let mut val = vec![0.0; n[0] * n[1] * n[2]];
-    for k in 0..n[2] {
-        for j in 0..n[1] {
-            for i in 0..n[0] {
-                let x = f(&pos(i, j, k));
-                val[idx(i, j, k)] = if x == 0.0 { 1e-12 } else { x };
+/// Field samples on the grid `origin + h (i, j, k)`, `0 <= i < n[0]` etc.
+struct Grid {
+    val: Vec<f64>,
+    n: [usize; 3],
+    origin: V3,
+    h: f64,
+}
+
+impl Grid {
+    /// Samples `f`; exact zeros are nudged outside so every crossing is strictly inside an
+    /// edge.
+    fn sample(f: &dyn Fn(&V3) -> f64, origin: V3, h: f64, n: [usize; 3]) -> Grid {
+        let mut grid = Grid {
+            val: vec![0.0; n[0] * n[1] * n[2]],
+            n,
+            origin,
+            h,
+        };
+        for k in 0..n[2] {
+            for j in 0..n[1] {
+                for i in 0..n[0] {
+                    let x = f(&grid.pos([i, j, k]));
+                    let at = grid.idx([i, j, k]);
+                    grid.val[at] = if x == 0.0 { 1e-12 } else { x };
+                }
             }
         }
+        grid
     }
-    let edges = cube_edges();
-    let mut mesh = TriMesh::default();
-    // Grid edge (lower grid point, axis) -> vertex index.
-    let mut vertex_of: HashMap<(usize, usize), usize> = HashMap::new();
-    let mut edge_vertex = |mesh: &mut TriMesh, g0: [usize; 3], axis: usize| -> usize {
-        let key = (idx(g0[0], g0[1], g0[2]), axis);
-        *vertex_of.entry(key).or_insert_with(|| {
+
+    fn idx(&self, [i, j, k]: [usize; 3]) -> usize {
+        (k * self.n[1] + j) * self.n[0] + i
+    }
+
+    fn pos(&self, [i, j, k]: [usize; 3]) -> V3 {
+        self.origin + V3::new(i as f64, j as f64, k as f64) * self.h
+    }
+
+    /// The field at the 8 corners of the cube whose lowest corner is `g`.
+    fn cube(&self, g: [usize; 3]) -> [f64; 8] {
+        std::array::from_fn(|c| {
+            let o = corner(c);
+            self.val[self.idx([g[0] + o[0], g[1] + o[1], g[2] + o[2]])]
+        })
+    }
+}
+
+/// The surface's vertices: one per crossed grid edge, shared by the cubes around that edge.
+#[derive(Default)]
+struct EdgeVertices {
+    /// Grid edge (lower grid point, axis) -> vertex index.
+    of: HashMap<(usize, usize), usize>,
+}
+
+impl EdgeVertices {
+    /// The vertex on the grid edge from `g0` along `axis`, placed by linear interpolation of
+    /// the field (kept 2% away from the edge's ends) and added to `mesh` on first use.
+    fn vertex(&mut self, grid: &Grid, mesh: &mut TriMesh, g0: [usize; 3], axis: usize) -> usize {
+        let key = (grid.idx(g0), axis);
+        *self.of.entry(key).or_insert_with(|| {
             let mut g1 = g0;
             g1[axis] += 1;
-            let (a, b) = (val[idx(g0[0], g0[1], g0[2])], val[idx(g1[0], g1[1], g1[2])]);
+            let (a, b) = (grid.val[grid.idx(g0)], grid.val[grid.idx(g1)]);
             let t = (a / (a - b)).clamp(0.02, 0.98);
-            let p0 = pos(g0[0], g0[1], g0[2]);
-            let p1 = pos(g1[0], g1[1], g1[2]);
+            let p0 = grid.pos(g0);
+            let p1 = grid.pos(g1);
             mesh.vertices.push(p0 + (p1 - p0) * t);
             mesh.vertices.len() - 1
         })
-    };
-    // Per face (axis, side): the 4 corners in cyclic order, built in a fixed axis order so that
-    // the two cubes sharing the face evaluate the decider on identical arguments.
-    let mut faces: Vec<(usize, usize, [usize; 4])> = Vec::new();
+    }
+}
+
+/// A cube face: (axis, side, the 4 corners in cyclic order).
+type Face = (usize, usize, [usize; 4]);
+
+/// The 6 cube faces, built in a fixed axis order so that the two cubes sharing a face evaluate
+/// the decider on identical arguments.
+fn cube_faces() -> Vec<Face> {
+    let mut faces = Vec::new();
     for axis in 0..3 {
         let others: Vec<usize> = (0..3).filter(|&a| a != axis).collect();
         for side in 0..2 {
@@ -86,91 +130,129 @@ pub fn marching_cubes(f: &dyn Fn(&V3) -> f64, origin: V3, h: f64, n: [usize; 3])
             faces.push((axis, side, [base, base | b0, base | b0 | b1, base | b1]));
         }
     }
-    let edge_id = |c0: usize, c1: usize| -> usize {
+    faces
+}
+
+/// The cube's edge tables: edges as [`cube_edges`] lists them, and the faces.
+struct Cube {
+    edges: Vec<(usize, usize, usize)>,
+    faces: Vec<Face>,
+}
+
+impl Cube {
+    /// Index in `edges` of the edge joining corners `c0` and `c1`.
+    fn edge_id(&self, c0: usize, c1: usize) -> usize {
         let (a, b) = (c0.min(c1), c0.max(c1));
-        edges
-            .iter()
+        (self.edges.iter())
             .position(|&(x, y, _)| x == a && y == b)
             .expect("cube edge")
-    };
+    }
+
+    /// The sign-change segments of one cube on all its faces, as (edge, edge) pairs oriented
+    /// so that the inside lies on their right seen from outside the cube.
+    fn segments(&self, fv: &[f64; 8], inside: &[bool; 8], segs: &mut Vec<(usize, usize)>) {
+        segs.clear();
+        for &(axis, side, cs) in &self.faces {
+            let crossing: Vec<usize> = (0..4)
+                .filter(|&e| inside[cs[e]] != inside[cs[(e + 1) % 4]])
+                .collect();
+            let mut pairs: Vec<(usize, usize)> = Vec::new();
+            match crossing.len() {
+                0 => {}
+                2 => pairs.push((crossing[0], crossing[1])),
+                4 => {
+                    // Asymptotic decider: the bilinear interpolant's saddle value.
+                    let [f0, f1, f2, f3] = cs.map(|c| fv[c]);
+                    let den = f0 + f2 - f1 - f3;
+                    let saddle_inside = den != 0.0 && (f0 * f2 - f1 * f3) / den < 0.0;
+                    // Cut off the corners whose region does not reach the face centre.
+                    for c in 0..4 {
+                        if inside[cs[c]] != saddle_inside {
+                            pairs.push(((c + 3) % 4, c));
+                        }
+                    }
+                }
+                _ => unreachable!("a face has an even number of sign changes"),
+            }
+            let normal = {
+                let mut nv = V3::zeros();
+                nv[axis] = if side == 1 { 1.0 } else { -1.0 };
+                nv
+            };
+            let cpos = |c: usize| {
+                let o = corner(c);
+                V3::new(o[0] as f64, o[1] as f64, o[2] as f64)
+            };
+            for (ea, eb) in pairs {
+                let (a0, a1) = (cs[ea], cs[(ea + 1) % 4]);
+                let (b0, b1) = (cs[eb], cs[(eb + 1) % 4]);
+                let p = (cpos(a0) + cpos(a1)) * 0.5;
+                let q = (cpos(b0) + cpos(b1)) * 0.5;
+                let neg = if inside[a0] { a0 } else { a1 };
+                let left = (q - p).cross(&(cpos(neg) - p)).dot(&normal) > 0.0;
+                let (ia, ib) = (self.edge_id(a0, a1), self.edge_id(b0, b1));
+                segs.push(if left { (ib, ia) } else { (ia, ib) });
+            }
+        }
+    }
+}
+
+/// Chains the segments of the cube at grid point `g` into closed loops and fans each loop
+/// into triangles of `mesh`.
+fn fan_loops(
+    segs: &[(usize, usize)],
+    edges: &[(usize, usize, usize)],
+    g: [usize; 3],
+    (grid, vertices): (&Grid, &mut EdgeVertices),
+    mesh: &mut TriMesh,
+) {
     let mut next = [usize::MAX; 12];
+    for &(a, b) in segs {
+        next[a] = b;
+    }
+    let mut used = [false; 12];
+    for &(start, _) in segs {
+        if used[start] {
+            continue;
+        }
+        let mut lp = Vec::new();
+        let mut e = start;
+        while !used[e] {
+            used[e] = true;
+            let (c0, _, axis) = edges[e];
+            let o = corner(c0);
+            let g0 = [g[0] + o[0], g[1] + o[1], g[2] + o[2]];
+            lp.push(vertices.vertex(grid, mesh, g0, axis));
+            e = next[e];
+        }
+        for t in 1..lp.len() - 1 {
+            mesh.triangles.push([lp[0], lp[t], lp[t + 1]]);
+        }
+    }
+}
+
+/// Extracts the zero level set of `f` (negative inside) on the grid `origin + h (i, j, k)`,
+/// `0 <= i < n[0]` etc. `f` must be positive on the grid's boundary.
+pub fn marching_cubes(f: &dyn Fn(&V3) -> f64, origin: V3, h: f64, n: [usize; 3]) -> TriMesh {
+    let grid = Grid::sample(f, origin, h, n);
+    let cube = Cube {
+        edges: cube_edges(),
+        faces: cube_faces(),
+    };
+    let mut mesh = TriMesh::default();
+    let mut vertices = EdgeVertices::default();
     let mut segs: Vec<(usize, usize)> = Vec::new();
     for k in 0..n[2] - 1 {
         for j in 0..n[1] - 1 {
             for i in 0..n[0] - 1 {
-                let fv: [f64; 8] = std::array::from_fn(|c| {
-                    let o = corner(c);
-                    val[idx(i + o[0], j + o[1], k + o[2])]
-                });
+                let fv = grid.cube([i, j, k]);
                 let inside = fv.map(|x| x < 0.0);
                 if inside.iter().all(|&b| b) || inside.iter().all(|&b| !b) {
                     continue;
                 }
-                segs.clear();
-                for &(axis, side, cs) in &faces {
-                    let crossing: Vec<usize> = (0..4)
-                        .filter(|&e| inside[cs[e]] != inside[cs[(e + 1) % 4]])
-                        .collect();
-                    let mut pairs: Vec<(usize, usize)> = Vec::new();
-                    match crossing.len() {
-                        0 => {}
-                        2 => pairs.push((crossing[0], crossing[1])),
-                        4 => {
-                            // Asymptotic decider: the bilinear interpolant's saddle value.
-                            let [f0, f1, f2, f3] = cs.map(|c| fv[c]);
-                            let den = f0 + f2 - f1 - f3;
-                            let saddle_inside = den != 0.0 && (f0 * f2 - f1 * f3) / den < 0.0;
-                            // Cut off the corners whose region does not reach the face centre.
-                            for c in 0..4 {
-                                if inside[cs[c]] != saddle_inside {
-                                    pairs.push(((c + 3) % 4, c));
-                                }
-                            }
-                        }
-                        _ => unreachable!("a face has an even number of sign changes"),
-                    }
-                    let normal = {
-                        let mut nv = V3::zeros();
-                        nv[axis] = if side == 1 { 1.0 } else { -1.0 };
-                        nv
-                    };
-                    let cpos = |c: usize| {
-                        let o = corner(c);
-                        V3::new(o[0] as f64, o[1] as f64, o[2] as f64)
-                    };
-                    for (ea, eb) in pairs {
-                        let (a0, a1) = (cs[ea], cs[(ea + 1) % 4]);
-                        let (b0, b1) = (cs[eb], cs[(eb + 1) % 4]);
-                        let p = (cpos(a0) + cpos(a1)) * 0.5;
-                        let q = (cpos(b0) + cpos(b1)) * 0.5;
-                        let neg = if inside[a0] { a0 } else { a1 };
-                        let left = (q - p).cross(&(cpos(neg) - p)).dot(&normal) > 0.0;
-                        let (ia, ib) = (edge_id(a0, a1), edge_id(b0, b1));
-                        segs.push(if left { (ib, ia) } else { (ia, ib) });
-                    }
-                }
-                next.fill(usize::MAX);
-                for &(a, b) in &segs {
-                    next[a] = b;
-                }
-                let mut used = [false; 12];
-                for &(start, _) in &segs {
-                    if used[start] {
-                        continue;
-                    }
-                    let mut lp = Vec::new();
-                    let mut e = start;
-                    while !used[e] {
-                        used[e] = true;
-                        let (c0, _, axis) = edges[e];
-                        let o = corner(c0);
-                        lp.push(edge_vertex(&mut mesh, [i + o[0], j + o[1], k + o[2]], axis));
-                        e = next[e];
-                    }
-                    for t in 1..lp.len() - 1 {
-                        mesh.triangles.push([lp[0], lp[t], lp[t + 1]]);
-                    }
-                }
+                cube.segments(&fv, &inside, &mut segs);
+                let at = (&grid, &mut vertices);
+                fan_loops(&segs, &cube.edges, [i, j, k], at, &mut mesh);
             }
         }
     }
