@@ -55,7 +55,7 @@ pub fn scaling_svg(s: &SuiteResults) -> Result<String, String> {
             .filter(|o| o.group() == "scaling")
             .filter_map(Outcome::result)
             .filter(|r| r.error.is_none())
-            .map(|r| (r.cloth_vertices as f64, 1e3 * r.seconds_per_frame))
+            .map(|r| (r.cloth_vertices as f64, 1e3 * r.totals.seconds_per_frame))
             .collect();
         v.sort_by(|a, b| a.0.total_cmp(&b.0));
         v

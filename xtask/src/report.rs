@@ -193,9 +193,9 @@ fn scale_section(cases: &[&CaseResult], fit: Option<PowerFit>) -> String {
     let _ = writeln!(
         w,
         "\n## Solver at scale (issue 14: the cylinder drape, first {} frames)\n",
-        large.frames
+        large.totals.frames
     );
-    let rejected = |r: &CaseResult| r.rejected_steps as f64 / r.attempts().max(1) as f64;
+    let rejected = |r: &CaseResult| r.totals.rejected_steps as f64 / r.attempts().max(1) as f64;
     let kb = |r: &CaseResult| {
         r.peak_memory_bytes
             .map(|b| b as f64 / 1e3 / r.cloth_vertices.max(1) as f64)
@@ -205,9 +205,9 @@ fn scale_section(cases: &[&CaseResult], fit: Option<PowerFit>) -> String {
         .map(|r| {
             vec![
                 r.cloth_vertices.to_string(),
-                fmt_time(r.seconds_per_frame),
+                fmt_time(r.totals.seconds_per_frame),
                 format!("{:.1}", r.cg_per_step),
-                format!("{} ({})", r.steps, r.rejected_steps),
+                format!("{} ({})", r.totals.steps, r.totals.rejected_steps),
                 fmt_percent(rejected(r)),
                 r.peak_memory_bytes
                     .map_or("-".into(), |b| format!("{:.0} MB", b as f64 / 1e6)),
@@ -255,9 +255,9 @@ fn scale_section(cases: &[&CaseResult], fit: Option<PowerFit>) -> String {
          iterations per solve (aim {}: {}); at {} vertices {:.1} (aim {}: {}); rejected steps \
          at most {} (aim {}: {}).",
         large.cloth_vertices,
-        fmt_time(large.seconds_per_frame),
+        fmt_time(large.totals.seconds_per_frame),
         fmt_time(a.largest_seconds),
-        verdict(large.seconds_per_frame <= a.largest_seconds),
+        verdict(large.totals.seconds_per_frame <= a.largest_seconds),
         kb(large).map_or("-".into(), |k| format!("{k:.1} KB")),
         a.kb_per_vertex,
         verdict(kb(large).is_some_and(|k| k <= a.kb_per_vertex)),
@@ -429,8 +429,8 @@ pub const CASE_HEADERS: [&str; 13] = [
 pub fn case_row(r: &CaseResult) -> Vec<String> {
     let p = r.percent;
     let mut notes = Vec::new();
-    if r.rejected_steps > 0 {
-        notes.push(format!("{} rejected", r.rejected_steps));
+    if r.totals.rejected_steps > 0 {
+        notes.push(format!("{} rejected", r.totals.rejected_steps));
     }
     if r.cg_not_converged > 0 {
         notes.push(format!("{} CG capped", r.cg_not_converged));
@@ -450,11 +450,11 @@ pub fn case_row(r: &CaseResult) -> Vec<String> {
         r.spec.name.clone(),
         format!("{}/{}", r.cloth_vertices, r.cloth_triangles),
         fmt_solid(r),
-        fmt_time(r.seconds_per_frame),
+        fmt_time(r.totals.seconds_per_frame),
         r.cpu_seconds_per_frame.map_or("-".into(), fmt_time),
-        format!("{:.3}/{:.3}", 1e3 * r.h_min, 1e3 * r.h_max),
-        format!("{}/{}", r.frames, r.steps),
-        fmt_percent(r.max_stretch),
+        format!("{:.3}/{:.3}", 1e3 * r.totals.h_min, 1e3 * r.totals.h_max),
+        format!("{}/{}", r.totals.frames, r.totals.steps),
+        fmt_percent(r.totals.max_stretch),
         format!("{:.1}/{:.1}/{:.1}/{:.1}", p[0], p[1], p[2], p[3]),
         format!("{:.1}", r.cg_per_step),
         fmt_mem(r.peak_memory_bytes),
@@ -499,12 +499,12 @@ fn largest_holding_steps(compare: &[&CaseResult]) -> String {
         .filter(|r| r.spec.name.ends_with("_implicit"))
     {
         let scene = imp.spec.name.trim_end_matches("_implicit");
-        let limit = imp.max_stretch + COMPARE_TOLERANCE + 1e-9;
+        let limit = imp.totals.max_stretch + COMPARE_TOLERANCE + 1e-9;
         let holding = compare
             .iter()
             .filter(|r| r.integrator == "verlet" && r.spec.name.starts_with(scene))
-            .filter(|r| r.error.is_none() && r.max_stretch <= limit)
-            .max_by(|a, b| a.h_max.total_cmp(&b.h_max));
+            .filter(|r| r.error.is_none() && r.totals.max_stretch <= limit)
+            .max_by(|a, b| a.totals.h_max.total_cmp(&b.totals.h_max));
         let scene = scene.trim_start_matches("compare_");
         let _ = match holding {
             Some(r) => writeln!(
@@ -512,17 +512,17 @@ fn largest_holding_steps(compare: &[&CaseResult]) -> String {
                 "- {scene}: the largest explicit step that keeps the limit ({} + 0.5%) is \
                  {:.1} ms, at {} per frame (CPU {}) against the implicit integrator's {} \
                  (CPU {}).",
-                fmt_percent(imp.max_stretch),
-                1e3 * r.h_max,
-                fmt_time(r.seconds_per_frame),
+                fmt_percent(imp.totals.max_stretch),
+                1e3 * r.totals.h_max,
+                fmt_time(r.totals.seconds_per_frame),
                 r.cpu_seconds_per_frame.map_or("-".into(), fmt_time),
-                fmt_time(imp.seconds_per_frame),
+                fmt_time(imp.totals.seconds_per_frame),
                 imp.cpu_seconds_per_frame.map_or("-".into(), fmt_time),
             ),
             None => writeln!(
                 out,
                 "- {scene}: no explicit step tried keeps the limit ({} + 0.5%).",
-                fmt_percent(imp.max_stretch)
+                fmt_percent(imp.totals.max_stretch)
             ),
         };
     }
@@ -611,7 +611,7 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
             let _ = writeln!(
                 w,
                 "- {label}: {} per frame, {} cloth vertices, {:.1} CG iterations per solve{}.",
-                fmt_time(r.seconds_per_frame),
+                fmt_time(r.totals.seconds_per_frame),
                 r.cloth_vertices,
                 r.cg_per_step,
                 paper.map_or(String::new(), |p| format!(" (paper: {})", fmt_time(p)))
@@ -644,8 +644,8 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
                 w,
                 "- `{}`: largest stable step {h:.2e} s, {} per frame, max stretch {}.",
                 search.case,
-                fmt_time(r.seconds_per_frame),
-                fmt_percent(r.max_stretch)
+                fmt_time(r.totals.seconds_per_frame),
+                fmt_percent(r.totals.max_stretch)
             );
         }
     }
@@ -734,9 +734,12 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
             format!("fig1 ({} verts, {} frames)", peer.vertices, peer.frames),
             format!("{}, this run, {} threads", peer.who, peer.threads),
             fmt_time(peer.seconds_per_frame),
-            us.map_or("-".into(), |r| fmt_time(r.seconds_per_frame)),
+            us.map_or("-".into(), |r| fmt_time(r.totals.seconds_per_frame)),
             us.map_or("-".into(), |r| {
-                format!("{:.2}x", r.seconds_per_frame / peer.seconds_per_frame)
+                format!(
+                    "{:.2}x",
+                    r.totals.seconds_per_frame / peer.seconds_per_frame
+                )
             }),
         ]);
     }
@@ -746,9 +749,9 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
             format!("{} ({} verts)", b.scene, b.vertices),
             format!("{} (an earlier issue's figure)", b.who),
             fmt_time(b.seconds_per_frame),
-            us.map_or("-".into(), |r| fmt_time(r.seconds_per_frame)),
+            us.map_or("-".into(), |r| fmt_time(r.totals.seconds_per_frame)),
             us.map_or("-".into(), |r| {
-                format!("{:.2}x", r.seconds_per_frame / b.seconds_per_frame)
+                format!("{:.2}x", r.totals.seconds_per_frame / b.seconds_per_frame)
             }),
         ]);
     }
@@ -767,9 +770,9 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
             w,
             "\nAim: {} per frame on Figure 1; we take {} ({:.1}x the aim{}).",
             fmt_time(AIM_FIG1_SECONDS),
-            fmt_time(r.seconds_per_frame),
-            r.seconds_per_frame / AIM_FIG1_SECONDS,
-            if r.seconds_per_frame <= AIM_FIG1_SECONDS {
+            fmt_time(r.totals.seconds_per_frame),
+            r.totals.seconds_per_frame / AIM_FIG1_SECONDS,
+            if r.totals.seconds_per_frame <= AIM_FIG1_SECONDS {
                 ", reached"
             } else {
                 ""
@@ -778,7 +781,7 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
     }
     for peer in &s.peers {
         if let Some(r) = find(s, &peer.mirrors).filter(|r| r.error.is_none()) {
-            let speedup = peer.seconds_per_frame / r.seconds_per_frame;
+            let speedup = peer.seconds_per_frame / r.totals.seconds_per_frame;
             let _ = writeln!(
                 w,
                 "Aim: Figure 1 at least {AIM_PEER_SPEEDUP}x faster than {} in the same run; \
@@ -822,10 +825,10 @@ pub fn markdown(m: &Machine, o: &BenchOptions, s: &SuiteResults, problems: &[Str
                 vec![
                     r.cloth_vertices.to_string(),
                     r.cloth_triangles.to_string(),
-                    r.frames.to_string(),
-                    fmt_time(r.seconds_per_frame),
+                    r.totals.frames.to_string(),
+                    fmt_time(r.totals.seconds_per_frame),
                     format!("{:.1}", r.cg_per_step),
-                    format!("{:.3}/{:.3}", 1e3 * r.h_min, 1e3 * r.h_max),
+                    format!("{:.3}/{:.3}", 1e3 * r.totals.h_min, 1e3 * r.totals.h_max),
                     fmt_mem(r.peak_memory_bytes),
                     s.scaling_fit
                         .map_or("-".into(), |f| fmt_time(f.at(r.cloth_vertices as f64))),
@@ -1084,7 +1087,7 @@ mod tests {
             .collect();
         let refs: Vec<&CaseResult> = runs.iter().collect();
         let points: Vec<(f64, f64)> = (runs.iter())
-            .map(|r| (r.cloth_vertices as f64, r.seconds_per_frame))
+            .map(|r| (r.cloth_vertices as f64, r.totals.seconds_per_frame))
             .collect();
         let text = scale_section(&refs, crate::analysis::fit_power_law(&points));
         let rows: Vec<&str> = (text.lines())
@@ -1097,9 +1100,13 @@ mod tests {
             "{text}"
         );
         for (row, r) in rows[1..].iter().zip([&runs[1], &runs[0]]) {
-            let share = r.rejected_steps as f64 / (r.steps + r.rejected_steps) as f64;
+            let share =
+                r.totals.rejected_steps as f64 / (r.totals.steps + r.totals.rejected_steps) as f64;
             assert!(
-                row.contains(&format!("| {} ({}) |", r.steps, r.rejected_steps)),
+                row.contains(&format!(
+                    "| {} ({}) |",
+                    r.totals.steps, r.totals.rejected_steps
+                )),
                 "{row}"
             );
             assert!(row.contains(&fmt_percent(share)), "{row}");
@@ -1121,8 +1128,9 @@ mod tests {
             let number = rest[..end.unwrap_or(rest.len())].trim_end_matches('.');
             number.parse().expect("a number")
         };
-        let attempts = |r: &CaseResult| (r.steps + r.rejected_steps) as f64;
-        let per_attempt = |r: &CaseResult| r.seconds_per_frame * r.frames as f64 / attempts(r);
+        let attempts = |r: &CaseResult| (r.totals.steps + r.totals.rejected_steps) as f64;
+        let per_attempt =
+            |r: &CaseResult| r.totals.seconds_per_frame * r.totals.frames as f64 / attempts(r);
         for (label, want) in [
             ("attempted steps ~ n^", slope(&attempts)),
             ("per attempted step ~ n^", slope(&per_attempt)),

@@ -201,9 +201,9 @@ impl Spread {
             analysis::spread_ratio(&v?)
         };
         Spread {
-            wall: r(&|c| Some(c.seconds_per_frame)),
+            wall: r(&|c| Some(c.totals.seconds_per_frame)),
             cpu: r(&|c| c.cpu_seconds_per_frame),
-            cg_iterations: r(&|c| Some(c.cg_iterations as f64)),
+            cg_iterations: r(&|c| Some(c.totals.cg_iterations as f64)),
             solves: r(&|c| Some(c.attempts() as f64)),
             per_attempt: r(&|c| c.seconds_per_attempt()),
         }
@@ -236,9 +236,9 @@ pub fn duplicate_groups(cases: &[&CaseResult]) -> Vec<DuplicateGroup> {
             r.integrator,
             r.solver,
             r.spec.integrator,
-            r.steps,
-            r.rejected_steps,
-            r.cg_iterations
+            r.totals.steps,
+            r.totals.rejected_steps,
+            r.totals.cg_iterations
         )
     };
     let mut groups: Vec<(String, Vec<&CaseResult>)> = Vec::new();
@@ -253,7 +253,7 @@ pub fn duplicate_groups(cases: &[&CaseResult]) -> Vec<DuplicateGroup> {
         .into_iter()
         .filter(|(_, v)| v.len() >= 2)
         .filter_map(|(_, v)| {
-            let t: Vec<f64> = v.iter().map(|r| r.seconds_per_frame).collect();
+            let t: Vec<f64> = v.iter().map(|r| r.totals.seconds_per_frame).collect();
             Some(DuplicateGroup {
                 cases: v.iter().map(|r| r.spec.name.clone()).collect(),
                 ratio: analysis::spread_ratio(&t)?,
@@ -607,7 +607,7 @@ pub fn run_rounds(
                         eprintln!(
                             "      round {round}/{rounds}: {:<24} {:>9.2} ms/frame",
                             spec.name,
-                            1e3 * r.seconds_per_frame
+                            1e3 * r.totals.seconds_per_frame
                         );
                     }
                     runs[k].push(r);
@@ -629,10 +629,10 @@ pub fn run_rounds(
 /// The run of `runs` (at least one) with the (lower) median time per frame, carrying the
 /// median and every run's time.
 fn median_run(mut runs: Vec<CaseResult>) -> Outcome {
-    let times: Vec<f64> = runs.iter().map(|r| r.seconds_per_frame).collect();
+    let times: Vec<f64> = runs.iter().map(|r| r.totals.seconds_per_frame).collect();
     let pick = analysis::median_index(&times).unwrap_or(0);
     let mut r = runs.swap_remove(pick);
-    r.seconds_per_frame = analysis::median(&times).unwrap_or(f64::NAN);
+    r.totals.seconds_per_frame = analysis::median(&times).unwrap_or(f64::NAN);
     r.repeats = times;
     Outcome::Ran(Box::new(r))
 }
@@ -642,12 +642,12 @@ fn progress(k: usize, total: usize, outcome: &Outcome) {
         Outcome::Ran(r) => match &r.error {
             None => format!(
                 "{:>9.2} ms/frame  {} verts  {} frames  {:.1} CG/step",
-                1e3 * r.seconds_per_frame,
+                1e3 * r.totals.seconds_per_frame,
                 r.cloth_vertices,
-                r.frames,
+                r.totals.frames,
                 r.cg_per_step
             ),
-            Some(e) => format!("stopped after {} frames: {e}", r.frames),
+            Some(e) => format!("stopped after {} frames: {e}", r.totals.frames),
         },
         Outcome::Failed { message, .. } => format!("FAILED: {message}"),
         Outcome::Skipped { reason, .. } => format!("skipped: {reason}"),
@@ -689,7 +689,7 @@ fn explicit_case(
             Ok(r) => (
                 r.is_stable(),
                 r.max_kinetic_energy / r.energy_bound,
-                r.max_stretch,
+                r.totals.max_stretch,
                 r.error.clone(),
             ),
             Err(e) => (false, f64::NAN, f64::NAN, Some(e)),
@@ -819,7 +819,7 @@ fn compare_cases(o: &BenchOptions, done: usize, total: usize) -> Vec<Outcome> {
             let outcome = run_repeated(&spec(name, IntegratorOverride::Implicit), o.repeat);
             stretch = outcome
                 .result()
-                .map(|r| r.max_stretch)
+                .map(|r| r.totals.max_stretch)
                 .filter(|s| s.is_finite());
             progress(done + outcomes.len() + 1, total, &outcome);
             outcomes.push(outcome);
@@ -919,7 +919,7 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
             .filter(|r| r.error.is_none())
             .collect()
     };
-    let fit = |group: &str| fit_over_vertices(&ran(group), |r| Some(r.seconds_per_frame));
+    let fit = |group: &str| fit_over_vertices(&ran(group), |r| Some(r.totals.seconds_per_frame));
     let scaling_fit = fit("scaling");
     let scale_fit = fit("scale");
     let all: Vec<&CaseResult> = outcomes
@@ -967,12 +967,12 @@ pub fn problems(s: &SuiteResults) -> Vec<String> {
                 if let Some(e) = &r.error {
                     p.push(format!(
                         "{}: stopped after {} frames: {e}",
-                        r.spec.name, r.frames
+                        r.spec.name, r.totals.frames
                     ));
-                } else if r.frames != r.frames_requested || r.frames == 0 {
+                } else if r.totals.frames != r.frames_requested || r.totals.frames == 0 {
                     p.push(format!(
                         "{}: ran {} of {} frames",
-                        r.spec.name, r.frames, r.frames_requested
+                        r.spec.name, r.totals.frames, r.frames_requested
                     ));
                 } else if !r.figures().iter().all(|x| x.is_finite()) || !r.finite {
                     p.push(format!("{}: non-finite figures", r.spec.name));
@@ -1067,14 +1067,18 @@ mod tests {
                 let mut r = base.clone();
                 r.spec = s.clone();
                 // The run's place in the run order stands for its time.
-                r.seconds_per_frame = order.len() as f64;
+                r.totals.seconds_per_frame = order.len() as f64;
                 Ok(r)
             },
             |k, o| reported.push((k, o.name().to_string())),
         );
         assert_eq!(order, ["a", "b", "c", "a", "b", "c", "a", "c"]);
         let ran = |k: usize| match &outcomes[k] {
-            Outcome::Ran(r) => (r.spec.name.clone(), r.seconds_per_frame, r.repeats.clone()),
+            Outcome::Ran(r) => (
+                r.spec.name.clone(),
+                r.totals.seconds_per_frame,
+                r.repeats.clone(),
+            ),
             other => panic!("case {k} did not run: {}", other.name()),
         };
         assert_eq!(ran(0), ("a".to_string(), 4.0, vec![1.0, 4.0, 7.0]));
@@ -1100,7 +1104,10 @@ mod tests {
         let b = crate::case::measure(&spec("b", 1.0)).unwrap();
         let c = crate::case::measure(&spec("c", 1000.0)).unwrap();
         // Same configuration: same deterministic counts (the grouping key relies on it).
-        assert_eq!((a.steps, a.cg_iterations), (b.steps, b.cg_iterations));
+        assert_eq!(
+            (a.totals.steps, a.totals.cg_iterations),
+            (b.totals.steps, b.totals.cg_iterations)
+        );
         let groups = duplicate_groups(&[&a, &c, &b]);
         assert_eq!(groups.len(), 1);
         assert_eq!(groups[0].cases, ["a", "b"]);
