@@ -12,6 +12,7 @@
 
 mod analysis;
 mod case;
+mod house;
 mod machine;
 mod peer;
 mod plot;
@@ -27,7 +28,12 @@ const HELP: &str = "usage: cargo xtask <task> [options]
 tasks:
   help                 this text
   bench [options]      run the benchmark suite (release build) and write bench-results/
-  mannequin [--check]  write assets/mannequin/mannequin.{obj,glb} (--check: fail if stale)
+  lint [--root DIR]    check the house rules: no dates, commit hashes, issue numbers or lab
+                       notes in README, docs/ and comments; no function over 80 lines, no
+                       too_many_arguments allowance and no files that import each other
+                       (outside tests, benches and examples); findings as path:line: message
+  mannequin [--check]  write assets/mannequin/mannequin.{obj,glb} (--check: fail if stale);
+                       the generator is the cloth-mannequin crate
 
 bench options:
   --quick              reduced set, under two minutes on 2 cores (used by .ci/run)
@@ -61,6 +67,10 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
+        "lint" => house::run(&args[1..]).unwrap_or_else(|e| {
+            eprintln!("xtask lint: {e}");
+            ExitCode::from(2)
+        }),
         "mannequin" => cloth_mannequin::run(&args[1..]).unwrap_or_else(|e| {
             eprintln!("xtask mannequin: {e}");
             ExitCode::from(2)
