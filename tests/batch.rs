@@ -51,7 +51,7 @@ shape = "plane"
 position = [0, 0.5, 0]
 "#;
 
-/// The issue's wedge: 4 materials x 6 largest step sizes = 24 tasks.
+/// A wedge: 4 materials x 6 largest step sizes = 24 tasks.
 const WEDGE: &str = r#"
 base = "scenes/base.toml"
 name = "{cloth.material}-h{solver.h_max}"

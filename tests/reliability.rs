@@ -1,5 +1,5 @@
-//! Reliability of `cloth run` and `cloth check` against what an adversarial user does: the
-//! reproducers of the reliability issue each end in a clear error or a correct run, a run killed
+//! Reliability of `cloth run` and `cloth check` against what an adversarial user does: extreme
+//! settings, absurd inputs and hostile files each end in a clear error or a correct run, a run killed
 //! at any frame resumes to the same bytes, and stats.json lists every written frame whatever
 //! ends the run (a signal, a full disk, an unwritable frame path).
 
