@@ -271,7 +271,7 @@ fn two_cloths_give_two_usd_meshes_and_two_obj_groups() {
         parts,
         [("lower", 0..25, 0..32), ("upper cloth", 25..37, 32..44)]
     );
-    let usd = cloth::view::read_usd(&out.join("animation.usda")).unwrap();
+    let usd = cloth::view::read_usd(out.join("animation.usda")).unwrap();
     assert_eq!(usd.cloths, anim.cloths);
     assert_eq!(usd.positions, anim.positions);
     assert_eq!(usd.triangles, anim.triangles);
