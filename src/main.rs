@@ -129,10 +129,9 @@ fn main() -> ExitCode {
 
 /// Limits glibc's malloc to one arena. By default every thread that allocates gets an arena of
 /// its own (up to 8 per core), and memory freed in one arena is not reused by another, so the
-/// worker threads' short-lived buffers add to the peak: the cylinder drape (first 30 frames,
-/// 2 threads, `/usr/bin/time -v`) peaked at 402-455 MB resident with the default arenas and at
-/// 384 MB with one on 40,401 vertices, at 1,063 against 945 MB on 100,489, in the same time.
-/// An environment variable `MALLOC_ARENA_MAX`, when set, is left to decide.
+/// worker threads' short-lived buffers add to the peak resident memory; one arena lowers the
+/// peak of large runs by about a tenth at the same speed. An environment variable
+/// `MALLOC_ARENA_MAX`, when set, is left to decide.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]
 fn one_malloc_arena() {

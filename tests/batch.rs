@@ -4,14 +4,14 @@
 //! finished tasks are skipped and interrupted ones rerun; collect gathers one table.
 //! (The Slurm end-to-end test is .ci/slurm/batch_test.sh.)
 
+mod common;
+
+use common::{cloth_cmd, temp_dir};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn cloth(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cloth"))
-        .args(args)
-        .output()
-        .unwrap()
+    cloth_cmd().args(args).output().unwrap()
 }
 
 fn ok(o: &Output) -> String {
@@ -23,13 +23,6 @@ fn ok(o: &Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     );
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cloth-batch-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn s(p: &Path) -> &str {
@@ -51,7 +44,7 @@ shape = "plane"
 position = [0, 0.5, 0]
 "#;
 
-/// The issue's wedge: 4 materials x 6 largest step sizes = 24 tasks.
+/// A wedge: 4 materials x 6 largest step sizes = 24 tasks.
 const WEDGE: &str = r#"
 base = "scenes/base.toml"
 name = "{cloth.material}-h{solver.h_max}"
@@ -140,7 +133,7 @@ fn a_wedge_plans_one_resolved_checked_scene_per_combination_first_axis_slowest()
             .len(),
         2
     );
-    let elsewhere = Command::new(env!("CARGO_BIN_EXE_cloth"))
+    let elsewhere = cloth_cmd()
         .args(["check", s(&out.join("tasks/000007.toml"))])
         .current_dir(std::env::temp_dir())
         .output()

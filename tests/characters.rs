@@ -5,9 +5,9 @@
 //! triangles), and friction must carry the cloth round with the turning torso.
 
 #[path = "../crates/cloth-sim/tests/common/mod.rs"]
-mod common;
+mod sim_common;
 
-use common::inside;
+use sim_common::inside;
 
 use cloth::collide::{GltfBody, GltfOptions};
 use cloth::mesh::Vec3;
@@ -567,7 +567,7 @@ vertices = {:?}
             .unwrap_or_else(|e| panic!("frame {f}: {e}"));
         body.pose(sim.time(), &mut posed);
         let inside: Vec<usize> = (0..sim.positions().len())
-            .filter(|&v| common::inside(&sim.positions()[v], &posed, body.triangles()))
+            .filter(|&v| sim_common::inside(&sim.positions()[v], &posed, body.triangles()))
             .collect();
         assert!(
             inside.is_empty(),

@@ -1,4 +1,4 @@
-//! Cloth against solids and against itself (Baraff & Witkin 1998, Section 6; Knowls 6 and 8),
+//! Cloth against solids and against itself (Baraff & Witkin 1998, §5.4, §6.1 and §6.2),
 //! checked against what physics says: no penetration, rest without jitter, separation when
 //! the support falls away faster than gravity, Coulomb's friction threshold and sliding
 //! acceleration, Coulomb's law at impact, and no self-intersection after folding.

@@ -127,7 +127,7 @@ fn hanging_sheet_pins_hold_the_weight_and_come_to_rest() {
         last.kinetic_energy,
         peak
     );
-    // At rest the pins carry the whole weight (Knowl 8): the sum of the constraint forces
+    // At rest the pins carry the whole weight (paper §5.4): the sum of the constraint forces
     // balances gravity.
     let f: Vec3 = pinned.iter().map(|&i| sim.constraint_forces()[i]).sum();
     assert!(
@@ -277,7 +277,7 @@ fn predictive_step_control_rejects_fewer_steps_and_reaches_the_same_rest() {
     // A 1 m sheet of 31 x 31 vertices falls from its two pinned corners and swings for
     // 8 s. Either step rule must bring it to the same hanging equilibrium (the rule chooses
     // the steps, not the physics); the predictive rule should reject at most 15% of its
-    // attempts (issue 14) and fewer than the paper's halving rule does.
+    // attempts and fewer than the paper's halving rule does.
     let n = 31;
     let run = |control| {
         let sys = sheet(n, 1.0, &Material::default());

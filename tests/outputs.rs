@@ -2,20 +2,12 @@
 //! frame has frame 0's vertex count and order, a rerun leaves only its own files, and a second
 //! run into a directory that is being written is refused.
 
+mod common;
+
+use common::{cloth_cmd, temp_dir};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-fn cloth_cmd() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cloth"))
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cloth-outputs-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn sheet_scene(dir: &Path, n: usize, frames: usize) -> PathBuf {
     let scene = dir.join(format!("sheet{n}.toml"));
@@ -279,7 +271,7 @@ fn two_cloths_give_two_usd_meshes_and_two_obj_groups() {
         parts,
         [("lower", 0..25, 0..32), ("upper cloth", 25..37, 32..44)]
     );
-    let usd = cloth::view::read_usd(&out.join("animation.usda")).unwrap();
+    let usd = cloth::view::read_usd(out.join("animation.usda")).unwrap();
     assert_eq!(usd.cloths, anim.cloths);
     assert_eq!(usd.positions, anim.positions);
     assert_eq!(usd.triangles, anim.triangles);

@@ -1,22 +1,14 @@
-//! Reliability of `cloth run` and `cloth check` against what an adversarial user does: the
-//! reproducers of the reliability issue each end in a clear error or a correct run, a run killed
+//! Reliability of `cloth run` and `cloth check` against what an adversarial user does: extreme
+//! settings, absurd inputs and hostile files each end in a clear error or a correct run, a run killed
 //! at any frame resumes to the same bytes, and stats.json lists every written frame whatever
 //! ends the run (a signal, a full disk, an unwritable frame path).
 
+mod common;
+
+use common::{cloth_cmd, temp_dir};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn cloth() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cloth"))
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cloth-reliability-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn write(path: &Path, text: &str) -> PathBuf {
     std::fs::write(path, text).unwrap();
@@ -24,11 +16,11 @@ fn write(path: &Path, text: &str) -> PathBuf {
 }
 
 fn check(scene: &Path) -> Output {
-    cloth().arg("check").arg(scene).output().unwrap()
+    cloth_cmd().arg("check").arg(scene).output().unwrap()
 }
 
 fn run(scene: &Path, out: &Path, extra: &[&str]) -> Output {
-    cloth()
+    cloth_cmd()
         .arg("run")
         .arg(scene)
         .args(["--quiet", "--out"])
@@ -256,13 +248,13 @@ fn collider_paths_resolve_against_the_scene_file_from_any_working_directory() {
     );
     // From the scene's parent, as `cloth check minrep/seq.toml`, and from elsewhere with an
     // absolute path.
-    let o = cloth()
+    let o = cloth_cmd()
         .args(["check", "minrep/seq.toml"])
         .current_dir(&dir)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = cloth()
+    let o = cloth_cmd()
         .arg("run")
         .arg("minrep/seq.toml")
         .args(["--quiet", "--out", "o"])
@@ -270,7 +262,7 @@ fn collider_paths_resolve_against_the_scene_file_from_any_working_directory() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = cloth()
+    let o = cloth_cmd()
         .arg("check")
         .arg(scene_dir.join("seq.toml"))
         .current_dir(std::env::temp_dir())
@@ -311,7 +303,7 @@ fn resources_are_bounded_before_anything_is_allocated() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("GB"), "{}", stderr(&o));
     // Endless inputs stop at the size limit.
-    let o = cloth().args(["check", "/dev/zero"]).output().unwrap();
+    let o = cloth_cmd().args(["check", "/dev/zero"]).output().unwrap();
     assert!(!o.status.success());
     assert!(stderr(&o).contains("limit"), "{}", stderr(&o));
     let obj = write(
@@ -389,7 +381,7 @@ fn a_run_killed_at_any_frame_resumes_to_the_same_bytes() {
     assert_eq!(expected.len(), frames + 1);
     for kill_at in [2, 7, 11] {
         let out = dir.join(format!("killed{kill_at}"));
-        let mut child = cloth()
+        let mut child = cloth_cmd()
             .arg("run")
             .arg(&scene)
             .args(["--quiet", "--checkpoint-every", "3", "--out"])
@@ -400,7 +392,7 @@ fn a_run_killed_at_any_frame_resumes_to_the_same_bytes() {
         wait_for(&out.join(format!("frame_{kill_at:04}.obj")), &mut child);
         child.kill().unwrap(); // SIGKILL: no handler runs.
         child.wait().unwrap();
-        let o = cloth()
+        let o = cloth_cmd()
             .args(["run", "--quiet", "--resume"])
             .arg(&out)
             .output()
@@ -430,7 +422,7 @@ fn stats_list_every_written_frame_after_sigint_and_sigterm() {
     let scene = contact_scene(&dir, 200);
     for signal in ["INT", "TERM"] {
         let out = dir.join(signal);
-        let mut child = cloth()
+        let mut child = cloth_cmd()
             .arg("run")
             .arg(&scene)
             .args(["--quiet", "--out"])

@@ -2,10 +2,12 @@
 //! and obey physics, the explicit integrator keeps its strain limit, and bad input fails
 //! with a clear error.
 
+mod common;
+
 use cloth::mesh::Vec3;
 use cloth::sim::{Scene, SimError, build_simulation};
+use common::{cloth_cmd, temp_dir};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -158,17 +160,6 @@ stretch_threshold = 0.001
         Err(SimError::StepTooSmall { frame, .. }) => assert_eq!(frame, 1),
         other => panic!("expected StepTooSmall, got {other:?}"),
     }
-}
-
-fn cloth_cmd() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cloth"))
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cloth-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 #[test]

@@ -3,8 +3,8 @@
 //! pool belong to that case alone.
 
 use cloth::sim::{
-    FrameStats, IntegratorKind, MeshSpec, Rejections, Scene, SolverChoice, SolverSettings, Timings,
-    build_simulation,
+    FrameStats, IntegratorKind, MeshSpec, Scene, Simulation, SolverChoice, SolverSettings, Timings,
+    Totals, build_simulation,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -108,7 +108,11 @@ fn max_or_nan(values: impl Iterator<Item = f64>) -> f64 {
     })
 }
 
-/// What a case measured. Times are wall-clock seconds.
+/// What a case measured: the simulator's own [`Totals`] of the run, with what only the bench
+/// knows (the case, the machine, the repeats). Times are wall-clock seconds.
+///
+/// In JSON the totals' fields sit beside the others (`steps`, `h_min`, `seconds_per_frame`,
+/// ...), as the bench has always written them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CaseResult {
     /// The spec that was run.
@@ -130,26 +134,17 @@ pub struct CaseResult {
     pub solver: String,
     /// Frames requested.
     pub frames_requested: usize,
-    /// Frames completed.
-    pub frames: usize,
-    /// Accepted steps over the run.
-    pub steps: usize,
-    /// Rejected steps over the run.
-    pub rejected_steps: usize,
-    /// Smallest accepted step, s.
-    pub h_min: f64,
-    /// Largest accepted step, s.
-    pub h_max: f64,
-    /// CG iterations over the run.
-    pub cg_iterations: usize,
+    /// The run's totals ([`Totals::from_frames`] of the completed frames and the frame loop's
+    /// wall time), with two bench rules: `seconds_per_frame` is NaN without a completed frame
+    /// (the median over the repeats once the parent has combined them), and `max_stretch` is
+    /// NaN when any frame's is, so that a run that blew up cannot look stable.
+    #[serde(flatten)]
+    pub totals: Totals,
     /// Linear solves that hit the iteration cap.
     pub cg_not_converged: usize,
     /// Mean CG iterations per linear solve (accepted and rejected steps; 0 for Verlet and
     /// the direct solver).
     pub cg_per_step: f64,
-    /// Wall time of the frame loop divided by completed frames, s (the median over the
-    /// repeats once the parent has combined them).
-    pub seconds_per_frame: f64,
     /// Process CPU time (user + system, all threads) of the frame loop per frame, s; less
     /// sensitive than wall time to other load on the machine, but it counts worker threads
     /// spinning while they wait (10 ms resolution over the run).
@@ -160,10 +155,6 @@ pub struct CaseResult {
     pub setup_seconds: f64,
     /// Wall time of the frame loop, s.
     pub wall_seconds: f64,
-    /// Phase times summed over the run, s.
-    pub timings: Timings,
-    /// Rejected steps over the run by reason.
-    pub rejections: Rejections,
     /// Phase shares of the frame-loop wall time in percent: EVAL, CG, C/C, C/S, other
     /// (other = everything not in the first four, including time outside the phases).
     pub percent: [f64; 5],
@@ -171,8 +162,6 @@ pub struct CaseResult {
     pub peak_memory_bytes: Option<u64>,
     /// Rayon threads in the child.
     pub threads: usize,
-    /// Largest stretch over all frames (0.05 = 5%).
-    pub max_stretch: f64,
     /// Largest kinetic energy over all frames, J.
     pub max_kinetic_energy: f64,
     /// Kinetic energy bound used by the stability test, J: `2 M |g| L` with cloth mass `M`,
@@ -192,34 +181,36 @@ impl CaseResult {
     pub fn is_stable(&self) -> bool {
         self.error.is_none()
             && self.finite
-            && self.frames == self.frames_requested
+            && self.totals.frames == self.frames_requested
             && self.max_kinetic_energy.is_finite()
             && self.max_kinetic_energy <= self.energy_bound
-            && self.max_stretch.is_finite()
-            && self.max_stretch < 0.5
+            && self.totals.max_stretch.is_finite()
+            && self.totals.max_stretch < 0.5
     }
 
     /// Attempted steps: accepted plus rejected (each at least one linear solve).
     pub fn attempts(&self) -> usize {
-        self.steps + self.rejected_steps
+        self.totals.steps + self.totals.rejected_steps
     }
 
     /// Wall time of the frame loop per attempted step (s); `None` without a step.
     pub fn seconds_per_attempt(&self) -> Option<f64> {
         let a = self.attempts();
-        (a > 0).then(|| self.seconds_per_frame * self.frames as f64 / a as f64)
+        let t = &self.totals;
+        (a > 0).then(|| t.seconds_per_frame * t.frames as f64 / a as f64)
     }
 
     /// The reported figures that must be finite for a successful case.
     pub fn figures(&self) -> [f64; 8] {
+        let t = &self.totals;
         [
-            self.seconds_per_frame,
-            self.h_min,
-            self.h_max,
+            t.seconds_per_frame,
+            t.h_min,
+            t.h_max,
             self.cg_per_step,
             self.percent[0],
             self.percent[1],
-            self.max_stretch,
+            t.max_stretch,
             self.max_kinetic_energy,
         ]
     }
@@ -344,13 +335,22 @@ pub fn run_child(spec: &CaseSpec) -> Result<CaseResult, String> {
     measure(spec)
 }
 
-/// Runs one case on the current rayon pool and measures it.
-pub(crate) fn measure(spec: &CaseSpec) -> Result<CaseResult, String> {
+/// The case's simulation, built, with what is known before its frames run.
+struct Setup {
+    scene: Scene,
+    sim: Simulation,
+    /// Time to load the scene and build the simulation, s.
+    seconds: f64,
+    /// See [`CaseResult::energy_bound`].
+    energy_bound: f64,
+}
+
+/// Loads the case's scene and builds its simulation.
+fn set_up(spec: &CaseSpec) -> Result<Setup, String> {
     let t0 = Instant::now();
     let scene = prepare_scene(spec)?;
-    let mut sim = build_simulation(&scene).map_err(|e| format!("{}: {e}", spec.name))?;
-    let setup_seconds = t0.elapsed().as_secs_f64();
-
+    let sim = build_simulation(&scene).map_err(|e| format!("{}: {e}", spec.name))?;
+    let seconds = t0.elapsed().as_secs_f64();
     let system = sim.system();
     let mass: f64 = system.masses.iter().sum();
     let (lo, hi) = system.x0.iter().fold(
@@ -365,20 +365,34 @@ pub(crate) fn measure(spec: &CaseSpec) -> Result<CaseResult, String> {
     );
     let diagonal = (0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f64>().sqrt();
     let energy_bound = 2.0 * mass * scene.run.gravity.norm() * diagonal;
-    let cloth_vertices = system.num_vertices();
-    let cloth_triangles = system.mesh.num_triangles();
-    let solids = sim.colliders();
-    let colliders = solids.map_or(0, |c| c.len());
-    let solid_vertices = solids.map(|c| c.vertex_count());
-    let solid_triangles = solids.map(|c| c.triangle_count());
+    Ok(Setup {
+        scene,
+        sim,
+        seconds,
+        energy_bound,
+    })
+}
 
-    let frames_requested = scene.run.frames;
-    let mut stats: Vec<FrameStats> = Vec::with_capacity(frames_requested);
-    // A preroll (sewing, a body blending into its first pose) is set-up, not frames.
+/// What the frame loop gave.
+struct FrameLoop {
+    /// The completed frames' statistics.
+    stats: Vec<FrameStats>,
+    /// The error that ended the run (in the preroll or a frame), if any.
+    error: Option<String>,
+    /// Wall time of the frame loop, s.
+    wall_seconds: f64,
+    /// Process CPU time of the frame loop, s.
+    cpu_seconds: Option<f64>,
+}
+
+/// Runs the preroll (set-up, not timed: sewing, a body blending into its first pose), then up
+/// to `frames` frames, stopping at the first error.
+fn run_frames(sim: &mut Simulation, frames: usize) -> FrameLoop {
+    let mut stats: Vec<FrameStats> = Vec::with_capacity(frames);
     let mut error = sim.preroll().err().map(|e| e.to_string());
     let cpu0 = process_cpu_seconds();
     let start = Instant::now();
-    for _ in 0..frames_requested {
+    for _ in 0..frames {
         if error.is_some() {
             break;
         }
@@ -392,38 +406,33 @@ pub(crate) fn measure(spec: &CaseSpec) -> Result<CaseResult, String> {
     }
     let wall_seconds = start.elapsed().as_secs_f64();
     let cpu_seconds = cpu0.zip(process_cpu_seconds()).map(|(a, b)| b - a);
-    if let Some(path) = &spec.final_frame {
-        let frame = crate::preview::FinalFrame {
-            positions: sim.positions().iter().map(|p| [p.x, p.y, p.z]).collect(),
-            triangles: sim.system().mesh.triangles().to_vec(),
-        };
-        crate::preview::write_final_frame(path, &frame)?;
+    FrameLoop {
+        stats,
+        error,
+        wall_seconds,
+        cpu_seconds,
     }
-    let finite = sim
-        .positions()
-        .iter()
-        .all(|p| p.iter().all(|c| c.is_finite()));
-    let totals = cloth::sim::Totals::from_frames(&stats, wall_seconds);
-    let t = totals.timings;
-    let pct = |x: f64| {
-        if wall_seconds > 0.0 {
-            100.0 * x / wall_seconds
-        } else {
-            0.0
-        }
-    };
+}
+
+/// Phase shares of `wall` seconds in percent: EVAL, CG, C/C, C/S, other.
+fn phase_percent(t: &Timings, wall: f64) -> [f64; 5] {
+    let pct = |x: f64| if wall > 0.0 { 100.0 * x / wall } else { 0.0 };
     let phases = [t.eval, t.cg, t.cloth_cloth, t.cloth_solid];
-    let percent = [
+    [
         pct(phases[0]),
         pct(phases[1]),
         pct(phases[2]),
         pct(phases[3]),
-        pct((wall_seconds - phases.iter().sum::<f64>()).max(0.0)),
-    ];
-    let (integrator, solver) = match scene.solver.integrator {
+        pct((wall - phases.iter().sum::<f64>()).max(0.0)),
+    ]
+}
+
+/// The integrator and linear solver the scene runs with, as the report names them.
+fn method_names(scene: &Scene) -> (&'static str, &'static str) {
+    match scene.solver.integrator {
         IntegratorKind::Implicit => (
             "implicit",
-            match cloth::sim::resolve_preconditioner(&scene) {
+            match cloth::sim::resolve_preconditioner(scene) {
                 SolverChoice::Auto => "block_jacobi",
                 SolverChoice::Diagonal => "diagonal",
                 SolverChoice::BlockJacobi => "block_jacobi",
@@ -432,51 +441,71 @@ pub(crate) fn measure(spec: &CaseSpec) -> Result<CaseResult, String> {
             },
         ),
         IntegratorKind::Verlet => ("verlet", "-"),
-    };
-    let frames = stats.len();
+    }
+}
+
+/// The run's totals with the bench's two rules (see [`CaseResult::totals`]).
+fn case_totals(run: &FrameLoop) -> Totals {
+    let mut totals = Totals::from_frames(&run.stats, run.wall_seconds);
+    if run.stats.is_empty() {
+        totals.seconds_per_frame = f64::NAN;
+    }
+    totals.max_stretch = max_or_nan(run.stats.iter().map(|s| s.max_stretch));
+    totals
+}
+
+/// Runs one case on the current rayon pool and measures it.
+pub(crate) fn measure(spec: &CaseSpec) -> Result<CaseResult, String> {
+    let Setup {
+        scene,
+        mut sim,
+        seconds: setup_seconds,
+        energy_bound,
+    } = set_up(spec)?;
+    let frames_requested = scene.run.frames;
+    let run = run_frames(&mut sim, frames_requested);
+    if let Some(path) = &spec.final_frame {
+        let frame = crate::preview::FinalFrame {
+            positions: sim.positions().iter().map(|p| [p.x, p.y, p.z]).collect(),
+            triangles: sim.system().mesh.triangles().to_vec(),
+        };
+        crate::preview::write_final_frame(path, &frame)?;
+    }
+    let finite = (sim.positions().iter()).all(|p| p.iter().all(|c| c.is_finite()));
+    let totals = case_totals(&run);
+    let (integrator, solver) = method_names(&scene);
+    let frames = run.stats.len();
+    let solids = sim.colliders();
     Ok(CaseResult {
         spec: spec.clone(),
-        cloth_vertices,
-        cloth_triangles,
-        colliders,
-        solid_vertices,
-        solid_triangles,
+        cloth_vertices: sim.system().num_vertices(),
+        cloth_triangles: sim.system().mesh.num_triangles(),
+        colliders: solids.map_or(0, |c| c.len()),
+        solid_vertices: solids.map(|c| c.vertex_count()),
+        solid_triangles: solids.map(|c| c.triangle_count()),
         integrator: integrator.into(),
         solver: solver.into(),
         frames_requested,
-        frames,
-        steps: totals.steps,
-        rejected_steps: totals.rejected_steps,
-        h_min: totals.h_min,
-        h_max: totals.h_max,
-        cg_iterations: totals.cg_iterations,
-        cg_not_converged: stats.iter().map(|s| s.cg_not_converged).sum(),
+        cg_not_converged: run.stats.iter().map(|s| s.cg_not_converged).sum(),
         cg_per_step: match totals.steps + totals.rejected_steps {
             0 => 0.0,
             solves => totals.cg_iterations as f64 / solves as f64,
         },
-        seconds_per_frame: if frames > 0 {
-            wall_seconds / frames as f64
-        } else {
-            f64::NAN
-        },
-        cpu_seconds_per_frame: cpu_seconds
+        cpu_seconds_per_frame: (run.cpu_seconds)
             .filter(|_| frames > 0)
             .map(|c| c / frames as f64),
         repeats: Vec::new(),
         setup_seconds,
-        wall_seconds,
-        timings: t,
-        rejections: totals.rejections,
-        percent,
+        wall_seconds: run.wall_seconds,
+        percent: phase_percent(&totals.timings, run.wall_seconds),
         peak_memory_bytes: cloth::sim::peak_memory_bytes(),
         threads: rayon::current_num_threads(),
-        max_stretch: max_or_nan(stats.iter().map(|s| s.max_stretch)),
-        max_kinetic_energy: max_or_nan(stats.iter().map(|s| s.kinetic_energy)),
+        max_kinetic_energy: max_or_nan(run.stats.iter().map(|s| s.kinetic_energy)),
         energy_bound,
         finite,
-        error,
-        series: stats,
+        error: run.error,
+        totals,
+        series: run.stats,
     })
 }
 
@@ -554,15 +583,25 @@ mod tests {
         spec.frames = Some(3);
         let r = measure(&spec).unwrap();
         assert_eq!((r.cloth_vertices, r.cloth_triangles), (64, 2 * 7 * 7));
-        assert_eq!((r.frames, r.frames_requested, r.series.len()), (3, 3, 3));
+        assert_eq!(
+            (r.totals.frames, r.frames_requested, r.series.len()),
+            (3, 3, 3)
+        );
         assert!(r.error.is_none() && r.finite && r.is_stable());
         assert!(r.figures().iter().all(|x| x.is_finite()));
-        assert_eq!(r.steps, r.series.iter().map(|p| p.steps).sum::<usize>());
-        assert!(r.h_min > 0.0 && r.h_min <= r.h_max && r.h_max <= 1.0 / 30.0 + 1e-12);
+        assert_eq!(
+            r.totals.steps,
+            r.series.iter().map(|p| p.steps).sum::<usize>()
+        );
+        assert!(
+            r.totals.h_min > 0.0
+                && r.totals.h_min <= r.totals.h_max
+                && r.totals.h_max <= 1.0 / 30.0 + 1e-12
+        );
         // The phases are parts of the loop's wall time.
         let phases: f64 = r.percent[..4].iter().sum();
         assert!(phases <= 100.0 + 1e-9 && r.percent.iter().all(|p| *p >= 0.0));
-        assert!((r.seconds_per_frame * 3.0 - r.wall_seconds).abs() < 1e-12);
+        assert!((r.totals.seconds_per_frame * 3.0 - r.wall_seconds).abs() < 1e-12);
         // The sheet swings down from rest: it gains kinetic energy below the bound.
         assert!(r.max_kinetic_energy > 0.0 && r.max_kinetic_energy < r.energy_bound);
         assert!(r.peak_memory_bytes.is_some_and(|b| b > 0));
@@ -579,10 +618,10 @@ mod tests {
         r.max_kinetic_energy = 2.0 * r.energy_bound;
         assert!(!r.is_stable());
         let mut r = good.clone();
-        r.max_stretch = f64::NAN;
+        r.totals.max_stretch = f64::NAN;
         assert!(!r.is_stable());
         let mut r = good.clone();
-        r.frames = 1;
+        r.totals.frames = 1;
         assert!(!r.is_stable());
         let mut r = good;
         r.error = Some("non-finite".into());

@@ -1,19 +1,23 @@
 //! Developer tasks for the cloth workspace, run as `cargo xtask <task>`.
 //!
-//! `cargo xtask bench` runs the benchmark suite of issue 6 in a release build: the paper's
-//! scenes (Baraff & Witkin 1998, Figures 1 and 2, and a garment when `scenes/garment.toml`
-//! exists), the scaling series (484 to 50,176 vertices), issue 14's table (2,601 to 100,489
-//! vertices, `scale_N`), bending and stretch stiffness
-//! sweeps, implicit against explicit Verlet at the largest stable explicit step, and the
-//! linear solver variants, and Blender's cloth on Figure 1 when Blender is installed (case
+//! `cargo xtask bench` runs the benchmark suite in a release build: the paper's scenes
+//! (Baraff & Witkin 1998, Figures 1 and 2, and a garment when `scenes/garment.toml` exists),
+//! garments sewn onto the mannequin, the scaling series (484 to 50,176 vertices), the drape at
+//! scale (2,601 to 100,489 vertices, `scale_N`), bending and stretch stiffness sweeps,
+//! implicit against explicit Verlet at the largest stable explicit step, the linear solver
+//! variants, self-contact, and Blender's cloth on Figure 1 when Blender is installed (case
 //! `blender_fig1`, module `peer`). Each case runs in its own child process (the hidden task
 //! `bench-case <json>`) so that its peak memory and thread pool are its own. Results go to
-//! `bench-results/` (Markdown, JSON, SVG); `--docs` also writes `docs/benchmarks.md`.
+//! `bench-results/` (Markdown, JSON, SVG); `--docs` also writes `docs/benchmarks.md` and the
+//! README's headline table from the same run.
+//!
+//! `cargo xtask lint` checks the house rules ([`house`]); `cargo xtask mannequin` writes the
+//! mannequin's assets (the `cloth-mannequin` crate).
 
 mod analysis;
 mod case;
+mod house;
 mod machine;
-mod mannequin;
 mod peer;
 mod plot;
 mod preview;
@@ -28,7 +32,12 @@ const HELP: &str = "usage: cargo xtask <task> [options]
 tasks:
   help                 this text
   bench [options]      run the benchmark suite (release build) and write bench-results/
-  mannequin [--check]  write assets/mannequin/mannequin.{obj,glb} (--check: fail if stale)
+  lint [--root DIR]    check the house rules: no dates, commit hashes, issue numbers or lab
+                       notes in README, docs/ and comments; no function over 80 lines, no
+                       too_many_arguments allowance and no files that import each other
+                       (outside tests, benches and examples); findings as path:line: message
+  mannequin [--check]  write assets/mannequin/mannequin.{obj,glb} (--check: fail if stale);
+                       the generator is the cloth-mannequin crate
 
 bench options:
   --quick              reduced set, under two minutes on 2 cores (used by .ci/run)
@@ -39,7 +48,8 @@ bench options:
                        runs are made in K rounds of the selected cases (A B A B, not A A B B;
                        the explicit and comparison cases repeat in a row)
   --out DIR            output directory (default: <workspace>/bench-results)
-  --docs               also write docs/benchmarks.md (the headline tables and the machine)
+  --docs               also write docs/benchmarks.md (the tables of this run) and rewrite
+                       the headline table of README.md between its bench:headline markers
 
 When Blender is installed (`blender` on PATH, or the CLOTH_BLENDER variable naming it) the
 full set also times Blender's cloth on Figure 1 (case blender_fig1, --repeat times, after the
@@ -62,7 +72,11 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        "mannequin" => mannequin::run(&args[1..]).unwrap_or_else(|e| {
+        "lint" => house::run(&args[1..]).unwrap_or_else(|e| {
+            eprintln!("xtask lint: {e}");
+            ExitCode::from(2)
+        }),
+        "mannequin" => cloth_mannequin::run(&args[1..]).unwrap_or_else(|e| {
             eprintln!("xtask mannequin: {e}");
             ExitCode::from(2)
         }),
@@ -100,6 +114,30 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// `--docs`: writes `docs/benchmarks.md` whole (the figures of this run, without its date and
+/// commit) and rewrites the README's headline block from the same run. A README without the
+/// block's markers is left alone, with a warning.
+fn write_docs(
+    m: &machine::Machine,
+    o: &suite::BenchOptions,
+    results: &suite::SuiteResults,
+    problems: &[String],
+) -> Result<(), String> {
+    let root = suite::workspace_root();
+    let docs = root.join("docs");
+    std::fs::create_dir_all(&docs).map_err(|e| format!("cannot create {}: {e}", docs.display()))?;
+    let page = report::markdown((m, o), results, problems, false);
+    let path = docs.join("benchmarks.md");
+    cloth::mesh::write_atomic_bytes(&path, page.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let block = report::readme::headline((m, o), results);
+    match report::readme::rewrite(&root.join("README.md"), &block) {
+        Ok(()) => eprintln!("bench: wrote {} and README.md's headline", path.display()),
+        Err(e) => eprintln!("bench: warning: README.md's headline not rewritten: {e}"),
+    }
+    Ok(())
+}
+
 fn bench(args: &[String]) -> Result<ExitCode, String> {
     let o = suite::parse_options(args)?;
     if cfg!(debug_assertions) {
@@ -125,7 +163,7 @@ fn bench(args: &[String]) -> Result<ExitCode, String> {
 
     std::fs::create_dir_all(&o.out)
         .map_err(|e| format!("cannot create {}: {e}", o.out.display()))?;
-    let md = report::markdown(&m, &o, &results, &problems);
+    let md = report::markdown((&m, &o), &results, &problems, true);
     write(&o.out.join("report.md"), &md)?;
     let json = report::JsonReport {
         machine: &m,
@@ -148,10 +186,7 @@ fn bench(args: &[String]) -> Result<ExitCode, String> {
         .collect();
     write(&o.out.join("run_series.svg"), &plot::series_svg(&runs)?)?;
     if o.docs {
-        let docs = suite::workspace_root().join("docs");
-        std::fs::create_dir_all(&docs)
-            .map_err(|e| format!("cannot create {}: {e}", docs.display()))?;
-        write(&docs.join("benchmarks.md"), &md)?;
+        write_docs(&m, &o, &results, &problems)?;
     }
     eprintln!("bench: wrote {}", o.out.display());
     if let Some(f) = results.scaling_fit {

@@ -201,9 +201,9 @@ impl Spread {
             analysis::spread_ratio(&v?)
         };
         Spread {
-            wall: r(&|c| Some(c.seconds_per_frame)),
+            wall: r(&|c| Some(c.totals.seconds_per_frame)),
             cpu: r(&|c| c.cpu_seconds_per_frame),
-            cg_iterations: r(&|c| Some(c.cg_iterations as f64)),
+            cg_iterations: r(&|c| Some(c.totals.cg_iterations as f64)),
             solves: r(&|c| Some(c.attempts() as f64)),
             per_attempt: r(&|c| c.seconds_per_attempt()),
         }
@@ -236,9 +236,9 @@ pub fn duplicate_groups(cases: &[&CaseResult]) -> Vec<DuplicateGroup> {
             r.integrator,
             r.solver,
             r.spec.integrator,
-            r.steps,
-            r.rejected_steps,
-            r.cg_iterations
+            r.totals.steps,
+            r.totals.rejected_steps,
+            r.totals.cg_iterations
         )
     };
     let mut groups: Vec<(String, Vec<&CaseResult>)> = Vec::new();
@@ -253,7 +253,7 @@ pub fn duplicate_groups(cases: &[&CaseResult]) -> Vec<DuplicateGroup> {
         .into_iter()
         .filter(|(_, v)| v.len() >= 2)
         .filter_map(|(_, v)| {
-            let t: Vec<f64> = v.iter().map(|r| r.seconds_per_frame).collect();
+            let t: Vec<f64> = v.iter().map(|r| r.totals.seconds_per_frame).collect();
             Some(DuplicateGroup {
                 cases: v.iter().map(|r| r.spec.name.clone()).collect(),
                 ratio: analysis::spread_ratio(&t)?,
@@ -272,7 +272,7 @@ pub struct SuiteResults {
     pub searches: Vec<VerletSearch>,
     /// Power-law fit of time per frame against cloth vertices over the scaling series.
     pub scaling_fit: Option<PowerFit>,
-    /// The same fit over the `scale` cases (issue 14's sizes).
+    /// The same fit over the `scale` cases.
     pub scale_fit: Option<PowerFit>,
     /// Bend sweep: max / min spreads.
     pub bend_spread: Spread,
@@ -309,11 +309,11 @@ pub fn scaling_frames(o: &BenchOptions) -> usize {
     if o.quick { 5 } else { 30 }
 }
 
-/// Grids (nx = ny) of issue 14's table, the `scale` cases: the cylinder drape at 2,601,
+/// Grids (nx = ny) of the `scale` cases: the cylinder drape at 2,601,
 /// 10,201, 40,401 and 100,489 vertices (full set only: the largest takes minutes).
 pub const SCALE_GRIDS: [usize; 4] = [51, 101, 201, 317];
 
-/// Frames of the `scale` cases: the issue's window, the landing and the first second.
+/// Frames of the `scale` cases: the landing and the first second.
 pub const SCALE_FRAMES: usize = 30;
 
 /// Grid sizes of the scaling series for these options.
@@ -408,21 +408,20 @@ pub fn fit_over_vertices(
     analysis::fit_power_law(&points?)
 }
 
-/// The plain cases (everything but the explicit searches), filtered.
-pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
-    let mut notes = Vec::new();
-    let mut cases = Vec::new();
-    let drape = scene_path("drape_cylinder.toml");
-    let sheet = scene_path("fixed_sheet.toml");
-    let garment = scene_path("garment.toml");
+/// The paper's scenes: Figures 1 and 2, with the default bending and with the paper's hinge,
+/// and the garment when `scenes/garment.toml` exists.
+fn paper_cases(o: &BenchOptions, cases: &mut Vec<CaseSpec>, notes: &mut Vec<String>) {
+    let (drape, sheet) = (
+        scene_path("drape_cylinder.toml"),
+        scene_path("fixed_sheet.toml"),
+    );
     let t = o.threads;
-
     cases.push(fig1_spec(o));
     let mut c = CaseSpec::new("fig2_fixed_sheet", "paper", sheet.clone(), t);
     c.frames = frames(o, 10, None);
     cases.push(c);
     // The paper's own bending (the hinge) on the same figures, beside the default shape
-    // operator: what the converging bend model costs (issue 11).
+    // operator: what the converging bend model costs.
     for (name, scene) in [
         ("fig1_drape_hinge", &drape),
         ("fig2_fixed_sheet_hinge", &sheet),
@@ -432,6 +431,7 @@ pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
         c.bend_model = Some(cloth::sim::forces::BendModel::Hinge);
         cases.push(c);
     }
+    let garment = scene_path("garment.toml");
     if garment.exists() {
         let mut c = CaseSpec::new("garment", "paper", garment, t);
         c.frames = frames(o, 5, None);
@@ -439,14 +439,17 @@ pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
     } else {
         notes.push("scenes/garment.toml is missing: the garment case was skipped".into());
     }
-    // Garments sewn onto the mannequin (beside the paper's garment rows).
+}
+
+/// Garments sewn onto the mannequin (beside the paper's garment rows).
+fn garment_cases(o: &BenchOptions, cases: &mut Vec<CaseSpec>, notes: &mut Vec<String>) {
     for (name, file) in GARMENT_SCENES {
         let path = scene_path(file);
         if o.quick && FULL_ONLY_GARMENTS.contains(&name) {
             continue;
         }
         if path.exists() {
-            let mut c = CaseSpec::new(name, "garment", path, t);
+            let mut c = CaseSpec::new(name, "garment", path, o.threads);
             c.frames = frames(o, 5, None);
             c.min_edge_length = o.quick.then_some(QUICK_MIN_EDGE_LENGTH);
             cases.push(c);
@@ -456,20 +459,36 @@ pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
             ));
         }
     }
+}
+
+/// The drape at growing sizes: the scaling series, and the `scale` cases (full set only).
+fn size_cases(o: &BenchOptions, cases: &mut Vec<CaseSpec>) {
+    let drape = scene_path("drape_cylinder.toml");
     for &n in scaling_grids(o) {
-        let mut c = CaseSpec::new(&format!("scaling_{}", n * n), "scaling", drape.clone(), t);
+        let name = format!("scaling_{}", n * n);
+        let mut c = CaseSpec::new(&name, "scaling", drape.clone(), o.threads);
         c.grid = Some(n);
         c.frames = Some(scaling_frames(o));
         cases.push(c);
     }
     if !o.quick {
         for &n in &SCALE_GRIDS {
-            let mut c = CaseSpec::new(&format!("scale_{}", n * n), "scale", drape.clone(), t);
+            let name = format!("scale_{}", n * n);
+            let mut c = CaseSpec::new(&name, "scale", drape.clone(), o.threads);
             c.grid = Some(n);
             c.frames = Some(SCALE_FRAMES);
             cases.push(c);
         }
     }
+}
+
+/// The stiffness sweeps on the drape and the linear solvers on the sheet.
+fn sweep_cases(o: &BenchOptions, cases: &mut Vec<CaseSpec>) {
+    let (drape, sheet) = (
+        scene_path("drape_cylinder.toml"),
+        scene_path("fixed_sheet.toml"),
+    );
+    let t = o.threads;
     for &k in &BEND_SCALES {
         let mut c = CaseSpec::new(&format!("bend_x{k}"), "bend", drape.clone(), t);
         c.bend_scale = k;
@@ -493,38 +512,44 @@ pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
         c.frames = frames(o, 5, None);
         cases.push(c);
     }
-    // Self-contact on the thrown sheet (issue 15): off, penalty springs only, and the
-    // default (springs, friction between layers and the continuous collision check).
+}
+
+/// Self-contact on the thrown sheet (off, penalty springs only, and the default: springs,
+/// friction between layers and the continuous collision check) and on the twisting tube (two
+/// turns of wringing, off and on).
+fn self_contact_cases(o: &BenchOptions, cases: &mut Vec<CaseSpec>) {
     let thrown = scene_path("thrown_sheet.toml");
     for (name, on, ccd) in [
         ("off", false, true),
         ("penalty", true, false),
         ("on", true, true),
     ] {
-        let mut c = CaseSpec::new(
-            &format!("selfcontact_{name}"),
-            "selfcontact",
-            thrown.clone(),
-            t,
-        );
+        let name = format!("selfcontact_{name}");
+        let mut c = CaseSpec::new(&name, "selfcontact", thrown.clone(), o.threads);
         c.self_collision = Some(on);
         c.self_ccd = Some(ccd);
         c.frames = frames(o, 15, None);
         cases.push(c);
     }
-    // The twisting tube (issue 15): two turns of wringing, self-contact off and on.
     let tube = scene_path("twisting_tube.toml");
     for (name, on) in [("off", false), ("on", true)] {
-        let mut c = CaseSpec::new(
-            &format!("selfcontact_tube_{name}"),
-            "selfcontact",
-            tube.clone(),
-            t,
-        );
+        let name = format!("selfcontact_tube_{name}");
+        let mut c = CaseSpec::new(&name, "selfcontact", tube.clone(), o.threads);
         c.self_collision = Some(on);
         c.frames = frames(o, 5, None);
         cases.push(c);
     }
+}
+
+/// The plain cases (everything but the explicit searches), filtered.
+pub fn plan(o: &BenchOptions) -> (Vec<CaseSpec>, Vec<String>) {
+    let mut notes = Vec::new();
+    let mut cases = Vec::new();
+    paper_cases(o, &mut cases, &mut notes);
+    garment_cases(o, &mut cases, &mut notes);
+    size_cases(o, &mut cases);
+    sweep_cases(o, &mut cases);
+    self_contact_cases(o, &mut cases);
     cases.retain(|c| o.selects(&c.name));
     (cases, notes)
 }
@@ -607,7 +632,7 @@ pub fn run_rounds(
                         eprintln!(
                             "      round {round}/{rounds}: {:<24} {:>9.2} ms/frame",
                             spec.name,
-                            1e3 * r.seconds_per_frame
+                            1e3 * r.totals.seconds_per_frame
                         );
                     }
                     runs[k].push(r);
@@ -629,10 +654,10 @@ pub fn run_rounds(
 /// The run of `runs` (at least one) with the (lower) median time per frame, carrying the
 /// median and every run's time.
 fn median_run(mut runs: Vec<CaseResult>) -> Outcome {
-    let times: Vec<f64> = runs.iter().map(|r| r.seconds_per_frame).collect();
+    let times: Vec<f64> = runs.iter().map(|r| r.totals.seconds_per_frame).collect();
     let pick = analysis::median_index(&times).unwrap_or(0);
     let mut r = runs.swap_remove(pick);
-    r.seconds_per_frame = analysis::median(&times).unwrap_or(f64::NAN);
+    r.totals.seconds_per_frame = analysis::median(&times).unwrap_or(f64::NAN);
     r.repeats = times;
     Outcome::Ran(Box::new(r))
 }
@@ -642,12 +667,12 @@ fn progress(k: usize, total: usize, outcome: &Outcome) {
         Outcome::Ran(r) => match &r.error {
             None => format!(
                 "{:>9.2} ms/frame  {} verts  {} frames  {:.1} CG/step",
-                1e3 * r.seconds_per_frame,
+                1e3 * r.totals.seconds_per_frame,
                 r.cloth_vertices,
-                r.frames,
+                r.totals.frames,
                 r.cg_per_step
             ),
-            Some(e) => format!("stopped after {} frames: {e}", r.frames),
+            Some(e) => format!("stopped after {} frames: {e}", r.totals.frames),
         },
         Outcome::Failed { message, .. } => format!("FAILED: {message}"),
         Outcome::Skipped { reason, .. } => format!("skipped: {reason}"),
@@ -655,31 +680,36 @@ fn progress(k: usize, total: usize, outcome: &Outcome) {
     eprintln!("[{k:>2}/{total}] {:<24} {what}", outcome.name());
 }
 
-/// Explicit Verlet on the fixed sheet: finds the fewest equal steps per frame that stay
-/// stable over a short run (doubling from the default 20 until stable, then bisecting), then
-/// runs the full case at that step, doubling the steps again if the full run is not stable.
-fn explicit_case(
-    o: &BenchOptions,
-    name: &str,
+/// Largest steps per frame the explicit step search tries.
+const MAX_STEPS_PER_FRAME: usize = 1 << 14;
+
+/// What the explicit cases of one spring stiffness share: the scene, its frame rate and the
+/// options.
+struct Explicit<'a> {
+    o: &'a BenchOptions,
+    name: &'a str,
     spring_stiffness: Option<f64>,
-) -> (VerletSearch, Outcome) {
-    let sheet = scene_path("fixed_sheet.toml");
-    let fps = Scene::load(&sheet).map_or(30.0, |s| s.run.fps);
-    let probe_frames = if o.quick { 5 } else { 30 };
-    let max_k = 1 << 14;
-    let spec_for = |k: usize, frames: Option<usize>, case_name: &str, group: &str| {
-        let mut c = CaseSpec::new(case_name, group, sheet.clone(), o.threads);
+    sheet: PathBuf,
+    fps: f64,
+}
+
+impl Explicit<'_> {
+    /// The case at `k` equal Verlet steps per frame.
+    fn spec(&self, k: usize, frames: Option<usize>, case_name: &str, group: &str) -> CaseSpec {
+        let mut c = CaseSpec::new(case_name, group, self.sheet.clone(), self.o.threads);
         c.frames = frames;
         c.integrator = Some(IntegratorOverride::Verlet {
             steps_per_frame: k,
-            spring_stiffness,
+            spring_stiffness: self.spring_stiffness,
             max_stretch: None,
         });
         c
-    };
-    let mut probes: Vec<Probe> = Vec::new();
-    let mut probe = |k: usize| -> bool {
-        let spec = spec_for(
+    }
+
+    /// One probe: a short run at `k` steps per frame, recorded in `probes`.
+    fn probe(&self, k: usize, probe_frames: usize, probes: &mut Vec<Probe>) -> bool {
+        let name = self.name;
+        let spec = self.spec(
             k,
             Some(probe_frames),
             &format!("{name}_probe_k{k}"),
@@ -689,57 +719,104 @@ fn explicit_case(
             Ok(r) => (
                 r.is_stable(),
                 r.max_kinetic_energy / r.energy_bound,
-                r.max_stretch,
+                r.totals.max_stretch,
                 r.error.clone(),
             ),
             Err(e) => (false, f64::NAN, f64::NAN, Some(e)),
         };
         eprintln!(
             "      {name}: {k:>5} steps/frame (h = {:.3e} s): {}",
-            1.0 / (fps * k as f64),
+            1.0 / (self.fps * k as f64),
             if stable { "stable" } else { "unstable" }
         );
         probes.push(Probe {
             steps_per_frame: k,
-            h: crate::case::verlet_step(fps, k).unwrap_or(f64::NAN),
+            h: crate::case::verlet_step(self.fps, k).unwrap_or(f64::NAN),
             stable,
             energy_ratio,
             max_stretch,
             error,
         });
         stable
-    };
-    // Bracket: k_bad unstable (0 = nothing known), k_good stable.
-    let start = 20;
-    let (mut bad, mut good) = (0usize, None);
-    if probe(start) {
-        good = Some(start);
-        let mut k = start;
-        // Step up (fewer steps per frame) by halving k until unstable or k = 1.
-        while k > 1 {
-            let next = (k / 2).max(1);
-            if probe(next) {
-                good = Some(next);
-                k = next;
-            } else {
-                bad = next;
-                break;
+    }
+
+    /// The fewest stable steps per frame: from 20 (the default `verlet_h`) halve while stable
+    /// or double until stable, then bisect between the last unstable and the first stable.
+    fn search(&self, probe_frames: usize, probes: &mut Vec<Probe>) -> Option<usize> {
+        let mut probe = |k: usize| self.probe(k, probe_frames, probes);
+        // Bracket: k_bad unstable (0 = nothing known), k_good stable.
+        let start = 20;
+        let (mut bad, mut good) = (0usize, None);
+        if probe(start) {
+            good = Some(start);
+            let mut k = start;
+            // Step up (fewer steps per frame) by halving k until unstable or k = 1.
+            while k > 1 {
+                let next = (k / 2).max(1);
+                if probe(next) {
+                    good = Some(next);
+                    k = next;
+                } else {
+                    bad = next;
+                    break;
+                }
+            }
+        } else {
+            bad = start;
+            let mut k = start;
+            while k < MAX_STEPS_PER_FRAME {
+                k *= 2;
+                if probe(k) {
+                    good = Some(k);
+                    break;
+                }
+                bad = k;
             }
         }
-    } else {
-        bad = start;
-        let mut k = start;
-        while k < max_k {
-            k *= 2;
-            if probe(k) {
-                good = Some(k);
-                break;
+        good.map(|g| analysis::bisect_min_stable(bad, g, SEARCH_RESOLUTION, &mut probe).0)
+    }
+
+    /// The full run at `k` steps per frame, with 25% more steps (repeatedly, noted in
+    /// `search`) while it is not stable.
+    fn full_run(&self, mut k: usize, search: &mut VerletSearch) -> Outcome {
+        let name = self.name;
+        loop {
+            let spec = self.spec(k, frames(self.o, 4, None), name, "explicit");
+            let outcome = run_repeated(&spec, self.o.repeat);
+            let unstable = outcome.result().is_some_and(|r| !r.is_stable());
+            if unstable && k < MAX_STEPS_PER_FRAME {
+                eprintln!("      {name}: unstable over the full run at {k} steps/frame, +25%");
+                k = k + k.div_ceil(4);
+                search.retried = true;
+                search.steps_per_frame = Some(k);
+                search.h = crate::case::verlet_step(self.fps, k).ok();
+                continue;
             }
-            bad = k;
+            return outcome;
         }
     }
-    let found = good.map(|g| analysis::bisect_min_stable(bad, g, SEARCH_RESOLUTION, &mut probe).0);
-    let stable_at_frame_step = found == Some(1);
+}
+
+/// Explicit Verlet on the fixed sheet: finds the fewest equal steps per frame that stay
+/// stable over a short run (doubling from the default 20 until stable, then bisecting), then
+/// runs the full case at that step, raising the steps again if the full run is not stable.
+fn explicit_case(
+    o: &BenchOptions,
+    name: &str,
+    spring_stiffness: Option<f64>,
+) -> (VerletSearch, Outcome) {
+    let sheet = scene_path("fixed_sheet.toml");
+    let fps = Scene::load(&sheet).map_or(30.0, |s| s.run.fps);
+    let ex = Explicit {
+        o,
+        name,
+        spring_stiffness,
+        sheet,
+        fps,
+    };
+    let probe_frames = if o.quick { 5 } else { 30 };
+    let mut probes: Vec<Probe> = Vec::new();
+    let found = ex.search(probe_frames, &mut probes);
     let mut search = VerletSearch {
         case: name.to_string(),
         spring_stiffness,
@@ -747,33 +824,20 @@ fn explicit_case(
         probes,
         steps_per_frame: found,
         h: found.and_then(|k| crate::case::verlet_step(fps, k).ok()),
-        stable_at_frame_step,
+        stable_at_frame_step: found == Some(1),
         retried: false,
     };
-    let Some(mut k) = found else {
-        return (
-            search,
-            Outcome::Skipped {
-                name: name.into(),
-                group: "explicit".into(),
-                reason: format!("no stable step found up to {max_k} steps per frame"),
-            },
-        );
+    let Some(k) = found else {
+        let reason = format!("no stable step found up to {MAX_STEPS_PER_FRAME} steps per frame");
+        let skipped = Outcome::Skipped {
+            name: name.into(),
+            group: "explicit".into(),
+            reason,
+        };
+        return (search, skipped);
     };
-    loop {
-        let spec = spec_for(k, frames(o, 4, None), name, "explicit");
-        let outcome = run_repeated(&spec, o.repeat);
-        let unstable = outcome.result().is_some_and(|r| !r.is_stable());
-        if unstable && k < max_k {
-            eprintln!("      {name}: unstable over the full run at {k} steps/frame, +25%");
-            k = k + k.div_ceil(4);
-            search.retried = true;
-            search.steps_per_frame = Some(k);
-            search.h = crate::case::verlet_step(fps, k).ok();
-            continue;
-        }
-        return (search, outcome);
-    }
+    let outcome = ex.full_run(k, &mut search);
+    (search, outcome)
 }
 
 /// Scenes of the implicit-against-explicit comparison (case name part, scene file).
@@ -819,7 +883,7 @@ fn compare_cases(o: &BenchOptions, done: usize, total: usize) -> Vec<Outcome> {
             let outcome = run_repeated(&spec(name, IntegratorOverride::Implicit), o.repeat);
             stretch = outcome
                 .result()
-                .map(|r| r.max_stretch)
+                .map(|r| r.totals.max_stretch)
                 .filter(|s| s.is_finite());
             progress(done + outcomes.len() + 1, total, &outcome);
             outcomes.push(outcome);
@@ -919,7 +983,7 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
             .filter(|r| r.error.is_none())
             .collect()
     };
-    let fit = |group: &str| fit_over_vertices(&ran(group), |r| Some(r.seconds_per_frame));
+    let fit = |group: &str| fit_over_vertices(&ran(group), |r| Some(r.totals.seconds_per_frame));
     let scaling_fit = fit("scaling");
     let scale_fit = fit("scale");
     let all: Vec<&CaseResult> = outcomes
@@ -967,12 +1031,12 @@ pub fn problems(s: &SuiteResults) -> Vec<String> {
                 if let Some(e) = &r.error {
                     p.push(format!(
                         "{}: stopped after {} frames: {e}",
-                        r.spec.name, r.frames
+                        r.spec.name, r.totals.frames
                     ));
-                } else if r.frames != r.frames_requested || r.frames == 0 {
+                } else if r.totals.frames != r.frames_requested || r.totals.frames == 0 {
                     p.push(format!(
                         "{}: ran {} of {} frames",
-                        r.spec.name, r.frames, r.frames_requested
+                        r.spec.name, r.totals.frames, r.frames_requested
                     ));
                 } else if !r.figures().iter().all(|x| x.is_finite()) || !r.finite {
                     p.push(format!("{}: non-finite figures", r.spec.name));
@@ -1067,14 +1131,18 @@ mod tests {
                 let mut r = base.clone();
                 r.spec = s.clone();
                 // The run's place in the run order stands for its time.
-                r.seconds_per_frame = order.len() as f64;
+                r.totals.seconds_per_frame = order.len() as f64;
                 Ok(r)
             },
             |k, o| reported.push((k, o.name().to_string())),
         );
         assert_eq!(order, ["a", "b", "c", "a", "b", "c", "a", "c"]);
         let ran = |k: usize| match &outcomes[k] {
-            Outcome::Ran(r) => (r.spec.name.clone(), r.seconds_per_frame, r.repeats.clone()),
+            Outcome::Ran(r) => (
+                r.spec.name.clone(),
+                r.totals.seconds_per_frame,
+                r.repeats.clone(),
+            ),
             other => panic!("case {k} did not run: {}", other.name()),
         };
         assert_eq!(ran(0), ("a".to_string(), 4.0, vec![1.0, 4.0, 7.0]));
@@ -1100,7 +1168,10 @@ mod tests {
         let b = crate::case::measure(&spec("b", 1.0)).unwrap();
         let c = crate::case::measure(&spec("c", 1000.0)).unwrap();
         // Same configuration: same deterministic counts (the grouping key relies on it).
-        assert_eq!((a.steps, a.cg_iterations), (b.steps, b.cg_iterations));
+        assert_eq!(
+            (a.totals.steps, a.totals.cg_iterations),
+            (b.totals.steps, b.totals.cg_iterations)
+        );
         let groups = duplicate_groups(&[&a, &c, &b]);
         assert_eq!(groups.len(), 1);
         assert_eq!(groups[0].cases, ["a", "b"]);
@@ -1179,7 +1250,7 @@ mod tests {
     }
 
     #[test]
-    fn plan_covers_the_issue_and_filters_by_substring() {
+    fn plan_covers_every_group_and_filters_by_substring() {
         let full = parse_options(&[]).unwrap();
         let (cases, _) = plan(&full);
         let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
@@ -1213,7 +1284,7 @@ mod tests {
                 .collect()
         };
         assert_eq!(grids("scaling"), SCALING_GRIDS);
-        // Issue 14's table, the drape's first 30 frames at each size.
+        // The scale table: the drape's first 30 frames at each size.
         assert_eq!(grids("scale"), SCALE_GRIDS);
         assert!((cases.iter().filter(|c| c.group == "scale")).all(|c| c.frames == Some(30)));
         for c in &cases {

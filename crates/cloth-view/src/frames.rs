@@ -3,14 +3,13 @@
 //! only as `animation.usda` is read back from the stage.
 
 use crate::ViewError;
+use crate::animation::{Animation, ClothPart, ColliderFrame, ColliderTrack};
 use crate::usd_read::read_usd;
 use cloth_mesh::{ObjData, read_obj_data};
 use cloth_sim::{
     COLLIDERS_FILE, CollidersFile, DEFAULT_FPS, RunReport, STATS_FILE, SimError, USD_FILE,
 };
-pub use cloth_sim::{ColliderFrame, ColliderTrack};
 use rayon::prelude::*;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// The number `k` when `name` is exactly the name [`cloth_sim::frame_path`] gives frame `k`,
@@ -27,7 +26,8 @@ pub(crate) fn frame_file_number(name: &str, ext: &str) -> Option<usize> {
 ///
 /// Returns `(frame number, path)` pairs; other files are ignored. A directory without frames
 /// gives [`ViewError::NoFrames`].
-pub fn list_frames(dir: &Path) -> Result<Vec<(usize, PathBuf)>, ViewError> {
+pub fn list_frames(dir: impl AsRef<Path>) -> Result<Vec<(usize, PathBuf)>, ViewError> {
+    let dir = dir.as_ref();
     let entries = std::fs::read_dir(dir).map_err(|e| ViewError::io(dir, e))?;
     let mut frames = Vec::new();
     for entry in entries {
@@ -52,7 +52,8 @@ pub fn list_frames(dir: &Path) -> Result<Vec<(usize, PathBuf)>, ViewError> {
 /// Without `stats.json` it is the scene default, [`DEFAULT_FPS`] (30). A file
 /// that is not a run report is [`ViewError::Stats`]; a rate that is not positive and finite is
 /// [`ViewError::BadFps`].
-pub fn read_fps(dir: &Path) -> Result<f64, ViewError> {
+pub fn read_fps(dir: impl AsRef<Path>) -> Result<f64, ViewError> {
+    let dir = dir.as_ref();
     let path = dir.join(STATS_FILE);
     match RunReport::read(&path) {
         Ok(report) => checked_fps(&path, report.fps),
@@ -82,7 +83,8 @@ pub(crate) fn checked_fps(path: &Path, fps: f64) -> Result<f64, ViewError> {
 ///
 /// Checks triangle indices and the vertex count of deforming frames. Unnamed colliders are
 /// called `collider_<index>`.
-pub fn read_colliders(dir: &Path) -> Result<Vec<ColliderTrack>, ViewError> {
+pub fn read_colliders(dir: impl AsRef<Path>) -> Result<Vec<ColliderTrack>, ViewError> {
+    let dir = dir.as_ref();
     let path = dir.join(COLLIDERS_FILE);
     let file = match CollidersFile::read(&path) {
         Ok(f) => f,
@@ -177,58 +179,6 @@ fn check_finite_points(
     }
 }
 
-/// One cloth of an [`Animation`]: its name and where its vertices and triangles lie in the
-/// animation's concatenated arrays (the cloths of a scene, in scene order).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClothPart {
-    /// The cloth's name (the scene's `[[cloth]] name`; `cloth` when the run does not say).
-    pub name: String,
-    /// Its vertices: indices into every frame of [`Animation::positions`].
-    pub vertices: Range<usize>,
-    /// Its triangles: indices into [`Animation::triangles`] (and [`Animation::triangle_uvs`]).
-    /// They refer only to the part's own vertices.
-    pub triangles: Range<usize>,
-}
-
-impl ClothPart {
-    /// The single part named `name` that holds `vertices` vertices and `triangles` triangles
-    /// from index 0: all of a one-cloth animation.
-    pub fn whole(name: impl Into<String>, vertices: usize, triangles: usize) -> Self {
-        ClothPart {
-            name: name.into(),
-            vertices: 0..vertices,
-            triangles: 0..triangles,
-        }
-    }
-}
-
-/// A whole run loaded into memory: cloth positions per frame, shared topology, colliders, fps.
-///
-/// The cloths of a run with several are concatenated (vertices, triangles, texture
-/// coordinates), so that rendering sees one mesh; [`Animation::cloths`] says which part of the
-/// arrays is which cloth.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Animation {
-    /// Frame numbers, ascending (frame k is at time k / fps).
-    pub frame_numbers: Vec<usize>,
-    /// Cloth vertex positions per frame (metres), parallel to `frame_numbers`.
-    pub positions: Vec<Vec<[f64; 3]>>,
-    /// Cloth triangles (0-based), the same in every frame.
-    pub triangles: Vec<[usize; 3]>,
-    /// Cloth texture coordinates (of the first frame); empty when `triangle_uvs` is `None`.
-    pub uvs: Vec<[f64; 2]>,
-    /// Per-corner indices into `uvs`, if every face corner has one.
-    pub triangle_uvs: Option<Vec<[usize; 3]>>,
-    /// The cloths, in scene order: consecutive vertex and triangle ranges that cover the
-    /// arrays. Empty means one cloth named `cloth` holding everything (see
-    /// [`Animation::parts`]); a loaded animation always lists its cloths.
-    pub cloths: Vec<ClothPart>,
-    /// Colliders (empty if the run has none).
-    pub colliders: Vec<ColliderTrack>,
-    /// Frames per second.
-    pub fps: f64,
-}
-
 /// Loads the run in `dir`.
 ///
 /// - With OBJ frames ([`list_frames`]): every frame, the frame rate ([`read_fps`]) and
@@ -240,11 +190,12 @@ pub struct Animation {
 ///   [`obj_cloth_parts`]); a frame without groups is one cloth named `cloth`.
 /// - Without OBJ frames but with `animation.usda` (a run made with `--format usd`): the stage,
 ///   cloth and colliders alike ([`read_usd`]).
-pub fn load_animation(dir: &Path) -> Result<Animation, ViewError> {
+pub fn load_animation(dir: impl AsRef<Path>) -> Result<Animation, ViewError> {
+    let dir = dir.as_ref();
     let files = match list_frames(dir) {
         Ok(files) => files,
         Err(ViewError::NoFrames { .. }) if dir.join(USD_FILE).is_file() => {
-            return read_usd(&dir.join(USD_FILE));
+            return read_usd(dir.join(USD_FILE));
         }
         Err(e) => return Err(e),
     };
@@ -401,83 +352,4 @@ fn check_topology(frame: usize, first: &ObjData, obj: &ObjData) -> Result<(), Vi
         });
     }
     Ok(())
-}
-
-impl Animation {
-    /// Number of frames.
-    pub fn len(&self) -> usize {
-        self.positions.len()
-    }
-
-    /// Whether there are no frames (never true for a loaded animation).
-    pub fn is_empty(&self) -> bool {
-        self.positions.is_empty()
-    }
-
-    /// Time of frame index `i` (seconds): frame number / fps.
-    pub fn time(&self, i: usize) -> f64 {
-        self.frame_numbers[i] as f64 / self.fps
-    }
-
-    /// The cloths: [`Animation::cloths`], or when that is empty one cloth named `cloth`
-    /// holding every vertex and triangle.
-    pub fn parts(&self) -> Vec<ClothPart> {
-        if self.cloths.is_empty() {
-            let n = self.positions.first().map_or(0, Vec::len);
-            vec![ClothPart::whole("cloth", n, self.triangles.len())]
-        } else {
-            self.cloths.clone()
-        }
-    }
-
-    /// Checks [`Animation::parts`]: consecutive vertex and triangle ranges from 0 that cover
-    /// every vertex of every frame and every triangle, each triangle using only its own
-    /// cloth's vertices. The message names the first cloth that is wrong.
-    pub fn check_parts(&self) -> Result<(), String> {
-        let (mut v, mut t) = (0, 0);
-        for p in &self.parts() {
-            if p.vertices.start != v || p.triangles.start != t || p.vertices.end < v {
-                return Err(format!(
-                    "cloth `{}` does not follow the cloth before it (vertices {}..{}, triangles \
-                     {}..{})",
-                    p.name, p.vertices.start, p.vertices.end, p.triangles.start, p.triangles.end
-                ));
-            }
-            let triangles = self.triangles.get(p.triangles.clone()).ok_or_else(|| {
-                format!(
-                    "cloth `{}`: triangles {}..{}, but there are {}",
-                    p.name,
-                    p.triangles.start,
-                    p.triangles.end,
-                    self.triangles.len()
-                )
-            })?;
-            if let Some(i) = triangles
-                .iter()
-                .position(|tri| tri.iter().any(|i| !p.vertices.contains(i)))
-            {
-                return Err(format!(
-                    "cloth `{}`: triangle {} uses a vertex outside its vertices {}..{}",
-                    p.name,
-                    p.triangles.start + i,
-                    p.vertices.start,
-                    p.vertices.end
-                ));
-            }
-            (v, t) = (p.vertices.end, p.triangles.end);
-        }
-        if let Some(k) = self.positions.iter().position(|f| f.len() != v) {
-            return Err(format!(
-                "frame index {k} has {} vertices, but the cloths hold {v}",
-                self.positions[k].len()
-            ));
-        }
-        if t != self.triangles.len() {
-            return Err(format!(
-                "the cloths hold {t} triangles, but there are {}",
-                self.triangles.len()
-            ));
-        }
-        Ok(())
-    }
 }

@@ -42,6 +42,7 @@
 //! std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
+mod animation;
 mod error;
 mod frames;
 mod plot;
@@ -50,11 +51,9 @@ mod render;
 mod usd;
 mod usd_read;
 
+pub use animation::{Animation, ClothPart, ColliderFrame, ColliderTrack};
 pub use error::ViewError;
-pub use frames::{
-    Animation, ClothPart, ColliderFrame, ColliderTrack, list_frames, load_animation,
-    obj_cloth_parts, read_colliders, read_fps,
-};
+pub use frames::{list_frames, load_animation, obj_cloth_parts, read_colliders, read_fps};
 pub use plot::{PLOT_FILES, plot};
 pub use raster::{Aabb, Camera, Canvas, FRAME_FILL, Image, Material, View};
 pub use render::{

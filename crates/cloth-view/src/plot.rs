@@ -37,7 +37,9 @@ type Series = (String, Vec<(f64, f64)>);
 /// of the step-size and per-step curves. Each file is written atomically.
 ///
 /// A missing or malformed `stats.json` is [`ViewError::Stats`].
-pub fn plot(dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, ViewError> {
+pub fn plot(dir: impl AsRef<Path>, out_dir: impl AsRef<Path>) -> Result<Vec<PathBuf>, ViewError> {
+    let dir = dir.as_ref();
+    let out_dir = out_dir.as_ref();
     let path = dir.join(STATS_FILE);
     let report = RunReport::read(&path).map_err(|source| ViewError::Stats {
         path,
@@ -45,6 +47,25 @@ pub fn plot(dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, ViewError> {
     })?;
     let stats = &report.frames;
     std::fs::create_dir_all(out_dir).map_err(|e| ViewError::io(out_dir, e))?;
+    let charts = line_charts(stats);
+    let mut written = Vec::with_capacity(PLOT_FILES.len());
+    for ((title, y_desc, lines), file) in charts.into_iter().zip(PLOT_FILES) {
+        let path = out_dir.join(file);
+        let svg = svg_string(&path, |root| line_chart(root, title, y_desc, &lines))?;
+        cloth_mesh::write_atomic(&path, |w| w.write_all(svg.as_bytes()))
+            .map_err(|e| ViewError::io(&path, e))?;
+        written.push(path);
+    }
+    let path = out_dir.join(PLOT_FILES[5]);
+    let svg = svg_string(&path, |root| time_split_chart(root, stats))?;
+    cloth_mesh::write_atomic(&path, |w| w.write_all(svg.as_bytes()))
+        .map_err(|e| ViewError::io(&path, e))?;
+    written.push(path);
+    Ok(written)
+}
+
+/// The line charts of [`plot`] in [`PLOT_FILES`] order: title, y axis, curves.
+fn line_charts(stats: &[FrameStats]) -> [(&'static str, &'static str, Vec<Series>); 5] {
     let series = |name: &str, f: &dyn Fn(&FrameStats) -> Option<f64>| -> Series {
         (
             name.to_string(),
@@ -56,7 +77,7 @@ pub fn plot(dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, ViewError> {
     };
     let stepped = |s: &FrameStats, y: f64| (s.steps > 0).then_some(y);
     let count = |n: usize| Some(n as f64);
-    let charts: [(&str, &str, Vec<Series>); 5] = [
+    [
         (
             "Step size per frame",
             "h (ms)",
@@ -100,21 +121,7 @@ pub fn plot(dir: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, ViewError> {
                 series("penetration", &|s| count(s.rejections.penetration)),
             ],
         ),
-    ];
-    let mut written = Vec::with_capacity(PLOT_FILES.len());
-    for ((title, y_desc, lines), file) in charts.into_iter().zip(PLOT_FILES) {
-        let path = out_dir.join(file);
-        let svg = svg_string(&path, |root| line_chart(root, title, y_desc, &lines))?;
-        cloth_mesh::write_atomic(&path, |w| w.write_all(svg.as_bytes()))
-            .map_err(|e| ViewError::io(&path, e))?;
-        written.push(path);
-    }
-    let path = out_dir.join(PLOT_FILES[5]);
-    let svg = svg_string(&path, |root| time_split_chart(root, stats))?;
-    cloth_mesh::write_atomic(&path, |w| w.write_all(svg.as_bytes()))
-        .map_err(|e| ViewError::io(&path, e))?;
-    written.push(path);
-    Ok(written)
+    ]
 }
 
 type DrawResult = Result<(), Box<dyn std::error::Error>>;

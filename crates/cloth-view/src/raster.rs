@@ -289,6 +289,121 @@ pub struct Canvas {
     light: [f64; 3],
 }
 
+/// A triangle projected through a camera, ready to fill: what [`Canvas::draw_triangle`]
+/// computes once per triangle before its pixel loop.
+struct Projected {
+    /// Corners as `[pixel x, pixel y, depth]`.
+    p: [[f64; 3]; 3],
+    /// Colour of the side the eye sees.
+    color: [u8; 3],
+    /// +1 when the eye sees the front, -1 the back: turns normals towards the eye.
+    sign: f64,
+    /// Sign of the projected area: every edge function is positive inside once multiplied.
+    orient: f64,
+    inv_area: f64,
+    /// Pixel range covered, inclusive: x0, x1, y0, y1.
+    pixels: [f64; 4],
+    /// Corner normals, unit, on the geometric normal's side.
+    unit_normals: [[f64; 3]; 3],
+    geometric_unit: [f64; 3],
+    /// Edge k is opposite corner k: from p[k+1] to p[k+2].
+    edges: [([f64; 3], [f64; 3]); 3],
+    /// Whether a pixel centre exactly on edge k belongs to this triangle (top-left rule).
+    owns_tie: [bool; 3],
+}
+
+impl Projected {
+    /// The triangle through `cam`, or `None` when it is degenerate, not finite or off the
+    /// image.
+    fn new(
+        cam: &Camera,
+        corners: [[f64; 3]; 3],
+        normals: [[f64; 3]; 3],
+        material: &Material,
+    ) -> Option<Projected> {
+        let geometric = cross(sub(corners[1], corners[0]), sub(corners[2], corners[0]));
+        let facing = dot(geometric, cam.forward);
+        let geometric_unit = normalize(geometric)?;
+        // Side seen by the eye, and the sign that turns normals towards it.
+        let (color, sign) = if facing < 0.0 {
+            (material.front, 1.0)
+        } else {
+            (material.back, -1.0)
+        };
+        let p = corners.map(|c| cam.project(c));
+        if p.iter().flatten().any(|x| !x.is_finite()) {
+            return None;
+        }
+        let area = edge(p[0], p[1], p[2]);
+        if area == 0.0 {
+            return None;
+        }
+        let orient = area.signum();
+        let inv_area = 1.0 / area.abs();
+        let pixels = pixel_range(&p, cam)?;
+        let unit_normals = normals.map(|n| {
+            normalize(n)
+                .map(|u| {
+                    if dot(u, geometric_unit) < 0.0 {
+                        scale(u, -1.0)
+                    } else {
+                        u
+                    }
+                })
+                .unwrap_or(geometric_unit)
+        });
+        let edges: [([f64; 3], [f64; 3]); 3] = [(p[1], p[2]), (p[2], p[0]), (p[0], p[1])];
+        let owns_tie = edges.map(|(a, b)| {
+            let (dx, dy) = (orient * (b[0] - a[0]), orient * (b[1] - a[1]));
+            dy > 0.0 || (dy == 0.0 && dx > 0.0)
+        });
+        Some(Projected {
+            p,
+            color,
+            sign,
+            orient,
+            inv_area,
+            pixels,
+            unit_normals,
+            geometric_unit,
+            edges,
+            owns_tie,
+        })
+    }
+
+    /// The barycentric coordinates of pixel centre `q` when the triangle covers it.
+    fn barycentric(&self, q: [f64; 3]) -> Option<[f64; 3]> {
+        let mut bary = [0.0; 3];
+        for (k, b) in bary.iter_mut().enumerate() {
+            let e = self.orient * shared_edge(self.edges[k].0, self.edges[k].1, q);
+            if e < 0.0 || (e == 0.0 && !self.owns_tie[k]) {
+                return None;
+            }
+            *b = e * self.inv_area;
+        }
+        Some(bary)
+    }
+}
+
+/// The pixels (x0, x1, y0, y1, inclusive) whose centres may lie in the projected triangle
+/// `p`, clipped to the image; `None` when none do.
+fn pixel_range(p: &[[f64; 3]; 3], cam: &Camera) -> Option<[f64; 4]> {
+    let (w, h) = (cam.width as f64, cam.height as f64);
+    let x0 = (p.iter().map(|q| q[0]).fold(f64::INFINITY, f64::min) - 0.5)
+        .floor()
+        .max(0.0);
+    let x1 = (p.iter().map(|q| q[0]).fold(f64::NEG_INFINITY, f64::max) - 0.5)
+        .ceil()
+        .min(w - 1.0);
+    let y0 = (p.iter().map(|q| q[1]).fold(f64::INFINITY, f64::min) - 0.5)
+        .floor()
+        .max(0.0);
+    let y1 = (p.iter().map(|q| q[1]).fold(f64::NEG_INFINITY, f64::max) - 0.5)
+        .ceil()
+        .min(h - 1.0);
+    (x0 <= x1 && y0 <= y1).then_some([x0, x1, y0, y1])
+}
+
 impl Canvas {
     /// A canvas of the camera's size filled with `background`, depth +infinity.
     pub fn new(camera: Camera, background: [u8; 3]) -> Self {
@@ -331,80 +446,23 @@ impl Canvas {
         normals: [[f64; 3]; 3],
         material: &Material,
     ) {
-        let cam = self.camera;
-        let geometric = cross(sub(corners[1], corners[0]), sub(corners[2], corners[0]));
-        let facing = dot(geometric, cam.forward);
-        let Some(geometric_unit) = normalize(geometric) else {
-            return;
-        };
-        // Side seen by the eye, and the sign that turns normals towards it.
-        let (color, sign) = if facing < 0.0 {
-            (material.front, 1.0)
-        } else {
-            (material.back, -1.0)
-        };
-        let p = corners.map(|c| cam.project(c));
-        if p.iter().flatten().any(|x| !x.is_finite()) {
-            return;
+        if let Some(t) = Projected::new(&self.camera, corners, normals, material) {
+            self.fill(&t, material.ambient);
         }
-        let area = edge(p[0], p[1], p[2]);
-        if area == 0.0 {
-            return;
-        }
-        // Orient so that every edge function is positive inside.
-        let orient = area.signum();
-        let inv_area = 1.0 / area.abs();
-        let (w, h) = (cam.width as f64, cam.height as f64);
-        let x0 = (p.iter().map(|q| q[0]).fold(f64::INFINITY, f64::min) - 0.5)
-            .floor()
-            .max(0.0);
-        let x1 = (p.iter().map(|q| q[0]).fold(f64::NEG_INFINITY, f64::max) - 0.5)
-            .ceil()
-            .min(w - 1.0);
-        let y0 = (p.iter().map(|q| q[1]).fold(f64::INFINITY, f64::min) - 0.5)
-            .floor()
-            .max(0.0);
-        let y1 = (p.iter().map(|q| q[1]).fold(f64::NEG_INFINITY, f64::max) - 0.5)
-            .ceil()
-            .min(h - 1.0);
-        if x0 > x1 || y0 > y1 {
-            return;
-        }
-        let unit_normals = normals.map(|n| {
-            normalize(n)
-                .map(|u| {
-                    if dot(u, geometric_unit) < 0.0 {
-                        scale(u, -1.0)
-                    } else {
-                        u
-                    }
-                })
-                .unwrap_or(geometric_unit)
-        });
-        // Edge k is opposite corner k: from p[k+1] to p[k+2].
-        let edges: [([f64; 3], [f64; 3]); 3] = [(p[1], p[2]), (p[2], p[0]), (p[0], p[1])];
-        let owns_tie = edges.map(|(a, b)| {
-            let (dx, dy) = (orient * (b[0] - a[0]), orient * (b[1] - a[1]));
-            dy > 0.0 || (dy == 0.0 && dx > 0.0)
-        });
-        let width = cam.width as usize;
+    }
+
+    /// Writes the pixels `t` covers that are nearer than what is drawn, shaded.
+    fn fill(&mut self, t: &Projected, ambient: f64) {
+        let p = &t.p;
+        let width = self.camera.width as usize;
+        let [x0, x1, y0, y1] = t.pixels;
         for py in (y0 as usize)..=(y1 as usize) {
             let cy = py as f64 + 0.5;
             for px in (x0 as usize)..=(x1 as usize) {
                 let q = [px as f64 + 0.5, cy, 0.0];
-                let mut bary = [0.0; 3];
-                let mut inside = true;
-                for k in 0..3 {
-                    let e = orient * shared_edge(edges[k].0, edges[k].1, q);
-                    if e < 0.0 || (e == 0.0 && !owns_tie[k]) {
-                        inside = false;
-                        break;
-                    }
-                    bary[k] = e * inv_area;
-                }
-                if !inside {
+                let Some(bary) = t.barycentric(q) else {
                     continue;
-                }
+                };
                 let z = bary[0] * p[0][2] + bary[1] * p[1][2] + bary[2] * p[2][2];
                 let i = py * width + px;
                 if z >= self.depth[i] || z.is_nan() {
@@ -412,18 +470,18 @@ impl Canvas {
                 }
                 let n = add(
                     add(
-                        scale(unit_normals[0], bary[0]),
-                        scale(unit_normals[1], bary[1]),
+                        scale(t.unit_normals[0], bary[0]),
+                        scale(t.unit_normals[1], bary[1]),
                     ),
-                    scale(unit_normals[2], bary[2]),
+                    scale(t.unit_normals[2], bary[2]),
                 );
-                let n = normalize(n).unwrap_or(geometric_unit);
-                let lambert = (sign * dot(n, self.light)).max(0.0);
-                let intensity = material.ambient + (1.0 - material.ambient) * lambert;
+                let n = normalize(n).unwrap_or(t.geometric_unit);
+                let lambert = (t.sign * dot(n, self.light)).max(0.0);
+                let intensity = ambient + (1.0 - ambient) * lambert;
                 self.depth[i] = z;
                 let rgb = &mut self.image.rgb[3 * i..3 * i + 3];
-                for k in 0..3 {
-                    rgb[k] = (f64::from(color[k]) * intensity).round().clamp(0.0, 255.0) as u8;
+                for (c, &v) in rgb.iter_mut().zip(&t.color) {
+                    *c = (f64::from(v) * intensity).round().clamp(0.0, 255.0) as u8;
                 }
             }
         }

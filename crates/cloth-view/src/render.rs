@@ -1,7 +1,8 @@
 //! Preview renders of a run: PNG sequences and animated GIFs.
 
 use crate::ViewError;
-use crate::frames::{Animation, frame_file_number, load_animation};
+use crate::animation::Animation;
+use crate::frames::{frame_file_number, load_animation};
 use crate::raster::{Aabb, Camera, Canvas, Image, Material, View, add, cross};
 use cloth_mesh::write_atomic;
 use rayon::prelude::*;
@@ -302,7 +303,13 @@ fn target(out: &Path) -> Result<Target, ViewError> {
 /// The camera is framed once on the whole animation. Images are rendered in parallel; the
 /// output does not depend on the thread count. Every file is written to a temporary name and
 /// renamed.
-pub fn render(dir: &Path, out: &Path, opts: &RenderOptions) -> Result<RenderSummary, ViewError> {
+pub fn render(
+    dir: impl AsRef<Path>,
+    out: impl AsRef<Path>,
+    opts: &RenderOptions,
+) -> Result<RenderSummary, ViewError> {
+    let dir = dir.as_ref();
+    let out = out.as_ref();
     let target = target(out)?;
     check_options(opts, target == Target::Gif)?;
     let anim = load_animation(dir)?;

@@ -2,7 +2,8 @@
 //! the colliders.
 
 use crate::ViewError;
-use crate::frames::{Animation, ClothPart, ColliderTrack, load_animation};
+use crate::animation::{Animation, ClothPart, ColliderTrack};
+use crate::frames::load_animation;
 use crate::raster::Aabb;
 use std::collections::HashSet;
 use std::io::{self, Write};
@@ -14,7 +15,9 @@ use std::path::Path;
 /// The stage has `upAxis = "Y"`, `metersPerUnit = 1`, `timeCodesPerSecond = framesPerSecond =
 /// fps`, time code = frame number. See [`write_usd_stage`] for its content; [`crate::read_usd`]
 /// reads it back.
-pub fn write_usd(dir: &Path, out: &Path) -> Result<(), ViewError> {
+pub fn write_usd(dir: impl AsRef<Path>, out: impl AsRef<Path>) -> Result<(), ViewError> {
+    let dir = dir.as_ref();
+    let out = out.as_ref();
     let anim = load_animation(dir)?;
     cloth_mesh::write_atomic(out, |w| write_usd_stage(&anim, w)).map_err(|e| ViewError::io(out, e))
 }

@@ -6,12 +6,13 @@
 //! Anything unknown or malformed is refused with [`ViewError::Parse`] naming the line.
 
 use crate::ViewError;
-use crate::frames::{Animation, ClothPart, ColliderFrame, ColliderTrack};
+use crate::animation::{Animation, ClothPart, ColliderFrame, ColliderTrack};
 use std::collections::HashSet;
 use std::path::Path;
 
 /// Reads a stage written by [`crate::write_usd`] (see [`parse_usd`]).
-pub fn read_usd(path: &Path) -> Result<Animation, ViewError> {
+pub fn read_usd(path: impl AsRef<Path>) -> Result<Animation, ViewError> {
+    let path = path.as_ref();
     let text = std::fs::read_to_string(path).map_err(|e| ViewError::io(path, e))?;
     parse_usd(&text, path)
 }
@@ -20,8 +21,8 @@ pub fn read_usd(path: &Path) -> Result<Animation, ViewError> {
 /// `path` is only used in error messages.
 ///
 /// - Cloths: every `Mesh` under `/World` with a `custom string cloth:name` is a cloth of that
-///   name, in prim order ([`Animation::cloths`]); a stage without any (written before there
-///   was one prim per cloth) has one cloth, the prim `cloth`. One frame per `points` time
+///   name, in prim order ([`Animation::cloths`]); a stage without any (the single-cloth
+///   form) has one cloth, the prim `cloth`. One frame per `points` time
 ///   sample (time code = frame number; every cloth has the first cloth's time codes),
 ///   triangles from `faceVertexIndices`, texture coordinates from `primvars:st` and its
 ///   indices; the cloths are concatenated in that order (vertices, triangles, texture
@@ -36,7 +37,8 @@ pub fn read_usd(path: &Path) -> Result<Animation, ViewError> {
 /// non-finite numbers, faces that are not triangles, indices out of range, samples of
 /// different sizes, time codes that are not ascending frame numbers or differ between cloths,
 /// texture coordinates on some cloths only, transforms that are not affine.
-pub fn parse_usd(text: &str, path: &Path) -> Result<Animation, ViewError> {
+pub fn parse_usd(text: &str, path: impl AsRef<Path>) -> Result<Animation, ViewError> {
+    let path = path.as_ref();
     Parser {
         lines: text.lines().enumerate(),
         path,

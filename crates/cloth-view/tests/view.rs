@@ -767,6 +767,68 @@ fn png_sequence_decodes_with_requested_size_and_count() {
     }
 }
 
+/// Pixels of `data` (RGB) shaded in a cloth colour of [`Style::default`]: clearly red
+/// (front) or clearly blue (back), unlike the grey background and grid.
+fn cloth_pixels(data: &[u8]) -> usize {
+    data.chunks_exact(3)
+        .filter(|p| {
+            let (r, b) = (i32::from(p[0]), i32::from(p[2]));
+            (r - b).abs() > 30
+        })
+        .count()
+}
+
+/// A run that starts as a flat horizontal sheet, as the paper's Figure 2 does, shows the sheet
+/// in every frame of the default view ([`RenderOptions::default`], the `iso` camera of `cloth
+/// render` and `cloth run --render`): the camera looks down from above the horizon and is
+/// framed on all frames, so the first frame is not a sheet seen edge-on. (The `front` and
+/// `side` views look horizontally and do see such a sheet edge-on.)
+#[test]
+fn the_default_view_shows_a_flat_horizontal_sheet_in_every_frame() {
+    let tmp = TempDir::new("flat");
+    let n = 11;
+    let mut run = sheet(n, 3, 30.0);
+    let uw = |v: usize| {
+        (
+            (v % n) as f64 / (n - 1) as f64,
+            (v / n) as f64 / (n - 1) as f64,
+        )
+    };
+    for (k, frame) in run.positions.iter_mut().enumerate() {
+        // Frame 0 flat at y = 1 in the x-z plane, then swinging down about its z = 0 edge to
+        // hang in the x-y plane.
+        let angle = k as f64 / 2.0 * std::f64::consts::FRAC_PI_2;
+        for (v, p) in frame.iter_mut().enumerate() {
+            let (u, w) = uw(v);
+            *p = [u, 1.0 - w * angle.sin(), w * angle.cos()];
+        }
+    }
+    assert!(run.positions[0].iter().all(|p| p[1] == 1.0));
+    write_run(tmp.path(), &run, false);
+    let opts = RenderOptions::default();
+    assert_eq!(opts.view, View::Iso);
+    let summary = render(tmp.path(), tmp.path().join("pngs"), &opts).unwrap();
+    assert_eq!(summary.images, 3);
+    for path in &summary.outputs {
+        let (info, data) = decode_png(path);
+        let pixels = (info.width * info.height) as usize;
+        let cloth = cloth_pixels(&data);
+        assert!(
+            cloth > pixels / 20,
+            "{}: {cloth} cloth pixels of {pixels}",
+            path.display()
+        );
+    }
+    // The front view, by contrast, sees the first frame edge-on.
+    let front = RenderOptions {
+        view: View::Front,
+        ..opts
+    };
+    let summary = render(tmp.path(), tmp.path().join("front"), &front).unwrap();
+    let (info, data) = decode_png(&summary.outputs[0]);
+    assert!(cloth_pixels(&data) < (info.width * info.height) as usize / 100);
+}
+
 #[test]
 fn camera_frames_the_whole_animation() {
     let tmp = TempDir::new("framing");
@@ -778,7 +840,7 @@ fn camera_frames_the_whole_animation() {
         height: 80,
         every: 1,
     };
-    let summary = render(tmp.path(), &tmp.path().join("x.gif"), &opts).unwrap();
+    let summary = render(tmp.path(), tmp.path().join("x.gif"), &opts).unwrap();
     let anim = load_animation(tmp.path()).unwrap();
     let style = Style::default();
     let margin = 2;
@@ -1252,7 +1314,7 @@ fn plots_read_the_run_report_schema_and_name_bad_json() {
                        {"frame": 4, "time": 0.4, "steps": 1, "h_min": 0.01, "h_max": 0.01}]}"#,
     )
     .unwrap();
-    let files = plot(tmp.path(), &tmp.path().join("p")).unwrap();
+    let files = plot(tmp.path(), tmp.path().join("p")).unwrap();
     assert_eq!(files.len(), PLOT_FILES.len());
     let step = std::fs::read_to_string(&files[0]).unwrap();
     assert_eq!(curve_lengths(&step), [3, 3]);
@@ -1264,7 +1326,7 @@ fn plots_read_the_run_report_schema_and_name_bad_json() {
         "{\n  \"frames\": [\n  oops\n]}",
     )
     .unwrap();
-    let err = plot(tmp.path(), &tmp.path().join("p")).unwrap_err();
+    let err = plot(tmp.path(), tmp.path().join("p")).unwrap_err();
     assert!(
         matches!(&err, ViewError::Stats { path, .. } if path.ends_with("stats.json")),
         "{err}"
@@ -1278,7 +1340,7 @@ fn plots_read_the_run_report_schema_and_name_bad_json() {
     // No stats.json: plotting needs one.
     std::fs::remove_file(tmp.path().join("stats.json")).unwrap();
     assert!(matches!(
-        plot(tmp.path(), &tmp.path().join("p")),
+        plot(tmp.path(), tmp.path().join("p")),
         Err(ViewError::Stats { .. })
     ));
 }
@@ -1323,7 +1385,7 @@ fn directory_without_frames_is_reported() {
     std::fs::write(tmp.path().join("notes.txt"), "hello").unwrap();
     let err = render(
         tmp.path(),
-        &tmp.path().join("a.gif"),
+        tmp.path().join("a.gif"),
         &RenderOptions::default(),
     )
     .unwrap_err();
@@ -1332,7 +1394,7 @@ fn directory_without_frames_is_reported() {
         "{err}"
     );
     assert!(err.to_string().contains("no frame_NNNN.obj"));
-    let err = write_usd(tmp.path(), &tmp.path().join("a.usda")).unwrap_err();
+    let err = write_usd(tmp.path(), tmp.path().join("a.usda")).unwrap_err();
     assert!(matches!(err, ViewError::NoFrames { .. }));
     assert!(!tmp.path().join("a.gif").exists() && !tmp.path().join("a.usda").exists());
 }
@@ -1345,7 +1407,7 @@ fn mismatched_vertex_count_names_the_frame() {
     let mut text = obj_text(&run, 3);
     text.push_str("v 9 9 9\n");
     std::fs::write(tmp.path().join("frame_0003.obj"), text).unwrap();
-    let err = write_usd(tmp.path(), &tmp.path().join("x.usda")).unwrap_err();
+    let err = write_usd(tmp.path(), tmp.path().join("x.usda")).unwrap_err();
     match &err {
         ViewError::VertexCountMismatch {
             frame,
@@ -1365,7 +1427,7 @@ fn changed_topology_names_frame_and_triangle() {
     write_run(tmp.path(), &run, false);
     run.triangles[5] = [0, 1, 2];
     std::fs::write(tmp.path().join("frame_0002.obj"), obj_text(&run, 2)).unwrap();
-    match render(tmp.path(), &tmp.path().join("o"), &RenderOptions::default()) {
+    match render(tmp.path(), tmp.path().join("o"), &RenderOptions::default()) {
         Err(ViewError::TriangleMismatch {
             frame: 2,
             triangle: 5,
@@ -1425,7 +1487,7 @@ fn bad_render_options_are_rejected_before_reading() {
             "height",
         ),
     ] {
-        match render(tmp.path(), &tmp.path().join("a.gif"), &opts) {
+        match render(tmp.path(), tmp.path().join("a.gif"), &opts) {
             Err(ViewError::BadOption { name: n, .. }) => assert_eq!(n, name),
             other => panic!("{other:?}"),
         }
@@ -1576,7 +1638,7 @@ fn unknown_output_extensions_are_refused_before_reading() {
         assert_eq!(file_names(&out), ["frame_0000.png", "frame_0001.png"]);
         assert_eq!(s.outputs.len(), 2);
     }
-    render(tmp.path(), &tmp.path().join("a.Gif"), &opts).unwrap();
+    render(tmp.path(), tmp.path().join("a.Gif"), &opts).unwrap();
     assert!(tmp.path().join("a.Gif").is_file());
 }
 
@@ -1615,7 +1677,7 @@ fn png_images_are_numbered_by_frame_number() {
     for k in 3..6 {
         std::fs::write(cloth_sim::frame_path(late.path(), k), obj_text(&run, k)).unwrap();
     }
-    let summary = render(late.path(), &late.path().join("p"), &opts).unwrap();
+    let summary = render(late.path(), late.path().join("p"), &opts).unwrap();
     assert_eq!(summary.frames, [3]);
     assert_eq!(file_names(&late.path().join("p")), ["frame_0003.png"]);
 }
@@ -1705,7 +1767,7 @@ fn usd_only_run_renders_like_its_obj_frames() {
     let run = sheet(6, 7, 25.0);
     write_run(obj.path(), &run, true);
     let usd = TempDir::new("usd-run-usd");
-    write_usd(obj.path(), &usd.path().join("animation.usda")).unwrap();
+    write_usd(obj.path(), usd.path().join("animation.usda")).unwrap();
     std::fs::copy(obj.path().join("stats.json"), usd.path().join("stats.json")).unwrap();
     assert!(matches!(
         list_frames(usd.path()),
@@ -1721,8 +1783,8 @@ fn usd_only_run_renders_like_its_obj_frames() {
         height: 54,
         every: 2,
     };
-    let a = render(obj.path(), &obj.path().join("a.gif"), &opts).unwrap();
-    let b = render(usd.path(), &usd.path().join("a.gif"), &opts).unwrap();
+    let a = render(obj.path(), obj.path().join("a.gif"), &opts).unwrap();
+    let b = render(usd.path(), usd.path().join("a.gif"), &opts).unwrap();
     assert_eq!(
         (a.frames, a.camera, a.frame_seconds),
         (b.frames, b.camera, b.frame_seconds)
@@ -1731,7 +1793,7 @@ fn usd_only_run_renders_like_its_obj_frames() {
         std::fs::read(obj.path().join("a.gif")).unwrap(),
         std::fs::read(usd.path().join("a.gif")).unwrap()
     );
-    render(usd.path(), &usd.path().join("pngs"), &opts).unwrap();
+    render(usd.path(), usd.path().join("pngs"), &opts).unwrap();
     assert_eq!(
         file_names(&usd.path().join("pngs")),
         [
@@ -1742,7 +1804,7 @@ fn usd_only_run_renders_like_its_obj_frames() {
         ]
     );
     // Exporting the USD-only run again gives the same stage.
-    write_usd(usd.path(), &usd.path().join("again.usda")).unwrap();
+    write_usd(usd.path(), usd.path().join("again.usda")).unwrap();
     assert_eq!(
         std::fs::read_to_string(usd.path().join("again.usda")).unwrap(),
         std::fs::read_to_string(usd.path().join("animation.usda")).unwrap()
@@ -1929,7 +1991,7 @@ fn malformed_usd_is_refused_naming_the_line() {
         Err(ViewError::Parse { line: 1, .. })
     ));
     assert!(matches!(
-        read_usd(&tmp.path().join("missing.usda")),
+        read_usd(tmp.path().join("missing.usda")),
         Err(ViewError::Io { .. })
     ));
 }
@@ -2192,8 +2254,8 @@ fn obj_groups_are_the_cloths_and_survive_usd() {
     let loaded = load_animation(tmp.path()).unwrap();
     assert_eq!(loaded, anim);
     // Through USD and back.
-    write_usd(tmp.path(), &tmp.path().join("two.usda")).unwrap();
-    assert_eq!(read_usd(&tmp.path().join("two.usda")).unwrap(), anim);
+    write_usd(tmp.path(), tmp.path().join("two.usda")).unwrap();
+    assert_eq!(read_usd(tmp.path().join("two.usda")).unwrap(), anim);
 
     // A frame whose cloths differ from the first frame's is refused, naming the file.
     let renamed = cloth_sim::frame_path(tmp.path(), 6);

@@ -67,7 +67,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     let low = state.x.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
     println!("single steps: {accepted} accepted, {rejected} rejected, lowest point y = {low:.3} m");
-    // 2. The frame driver with adaptive steps (Baraff & Witkin's Knowl 9).
+    // 2. The frame driver with adaptive steps (Baraff & Witkin §7).
     let mut sim = Simulation::new(build_world()?, Integrator::Implicit(settings), 30.0)?;
     for _ in 0..15 {
         let f = sim.step_frame()?;

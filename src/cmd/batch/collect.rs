@@ -5,14 +5,16 @@
 
 use super::state::{TaskState, states};
 use super::{FNV_START, Plan, fnv1a};
-use cloth::sim::{RunReport, STATS_FILE, frame_number, frame_path};
+use cloth::sim::{RunReport, STATS_FILE, Totals, frame_number, frame_path};
 use cloth::view::{Aabb, Animation, Camera, Image, Style, View, render_frame};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// One task's results.
+/// One task's results: the run's own [`Totals`] (from its stats.json) with what only the
+/// batch knows (the task, its state, the plan's estimate, the frames' digest). In JSON the
+/// totals' fields sit beside the others.
 #[derive(Debug, Clone, Serialize)]
 struct Row {
     index: usize,
@@ -23,14 +25,10 @@ struct Row {
     frames_planned: usize,
     frames_done: usize,
     vertices: usize,
-    steps: usize,
-    rejected_steps: usize,
-    cg_iterations: usize,
+    #[serde(flatten)]
+    totals: Totals,
     cg_not_converged: usize,
-    h_min: f64,
-    h_max: f64,
-    max_stretch: f64,
-    /// Wall time of the run (s), from its stats.json.
+    /// Wall time of the run (s), from its stats.json: `seconds_per_frame * frames`.
     seconds: f64,
     /// The plan's estimate (s).
     estimate_seconds: f64,
@@ -68,7 +66,7 @@ pub fn collect(dir: &Path, tile: &str, sheet_limit: usize) -> Result<ExitCode, S
 
     let done = rows.iter().filter(|r| r.state == "done").count();
     let seconds: f64 = rows.iter().map(|r| r.seconds).sum();
-    let steps: usize = rows.iter().map(|r| r.steps).sum();
+    let steps: usize = rows.iter().map(|r| r.totals.steps).sum();
     println!(
         "{} tasks: {done} done, {} not done; {:.1} s of runs in all ({:.2} s per task), {steps} steps",
         rows.len(),
@@ -112,14 +110,9 @@ fn row(dir: &Path, t: &super::TaskRecord, state: &TaskState) -> Row {
         frames_planned: t.estimate.frames,
         frames_done: r.frames.len(),
         vertices: t.estimate.vertices,
-        steps: tot.steps,
-        rejected_steps: tot.rejected_steps,
-        cg_iterations: tot.cg_iterations,
-        cg_not_converged: r.frames.iter().map(|f| f.cg_not_converged).sum(),
-        h_min: tot.h_min,
-        h_max: tot.h_max,
-        max_stretch: tot.max_stretch,
         seconds: tot.seconds_per_frame * tot.frames as f64,
+        totals: r.totals.clone(),
+        cg_not_converged: r.frames.iter().map(|f| f.cg_not_converged).sum(),
         estimate_seconds: t.estimate.seconds,
         error: r.error.clone(),
         frames_digest: format!("{digest:016x}"),
@@ -178,13 +171,13 @@ fn csv(plan: &Plan, rows: &[Row]) -> String {
             r.frames_planned.to_string(),
             r.frames_done.to_string(),
             r.vertices.to_string(),
-            r.steps.to_string(),
-            r.rejected_steps.to_string(),
-            r.cg_iterations.to_string(),
+            r.totals.steps.to_string(),
+            r.totals.rejected_steps.to_string(),
+            r.totals.cg_iterations.to_string(),
             r.cg_not_converged.to_string(),
-            r.h_min.to_string(),
-            r.h_max.to_string(),
-            r.max_stretch.to_string(),
+            r.totals.h_min.to_string(),
+            r.totals.h_max.to_string(),
+            r.totals.max_stretch.to_string(),
             format!("{:.3}", r.seconds),
             format!("{:.3}", r.estimate_seconds),
             r.error.clone().unwrap_or_default(),
@@ -209,13 +202,13 @@ fn summary(plan: &Plan, rows: &[Row]) -> String {
             r.state,
             r.frames_done,
             r.frames_planned,
-            r.steps,
-            r.rejected_steps,
-            r.cg_iterations,
+            r.totals.steps,
+            r.totals.rejected_steps,
+            r.totals.cg_iterations,
             r.cg_not_converged,
-            r.h_min,
-            r.h_max,
-            r.max_stretch,
+            r.totals.h_min,
+            r.totals.h_max,
+            r.totals.max_stretch,
             r.frames_digest,
             r.error
                 .as_ref()

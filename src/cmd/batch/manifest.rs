@@ -85,6 +85,145 @@ pub struct Manifest {
     pub axes: Vec<Axis>,
 }
 
+/// Parses the manifest text; a syntax error names its line and column.
+fn parse_raw(path: &Path, text: &str) -> Result<RawManifest, String> {
+    toml::from_str(text).map_err(|e| {
+        let at = e
+            .span()
+            .map(|s| {
+                let before = &text[..s.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                format!(" (line {line}, column {col})")
+            })
+            .unwrap_or_default();
+        format!("{}{at}: {}", path.display(), e.message().trim())
+    })
+}
+
+/// An error naming the manifest and one of its keys.
+struct KeyError<'a>(&'a Path);
+
+impl KeyError<'_> {
+    fn at(&self, key: &str, msg: String) -> String {
+        format!("{}: `{key}` {msg}", self.0.display())
+    }
+}
+
+/// The values of axis `i` on `key`: `values` as written (the strings of a file key made
+/// absolute against `dir`), or the files `files` matches, sorted.
+fn axis_values(
+    (i, key): (usize, &KeyPath),
+    raw: (Option<Vec<Value>>, &Option<String>),
+    dir: &Path,
+    err: &KeyError,
+) -> Result<Vec<Value>, String> {
+    let at = |k: &str| format!("axis[{i}].{k}");
+    match raw {
+        (Some(_), Some(_)) | (None, None) => Err(err.at(
+            &format!("axis[{i}]"),
+            format!(
+                "(`{}`) needs exactly one of `values` and `files`",
+                key.as_str()
+            ),
+        )),
+        (Some(values), None) => {
+            if values.is_empty() {
+                return Err(err.at(
+                    &at("values"),
+                    format!("is empty: the axis on `{}` has no values", key.as_str()),
+                ));
+            }
+            if !key.is_file_key() {
+                return Ok(values);
+            }
+            values
+                .into_iter()
+                .map(|v| match v {
+                    Value::String(s) => utf8(&dir.join(s)).map(Value::String),
+                    other => Ok(other),
+                })
+                .collect::<Result<_, _>>()
+                .map_err(|m| err.at(&at("values"), m))
+        }
+        (None, Some(pattern)) => {
+            let files = glob(dir, pattern).map_err(|m| err.at(&at("files"), m))?;
+            if files.is_empty() {
+                return Err(err.at(
+                    &at("files"),
+                    format!(
+                        "`{pattern}` matches no file (relative to {}), so the axis on `{}` is empty",
+                        dir.display(),
+                        key.as_str()
+                    ),
+                ));
+            }
+            files
+                .iter()
+                .map(|f| utf8(f).map(Value::String))
+                .collect::<Result<_, _>>()
+                .map_err(|m| err.at(&at("files"), m))
+        }
+    }
+}
+
+/// The axes of the manifest in file order, checked: each key valid and swept once, never
+/// `run.frames` when the manifest sets `frames`, with its values.
+fn axes(
+    raw: Vec<RawAxis>,
+    frames: Option<usize>,
+    dir: &Path,
+    err: &KeyError,
+) -> Result<Vec<Axis>, String> {
+    let mut axes: Vec<Axis> = Vec::with_capacity(raw.len());
+    for (i, a) in raw.into_iter().enumerate() {
+        let at = |k: &str| format!("axis[{i}].{k}");
+        let key = KeyPath::parse(&a.key).map_err(|m| err.at(&at("key"), m))?;
+        if let Some(j) = axes.iter().position(|b| b.key == key) {
+            return Err(err.at(
+                &at("key"),
+                format!("`{}` is already swept by axis[{j}]", key.as_str()),
+            ));
+        }
+        if key.as_str() == "run.frames" && frames.is_some() {
+            return Err(err.at(
+                &at("key"),
+                "`run.frames` is swept, but the manifest also sets `frames`".into(),
+            ));
+        }
+        let values = axis_values((i, &key), (a.values, &a.files), dir, err)?;
+        axes.push(Axis {
+            key,
+            values,
+            files: a.files,
+        });
+    }
+    Ok(axes)
+}
+
+/// Zipped axes must have the same number of values.
+fn check_zip(combine: Combine, axes: &[Axis], err: &KeyError) -> Result<(), String> {
+    if combine == Combine::Zip
+        && let Some(first) = axes.first()
+        && let Some((j, other)) = axes
+            .iter()
+            .enumerate()
+            .find(|(_, a)| a.values.len() != first.values.len())
+    {
+        return Err(err.at(
+            "combine",
+            format!(
+                "is \"zip\", which needs axes of equal length: axis[0] (`{}`) has {}, axis[{j}] (`{}`) has {}",
+                first.key.as_str(),
+                first.values.len(),
+                other.key.as_str(),
+                other.values.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl Manifest {
     /// Reads and checks the manifest; errors are one line naming the manifest key.
     pub fn load(path: &Path) -> Result<Manifest, String> {
@@ -93,120 +232,22 @@ impl Manifest {
         let path = std::fs::canonicalize(path)
             .map_err(|e| format!("cannot resolve {}: {e}", path.display()))?;
         let dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
-        let raw: RawManifest = toml::from_str(&text).map_err(|e| {
-            let at = e
-                .span()
-                .map(|s| {
-                    let before = &text[..s.start.min(text.len())];
-                    let line = before.matches('\n').count() + 1;
-                    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-                    format!(" (line {line}, column {col})")
-                })
-                .unwrap_or_default();
-            format!("{}{at}: {}", path.display(), e.message().trim())
-        })?;
-        let err = |key: &str, msg: String| format!("{}: `{key}` {msg}", path.display());
+        let raw = parse_raw(&path, &text)?;
+        let err = KeyError(&path);
         let base = dir.join(&raw.base);
         if !base.is_file() {
-            return Err(err(
+            return Err(err.at(
                 "base",
                 format!("names {}, which is not a file", base.display()),
             ));
         }
-        let base = std::fs::canonicalize(&base).map_err(|e| err("base", e.to_string()))?;
+        let base = std::fs::canonicalize(&base).map_err(|e| err.at("base", e.to_string()))?;
         if raw.frames == Some(0) {
-            return Err(err("frames", "must be at least 1".into()));
+            return Err(err.at("frames", "must be at least 1".into()));
         }
-        let mut axes: Vec<Axis> = Vec::with_capacity(raw.axis.len());
-        for (i, a) in raw.axis.into_iter().enumerate() {
-            let at = |k: &str| format!("axis[{i}].{k}");
-            let key = KeyPath::parse(&a.key).map_err(|m| err(&at("key"), m))?;
-            if let Some(j) = axes.iter().position(|b| b.key == key) {
-                return Err(err(
-                    &at("key"),
-                    format!("`{}` is already swept by axis[{j}]", key.as_str()),
-                ));
-            }
-            if key.as_str() == "run.frames" && raw.frames.is_some() {
-                return Err(err(
-                    &at("key"),
-                    "`run.frames` is swept, but the manifest also sets `frames`".into(),
-                ));
-            }
-            let values = match (a.values, &a.files) {
-                (Some(_), Some(_)) | (None, None) => {
-                    return Err(err(
-                        &format!("axis[{i}]"),
-                        format!(
-                            "(`{}`) needs exactly one of `values` and `files`",
-                            key.as_str()
-                        ),
-                    ));
-                }
-                (Some(values), None) => {
-                    if values.is_empty() {
-                        return Err(err(
-                            &at("values"),
-                            format!("is empty: the axis on `{}` has no values", key.as_str()),
-                        ));
-                    }
-                    if key.is_file_key() {
-                        values
-                            .into_iter()
-                            .map(|v| match v {
-                                Value::String(s) => utf8(&dir.join(s)).map(Value::String),
-                                other => Ok(other),
-                            })
-                            .collect::<Result<_, _>>()
-                            .map_err(|m| err(&at("values"), m))?
-                    } else {
-                        values
-                    }
-                }
-                (None, Some(pattern)) => {
-                    let files = glob(&dir, pattern).map_err(|m| err(&at("files"), m))?;
-                    if files.is_empty() {
-                        return Err(err(
-                            &at("files"),
-                            format!(
-                                "`{pattern}` matches no file (relative to {}), so the axis on `{}` is empty",
-                                dir.display(),
-                                key.as_str()
-                            ),
-                        ));
-                    }
-                    files
-                        .iter()
-                        .map(|f| utf8(f).map(Value::String))
-                        .collect::<Result<_, _>>()
-                        .map_err(|m| err(&at("files"), m))?
-                }
-            };
-            axes.push(Axis {
-                key,
-                values,
-                files: a.files,
-            });
-        }
+        let axes = axes(raw.axis, raw.frames, &dir, &err)?;
         let combine = raw.combine.unwrap_or(Combine::Product);
-        if combine == Combine::Zip
-            && let Some(first) = axes.first()
-            && let Some((j, other)) = axes
-                .iter()
-                .enumerate()
-                .find(|(_, a)| a.values.len() != first.values.len())
-        {
-            return Err(err(
-                "combine",
-                format!(
-                    "is \"zip\", which needs axes of equal length: axis[0] (`{}`) has {}, axis[{j}] (`{}`) has {}",
-                    first.key.as_str(),
-                    first.values.len(),
-                    other.key.as_str(),
-                    other.values.len()
-                ),
-            ));
-        }
+        check_zip(combine, &axes, &err)?;
         let manifest = Manifest {
             path: path.clone(),
             base,
@@ -216,11 +257,11 @@ impl Manifest {
             axes,
         };
         if let Some(name) = &manifest.name {
-            manifest.check_name(name).map_err(|m| err("name", m))?;
+            manifest.check_name(name).map_err(|m| err.at("name", m))?;
         }
         let count = manifest.task_count();
         if count > MAX_TASKS {
-            return Err(err(
+            return Err(err.at(
                 "axis",
                 format!("make {count} tasks, more than the {MAX_TASKS} a plan may hold"),
             ));

@@ -25,6 +25,7 @@ mod manifest;
 mod plan;
 mod slurm;
 mod state;
+mod status;
 mod task;
 
 use clap::{Args, Subcommand};
@@ -117,7 +118,7 @@ pub fn batch(args: BatchArgs) -> Result<ExitCode, String> {
             index,
             threads,
         } => task::run_one(&dir, index, threads),
-        BatchCommand::Status { dir } => state::status(&dir),
+        BatchCommand::Status { dir } => status::status(&dir),
         BatchCommand::Collect {
             dir,
             tile,

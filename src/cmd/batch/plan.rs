@@ -18,26 +18,30 @@ use std::path::Path;
 use std::process::ExitCode;
 use toml::{Table, Value};
 
-/// Plans `manifest` into `out`.
-pub fn plan(manifest_path: &Path, out: &Path) -> Result<ExitCode, String> {
-    let manifest = Manifest::load(manifest_path)?;
+/// The base scene as written, checked alone first so that its own mistakes point at its own
+/// lines.
+fn base_document(manifest: &Manifest) -> Result<Table, String> {
     let m = manifest.path.display().to_string();
-    // The base alone first, so its own mistakes point at its own lines.
     let base_scene = Scene::load(&manifest.base).map_err(|e| format!("{m}: base scene: {e}"))?;
     build_simulation(&base_scene).map_err(|e| format!("{m}: base scene: {e}"))?;
     let base_text = std::fs::read_to_string(&manifest.base)
         .map_err(|e| format!("{m}: cannot read {}: {e}", manifest.base.display()))?;
-    let base_doc: Table = base_text
+    base_text
         .parse()
-        .map_err(|e: toml::de::Error| format!("{m}: base scene: {}", e.message()))?;
-    let base_dir = manifest.base.parent().unwrap_or(Path::new("/"));
-    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let out = std::fs::canonicalize(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let tasks_dir = out.join("tasks");
+        .map_err(|e: toml::de::Error| format!("{m}: base scene: {}", e.message()))
+}
 
+/// Every task's scene text and table row, made in parallel; the lowest failing task's error
+/// (with the count of the others) refuses them all.
+fn make_tasks(
+    manifest: &Manifest,
+    base_doc: &Table,
+    tasks_dir: &Path,
+) -> Result<(Vec<String>, Vec<TaskRecord>), String> {
+    let base_dir = manifest.base.parent().unwrap_or(Path::new("/"));
     let made: Vec<Result<(String, TaskRecord), String>> = (0..manifest.task_count())
         .into_par_iter()
-        .map(|i| make_task(&manifest, &base_doc, base_dir, &tasks_dir, i))
+        .map(|i| make_task(manifest, base_doc, base_dir, tasks_dir, i))
         .collect();
     let failures: Vec<&String> = made.iter().filter_map(|r| r.as_ref().err()).collect();
     if let Some(first) = failures.first() {
@@ -46,45 +50,36 @@ pub fn plan(manifest_path: &Path, out: &Path) -> Result<ExitCode, String> {
             1 => " (and 1 more task fails)".into(),
             n => format!(" (and {n} more tasks fail)"),
         };
+        let m = manifest.path.display();
         return Err(format!("{m}: {first}{more}; nothing was planned"));
     }
-    let (texts, tasks): (Vec<String>, Vec<TaskRecord>) = made.into_iter().flatten().unzip();
-    let plan = Plan {
-        manifest: manifest.path.clone(),
-        base: manifest.base.clone(),
-        combine: manifest.combine,
-        axes: manifest
-            .axes
-            .iter()
-            .map(|a| AxisRecord {
-                key: a.key.as_str().to_owned(),
-                files: a.files.clone(),
-                values: a.values.iter().map(json).collect(),
-            })
-            .collect(),
-        tasks,
-    };
+    Ok(made.into_iter().flatten().unzip())
+}
 
-    if out.join(TASKS_FILE).exists() {
-        let old = Plan::read(&out)?;
-        let same_scenes = old.tasks.len() == plan.tasks.len()
-            && texts.iter().enumerate().all(|(i, t)| {
-                std::fs::read_to_string(out.join(task_scene_rel(i))).is_ok_and(|o| o == *t)
-            });
-        if same_scenes {
-            println!(
-                "{}: unchanged plan of {} tasks (runs kept)",
-                out.display(),
-                plan.tasks.len()
-            );
-            return Ok(ExitCode::SUCCESS);
-        }
-        return Err(format!(
-            "{} already holds a different plan ({} tasks); plan into a new directory, or remove it",
-            out.display(),
-            old.tasks.len()
-        ));
+/// Whether `out` already holds this very plan (the same task scenes): `Ok(true)` to keep it,
+/// an error when it holds a different one, `Ok(false)` when it holds none.
+fn existing_plan(out: &Path, plan: &Plan, texts: &[String]) -> Result<bool, String> {
+    if !out.join(TASKS_FILE).exists() {
+        return Ok(false);
     }
+    let old = Plan::read(out)?;
+    let same_scenes = old.tasks.len() == plan.tasks.len()
+        && texts.iter().enumerate().all(|(i, t)| {
+            std::fs::read_to_string(out.join(task_scene_rel(i))).is_ok_and(|o| o == *t)
+        });
+    if same_scenes {
+        return Ok(true);
+    }
+    Err(format!(
+        "{} already holds a different plan ({} tasks); plan into a new directory, or remove it",
+        out.display(),
+        old.tasks.len()
+    ))
+}
+
+/// Writes the task scenes, then the table: a directory with tasks.json holds a whole plan.
+fn write_plan(out: &Path, plan: &Plan, texts: &[String]) -> Result<(), String> {
+    let tasks_dir = out.join("tasks");
     std::fs::create_dir_all(&tasks_dir)
         .map_err(|e| format!("cannot create {}: {e}", tasks_dir.display()))?;
     for (i, text) in texts.iter().enumerate() {
@@ -92,11 +87,13 @@ pub fn plan(manifest_path: &Path, out: &Path) -> Result<ExitCode, String> {
         cloth::mesh::write_atomic_bytes(&path, text.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
-    // The table last: a directory with tasks.json holds a whole plan.
-    let table = serde_json::to_string_pretty(&plan).map_err(|e| e.to_string())?;
+    let table = serde_json::to_string_pretty(plan).map_err(|e| e.to_string())?;
     cloth::mesh::write_atomic_bytes(&out.join(TASKS_FILE), table.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", out.join(TASKS_FILE).display()))?;
+        .map_err(|e| format!("cannot write {}: {e}", out.join(TASKS_FILE).display()))
+}
 
+/// Prints what was planned and the estimates.
+fn print_summary(out: &Path, plan: &Plan) {
     let total: f64 = plan.tasks.iter().map(|t| t.estimate.seconds).sum();
     let longest = plan
         .tasks
@@ -117,6 +114,40 @@ pub fn plan(manifest_path: &Path, out: &Path) -> Result<ExitCode, String> {
     println!(
         "estimate: {total:.1} core-seconds in all, {longest:.2} s for the longest task, {disk:.1} MiB of frames"
     );
+}
+
+/// Plans `manifest` into `out`.
+pub fn plan(manifest_path: &Path, out: &Path) -> Result<ExitCode, String> {
+    let manifest = Manifest::load(manifest_path)?;
+    let base_doc = base_document(&manifest)?;
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let out = std::fs::canonicalize(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let (texts, tasks) = make_tasks(&manifest, &base_doc, &out.join("tasks"))?;
+    let plan = Plan {
+        manifest: manifest.path.clone(),
+        base: manifest.base.clone(),
+        combine: manifest.combine,
+        axes: manifest
+            .axes
+            .iter()
+            .map(|a| AxisRecord {
+                key: a.key.as_str().to_owned(),
+                files: a.files.clone(),
+                values: a.values.iter().map(json).collect(),
+            })
+            .collect(),
+        tasks,
+    };
+    if existing_plan(&out, &plan, &texts)? {
+        println!(
+            "{}: unchanged plan of {} tasks (runs kept)",
+            out.display(),
+            plan.tasks.len()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    write_plan(&out, &plan, &texts)?;
+    print_summary(&out, &plan);
     Ok(ExitCode::SUCCESS)
 }
 

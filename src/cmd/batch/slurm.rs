@@ -119,6 +119,127 @@ const SQUEUE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// The submitted job ids, one line per submission (`DIR/slurm/jobs.txt`).
 const JOBS_FILE: &str = "jobs.txt";
 
+/// The time and memory every element of the arrays asks for: `--time` and `--mem`, or the
+/// longest and largest estimates of the tasks `todo` with safety factors.
+fn resources(a: &SlurmArgs, plan: &Plan, todo: &[usize]) -> (String, String) {
+    let longest = todo
+        .iter()
+        .map(|&i| plan.tasks[i].estimate.seconds)
+        .fold(0.0, f64::max);
+    let largest = todo
+        .iter()
+        .map(|&i| plan.tasks[i].estimate.memory_mib)
+        .fold(0.0, f64::max);
+    let time = a.time.clone().unwrap_or_else(|| {
+        slurm_time(longest / a.cpus.max(1) as f64 * TIME_SAFETY + TIME_MARGIN_SECONDS)
+    });
+    let mem = a
+        .mem
+        .clone()
+        .unwrap_or_else(|| format!("{}M", (largest * MEM_SAFETY).max(MIN_MEM_MIB).ceil()));
+    (time, mem)
+}
+
+/// The largest array index + 1 to use: `--max-array-size`, else the cluster's when
+/// submitting, else Slurm's default.
+fn max_array_size(a: &SlurmArgs) -> Result<usize, String> {
+    Ok(match a.max_array_size {
+        Some(0) => return Err("--max-array-size must be at least 1".into()),
+        Some(m) => m,
+        None if a.submit => cluster_max_array_size().unwrap_or(DEFAULT_MAX_ARRAY_SIZE),
+        None => DEFAULT_MAX_ARRAY_SIZE,
+    })
+}
+
+/// The task indices split into arrays of at most `max_array` indices: (offset, indices
+/// relative to it).
+fn chunks(todo: &[usize], max_array: usize) -> Vec<(usize, Vec<usize>)> {
+    let mut chunks: Vec<(usize, Vec<usize>)> = Vec::new();
+    for &i in todo {
+        let offset = i / max_array * max_array;
+        match chunks.last_mut() {
+            Some((o, list)) if *o == offset => list.push(i - offset),
+            _ => chunks.push((offset, vec![i - offset])),
+        }
+    }
+    chunks
+}
+
+/// Submits one array script with sbatch and records its job id in `DIR/slurm/jobs.txt`.
+fn submit(slurm_dir: &Path, script_path: &Path, spec: &str) -> Result<String, String> {
+    let out = Command::new("sbatch")
+        .arg("--parsable")
+        .arg(script_path)
+        .output()
+        .map_err(|e| format!("cannot run sbatch: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "sbatch {} failed: {}",
+            script_path.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let id = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .to_owned();
+    append_jobs(slurm_dir, &format!("{id} {} {spec}", script_path.display()))?;
+    Ok(id)
+}
+
+/// What every array of one `cloth batch slurm` shares.
+struct Arrays<'a> {
+    args: &'a SlurmArgs,
+    dir: &'a Path,
+    cloth: PathBuf,
+    name: String,
+    time: String,
+    mem: String,
+}
+
+impl Arrays<'_> {
+    /// Writes the script of the array at `offset` holding `list`, and submits it when asked;
+    /// returns the job id of a submitted array.
+    fn write(&self, offset: usize, list: &[usize]) -> Result<Option<String>, String> {
+        let a = self.args;
+        let mut spec = ranges(list);
+        if let Some(k) = a.array_limit {
+            spec.push_str(&format!("%{k}"));
+        }
+        let slurm_dir = self.dir.join("slurm");
+        let script_path = slurm_dir.join(format!("array_{offset:06}.sbatch"));
+        let script = script(&ScriptSpec {
+            name: &self.name,
+            dir: self.dir,
+            cloth: &self.cloth,
+            array: &spec,
+            offset,
+            cpus: a.cpus,
+            mem: &self.mem,
+            time: &self.time,
+            partition: a.partition.as_deref(),
+            extra: &a.sbatch_options,
+            tasks: list.len(),
+        });
+        cloth::mesh::write_atomic_bytes(&script_path, script.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", script_path.display()))?;
+        if !a.submit {
+            println!("sbatch {}", script_path.display());
+            return Ok(None);
+        }
+        let id = submit(&slurm_dir, &script_path, &spec)?;
+        println!(
+            "submitted job {id}: {} tasks (array {spec}, offset {offset}), --time {} --mem {}",
+            list.len(),
+            self.time,
+            self.mem
+        );
+        Ok(Some(id))
+    }
+}
+
 /// `cloth batch slurm`.
 pub fn slurm(a: SlurmArgs) -> Result<ExitCode, String> {
     let dir = std::fs::canonicalize(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?;
@@ -155,102 +276,33 @@ pub fn slurm(a: SlurmArgs) -> Result<ExitCode, String> {
         Some(p) => p.clone(),
         None => std::env::current_exe().map_err(|e| format!("cannot find cloth: {e}"))?,
     };
-    let max_array = match a.max_array_size {
-        Some(0) => return Err("--max-array-size must be at least 1".into()),
-        Some(m) => m,
-        None if a.submit => cluster_max_array_size().unwrap_or(DEFAULT_MAX_ARRAY_SIZE),
-        None => DEFAULT_MAX_ARRAY_SIZE,
-    };
-    let longest = todo
-        .iter()
-        .map(|&i| plan.tasks[i].estimate.seconds)
-        .fold(0.0, f64::max);
-    let largest = todo
-        .iter()
-        .map(|&i| plan.tasks[i].estimate.memory_mib)
-        .fold(0.0, f64::max);
-    let time = a.time.clone().unwrap_or_else(|| {
-        slurm_time(longest / a.cpus.max(1) as f64 * TIME_SAFETY + TIME_MARGIN_SECONDS)
-    });
-    let mem = a
-        .mem
-        .clone()
-        .unwrap_or_else(|| format!("{}M", (largest * MEM_SAFETY).max(MIN_MEM_MIB).ceil()));
+    let max_array = max_array_size(&a)?;
+    let (time, mem) = resources(&a, &plan, &todo);
     let slurm_dir = dir.join("slurm");
     std::fs::create_dir_all(slurm_dir.join("logs"))
         .map_err(|e| format!("cannot create {}: {e}", slurm_dir.display()))?;
-
-    // One array per block of max_array indices.
-    let mut chunks: Vec<(usize, Vec<usize>)> = Vec::new();
-    for &i in &todo {
-        let offset = i / max_array * max_array;
-        match chunks.last_mut() {
-            Some((o, list)) if *o == offset => list.push(i - offset),
-            _ => chunks.push((offset, vec![i - offset])),
-        }
-    }
-    let name = job_name(&dir);
+    let arrays = Arrays {
+        args: &a,
+        dir: &dir,
+        cloth,
+        name: job_name(&dir),
+        time,
+        mem,
+    };
+    let chunks = chunks(&todo, max_array);
     let mut submitted = Vec::new();
     for (offset, list) in &chunks {
-        let mut spec = ranges(list);
-        if let Some(k) = a.array_limit {
-            spec.push_str(&format!("%{k}"));
-        }
-        let script_path = slurm_dir.join(format!("array_{offset:06}.sbatch"));
-        let script = script(&ScriptSpec {
-            name: &name,
-            dir: &dir,
-            cloth: &cloth,
-            array: &spec,
-            offset: *offset,
-            cpus: a.cpus,
-            mem: &mem,
-            time: &time,
-            partition: a.partition.as_deref(),
-            extra: &a.sbatch_options,
-            tasks: list.len(),
-        });
-        cloth::mesh::write_atomic_bytes(&script_path, script.as_bytes())
-            .map_err(|e| format!("cannot write {}: {e}", script_path.display()))?;
-        if a.submit {
-            let out = Command::new("sbatch")
-                .arg("--parsable")
-                .arg(&script_path)
-                .output()
-                .map_err(|e| format!("cannot run sbatch: {e}"))?;
-            if !out.status.success() {
-                return Err(format!(
-                    "sbatch {} failed: {}",
-                    script_path.display(),
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ));
-            }
-            let id = String::from_utf8_lossy(&out.stdout)
-                .trim()
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .to_owned();
-            append_jobs(
-                &slurm_dir,
-                &format!("{id} {} {spec}", script_path.display()),
-            )?;
-            println!(
-                "submitted job {id}: {} tasks (array {spec}, offset {offset}), --time {time} --mem {mem}",
-                list.len()
-            );
-            submitted.push(id);
-        } else {
-            println!("sbatch {}", script_path.display());
-        }
+        submitted.extend(arrays.write(*offset, list)?);
     }
     if a.submit {
         println!("{}", submitted.join(" "));
     } else {
         println!(
-            "wrote {} script(s) for {} unfinished tasks (--time {time} --mem {mem}); submit them with the lines above or with --submit",
+            "wrote {} script(s) for {} unfinished tasks (--time {} --mem {}); submit them with the lines above or with --submit",
             chunks.len(),
-            todo.len()
+            todo.len(),
+            arrays.time,
+            arrays.mem
         );
     }
     Ok(ExitCode::SUCCESS)

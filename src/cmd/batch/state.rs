@@ -1,5 +1,5 @@
 //! What state a task is in, read from its run folder alone (no database, nothing kept by a
-//! scheduler), and `cloth batch status`.
+//! scheduler).
 //!
 //! - **done**: `stats.json` says `complete` with the planned frame count and the last frame is
 //!   there. `cloth run` writes that report after the last frame, atomically: it is the task's
@@ -11,10 +11,9 @@
 //!   full disk): rerun.
 //! - **pending**: no folder or nothing in it yet.
 
-use super::{Plan, ranges};
+use super::Plan;
 use cloth::sim::{LOCK_FILE, RunReport, STATS_FILE, frame_path};
 use std::path::Path;
-use std::process::ExitCode;
 
 /// State of one task.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,34 +109,4 @@ pub fn states(dir: &Path, plan: &Plan) -> Vec<TaskState> {
         .par_iter()
         .map(|t| task_state(&dir.join(&t.output), t.estimate.frames))
         .collect()
-}
-
-/// `cloth batch status DIR`.
-pub fn status(dir: &Path) -> Result<ExitCode, String> {
-    let plan = Plan::read(dir)?;
-    let states = states(dir, &plan);
-    println!("{}: {} tasks", dir.display(), plan.tasks.len());
-    for name in ["done", "failed", "running", "interrupted", "pending"] {
-        let idx: Vec<usize> = (0..states.len())
-            .filter(|&i| states[i].name() == name)
-            .collect();
-        if idx.is_empty() {
-            continue;
-        }
-        let list = if name == "done" {
-            String::new()
-        } else {
-            format!("  {}", ranges(&idx))
-        };
-        println!("{name:<12}{:>7}{list}", idx.len());
-    }
-    for (i, s) in states.iter().enumerate() {
-        if let TaskState::Failed(e) = s {
-            println!("task {i} failed: {e}");
-        }
-    }
-    if let Some(jobs) = super::slurm::live_jobs(dir) {
-        println!("slurm       {jobs} job(s) of this batch queued or running");
-    }
-    Ok(ExitCode::SUCCESS)
 }

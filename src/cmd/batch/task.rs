@@ -8,8 +8,8 @@
 //! panics, aborts or runs out of memory takes only itself down; Ctrl-C and `scancel` act on a
 //! task the way they act on `cloth run`; and `cloth run`'s process-wide settings (its thread
 //! pool, its Ctrl-C handler, its lock) need no sharing. The cost, a process start per task, is
-//! about 10 ms against tasks of seconds. The simulation is deterministic for any thread count,
-//! so `--threads` changes no byte either.
+//! small against tasks of seconds. The simulation is deterministic for any thread count, so
+//! `--threads` changes no byte either.
 
 use super::state::{TaskState, task_state};
 use super::{Plan, task_log};
@@ -161,6 +161,100 @@ fn exit_code(status: &std::process::ExitStatus) -> i32 {
     1
 }
 
+/// The local pool: workers take the next task to run until none is left or Ctrl-C stops
+/// them.
+struct Pool<'a> {
+    dir: &'a Path,
+    exe: PathBuf,
+    threads: usize,
+    todo: &'a [usize],
+    stop: std::sync::Arc<AtomicBool>,
+    next: AtomicUsize,
+    finished: AtomicUsize,
+    failed: Mutex<Vec<usize>>,
+}
+
+impl Pool<'_> {
+    /// One worker: runs tasks one after the other.
+    fn work(&self) {
+        loop {
+            if self.stop.load(Ordering::SeqCst) {
+                break;
+            }
+            let k = self.next.fetch_add(1, Ordering::SeqCst);
+            let Some(&i) = self.todo.get(k) else { break };
+            if !self.run(i) {
+                self.failed.lock().expect("no panics hold it").push(i);
+            }
+        }
+    }
+
+    /// Runs task `i` as `cloth batch task` and prints its line; whether it succeeded.
+    fn run(&self, i: usize) -> bool {
+        let t = Instant::now();
+        let status = Command::new(&self.exe)
+            .args(["batch", "task"])
+            .arg(self.dir)
+            .arg(i.to_string())
+            .args(["--threads", &self.threads.to_string()])
+            .stdin(Stdio::null())
+            .status();
+        let n = self.finished.fetch_add(1, Ordering::SeqCst) + 1;
+        let ok = status.as_ref().is_ok_and(|s| s.success());
+        let what = match &status {
+            Ok(s) if s.success() => "done".to_string(),
+            Ok(s) => format!(
+                "FAILED (exit {}; see {})",
+                exit_code(s),
+                task_log(self.dir, i).display()
+            ),
+            Err(e) => format!("FAILED to start: {e}"),
+        };
+        println!(
+            "[{n:>width$}/{}] task {i:06} {what} in {:.2} s",
+            self.todo.len(),
+            t.elapsed().as_secs_f64(),
+            width = self.todo.len().to_string().len()
+        );
+        ok
+    }
+
+    /// Prints what ran; the exit status: 130 when interrupted, an error naming the failed
+    /// tasks, or success.
+    fn finish(self, t0: Instant) -> Result<ExitCode, String> {
+        let mut failed = self.failed.into_inner().expect("no panics hold it");
+        failed.sort_unstable();
+        let ran = self.finished.load(Ordering::SeqCst);
+        println!(
+            "ran {ran} tasks in {:.1} s; {} failed{}",
+            t0.elapsed().as_secs_f64(),
+            failed.len(),
+            if failed.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", super::ranges(&failed))
+            }
+        );
+        if self.stop.load(Ordering::SeqCst) {
+            eprintln!(
+                "error: interrupted; {} tasks not started; rerun to finish",
+                self.todo.len() - ran
+            );
+            return Ok(ExitCode::from(130));
+        }
+        if failed.is_empty() {
+            Ok(ExitCode::SUCCESS)
+        } else {
+            Err(format!(
+                "{} of {} tasks failed (tasks {})",
+                failed.len(),
+                self.todo.len(),
+                super::ranges(&failed)
+            ))
+        }
+    }
+}
+
 /// `cloth batch run DIR --jobs N`: the tasks that want a run, N at a time.
 pub fn run_local(
     dir: &Path,
@@ -192,87 +286,27 @@ pub fn run_local(
         threads,
         skipped
     );
-    let exe = cloth_exe()?;
-    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let pool = Pool {
+        dir,
+        exe: cloth_exe()?,
+        threads,
+        todo: &todo,
+        stop: std::sync::Arc::new(AtomicBool::new(false)),
+        next: AtomicUsize::new(0),
+        finished: AtomicUsize::new(0),
+        failed: Mutex::new(Vec::new()),
+    };
     {
-        let stop = stop.clone();
+        let stop = pool.stop.clone();
         // Ctrl-C reaches the tasks too (same process group): they stop with valid frames, and
         // no new task starts.
         let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
     }
-    let next = AtomicUsize::new(0);
-    let finished = AtomicUsize::new(0);
-    let failed = Mutex::new(Vec::new());
     let t0 = Instant::now();
     std::thread::scope(|s| {
         for _ in 0..jobs.min(todo.len()) {
-            s.spawn(|| {
-                loop {
-                    if stop.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let k = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(&i) = todo.get(k) else { break };
-                    let t = Instant::now();
-                    let status = Command::new(&exe)
-                        .args(["batch", "task"])
-                        .arg(dir)
-                        .arg(i.to_string())
-                        .args(["--threads", &threads.to_string()])
-                        .stdin(Stdio::null())
-                        .status();
-                    let n = finished.fetch_add(1, Ordering::SeqCst) + 1;
-                    let ok = status.as_ref().is_ok_and(|s| s.success());
-                    let what = match &status {
-                        Ok(s) if s.success() => "done".to_string(),
-                        Ok(s) => format!(
-                            "FAILED (exit {}; see {})",
-                            exit_code(s),
-                            task_log(dir, i).display()
-                        ),
-                        Err(e) => format!("FAILED to start: {e}"),
-                    };
-                    println!(
-                        "[{n:>width$}/{}] task {i:06} {what} in {:.2} s",
-                        todo.len(),
-                        t.elapsed().as_secs_f64(),
-                        width = todo.len().to_string().len()
-                    );
-                    if !ok {
-                        failed.lock().expect("no panics hold it").push(i);
-                    }
-                }
-            });
+            s.spawn(|| pool.work());
         }
     });
-    let mut failed = failed.into_inner().expect("no panics hold it");
-    failed.sort_unstable();
-    let ran = finished.load(Ordering::SeqCst);
-    println!(
-        "ran {ran} tasks in {:.1} s; {} failed{}",
-        t0.elapsed().as_secs_f64(),
-        failed.len(),
-        if failed.is_empty() {
-            String::new()
-        } else {
-            format!(": {}", super::ranges(&failed))
-        }
-    );
-    if stop.load(Ordering::SeqCst) {
-        eprintln!(
-            "error: interrupted; {} tasks not started; rerun to finish",
-            todo.len() - ran
-        );
-        return Ok(ExitCode::from(130));
-    }
-    if failed.is_empty() {
-        Ok(ExitCode::SUCCESS)
-    } else {
-        Err(format!(
-            "{} of {} tasks failed (tasks {})",
-            failed.len(),
-            todo.len(),
-            super::ranges(&failed)
-        ))
-    }
+    pool.finish(t0)
 }

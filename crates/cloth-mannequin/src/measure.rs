@@ -1,7 +1,7 @@
 //! Checks and anthropometric measurements of the mannequin mesh.
 
-use super::body::V3;
-use super::surface::TriMesh;
+use crate::body::V3;
+use crate::surface::TriMesh;
 
 /// Enclosed volume (m^3) by the divergence theorem; positive for an outward-wound closed mesh.
 pub fn volume(m: &TriMesh) -> f64 {

@@ -5,7 +5,7 @@
 //! 1.05 m, hips at 0.90 m, knees at 0.48 m, ankles at 0.08 m, feet on y = 0. The arms hang
 //! 45 degrees from the vertical (A-pose).
 
-use cloth::mesh::nalgebra::{Matrix3, Vector3};
+use cloth_mesh::nalgebra::{Matrix3, Vector3};
 
 /// A 3D vector (m).
 pub type V3 = Vector3<f64>;
@@ -174,156 +174,180 @@ fn smin(a: f64, b: f64, k: f64) -> f64 {
 /// The body: primitives grouped into the core (torso, neck, head) and four limbs, each with the
 /// joint that carries it.
 pub struct Body {
-    core: Vec<(Prim, usize, f64)>,
-    limbs: Vec<Vec<(Prim, usize, f64)>>,
+    core: Vec<Part>,
+    limbs: Vec<Vec<Part>>,
     /// Blend radius (m) between each limb and the core.
     attach: Vec<f64>,
 }
+
+/// A primitive, the joint carrying it, and its blend radius (m) with the primitives before it
+/// in its chain (0: a hard union).
+type Part = (Prim, usize, f64);
+
+/// The torso, neck and head.
+fn core_parts(j: &dyn Fn(&str) -> usize) -> Vec<Part> {
+    vec![
+        // Pelvis and buttocks.
+        (
+            Prim::ellipsoid(V3::new(0.0, 0.92, -0.012), V3::new(0.172, 0.12, 0.128)),
+            j("hips"),
+            0.0,
+        ),
+        // Abdomen (natural waist at 1.05 m).
+        (
+            Prim::ellipsoid(V3::new(0.0, 1.06, -0.008), V3::new(0.142, 0.16, 0.104)),
+            j("spine"),
+            0.08,
+        ),
+        // Rib cage.
+        (
+            Prim::ellipsoid(V3::new(0.0, 1.255, 0.0), V3::new(0.172, 0.19, 0.127)),
+            j("chest"),
+            0.08,
+        ),
+        // Neck.
+        (
+            Prim::RoundCone {
+                a: V3::new(0.0, 1.40, -0.02),
+                b: V3::new(0.0, 1.54, -0.005),
+                ra: 0.058,
+                rb: 0.05,
+            },
+            j("neck"),
+            0.05,
+        ),
+        // Head (top at 1.70 m) and jaw.
+        (
+            Prim::ellipsoid(V3::new(0.0, 1.595, 0.012), V3::new(0.077, 0.105, 0.096)),
+            j("head"),
+            0.03,
+        ),
+        (
+            Prim::ellipsoid(V3::new(0.0, 1.535, 0.04), V3::new(0.055, 0.05, 0.06)),
+            j("head"),
+            0.03,
+        ),
+    ]
+}
+
+/// The arm on `side` (+1 left, -1 right; joint names end in `tag`): its trapezius, which
+/// belongs to the core so that both sides blend alike, and the limb (upper arm, forearm, hand).
+fn arm_parts(side: f64, tag: &str, j: &dyn Fn(&str) -> usize) -> (Part, Vec<Part>) {
+    let (s, e, w, _) = arm_points(side);
+    let d = arm_dir(side);
+    let trapezius = (
+        Prim::RoundCone {
+            a: V3::new(0.02 * side, 1.40, -0.025),
+            b: s + V3::new(-0.02 * side, 0.0, -0.005),
+            ra: 0.06,
+            rb: 0.046,
+        },
+        j(&format!("shoulder_{tag}")),
+        0.05,
+    );
+    let thick = V3::new(-d.y, d.x, 0.0) * side; // palm normal, in the arm's plane
+    let hand_axes = Matrix3::from_columns(&[d, thick, V3::z()]);
+    let limb = vec![
+        (
+            Prim::RoundCone {
+                a: s,
+                b: e,
+                ra: 0.048,
+                rb: 0.038,
+            },
+            j(&format!("upper_arm_{tag}")),
+            0.0,
+        ),
+        (
+            Prim::RoundCone {
+                a: e,
+                b: w,
+                ra: 0.037,
+                rb: 0.026,
+            },
+            j(&format!("forearm_{tag}")),
+            0.02,
+        ),
+        (
+            Prim::Ellipsoid {
+                c: w + d * 0.085,
+                axes: hand_axes,
+                r: V3::new(0.092, 0.024, 0.046),
+            },
+            j(&format!("hand_{tag}")),
+            0.02,
+        ),
+    ];
+    (trapezius, limb)
+}
+
+/// The leg on `side` (+1 left, -1 right): thigh, shin, calf and foot.
+fn leg_parts(side: f64, tag: &str, j: &dyn Fn(&str) -> usize) -> Vec<Part> {
+    let hip = mirror(v(HIP), side);
+    let knee = mirror(v(KNEE), side);
+    let ankle = mirror(v(ANKLE), side);
+    vec![
+        (
+            Prim::RoundCone {
+                a: hip + V3::new(0.0, -0.02, -0.005),
+                b: knee,
+                ra: 0.084,
+                rb: 0.05,
+            },
+            j(&format!("thigh_{tag}")),
+            0.0,
+        ),
+        (
+            Prim::RoundCone {
+                a: knee,
+                b: ankle,
+                ra: 0.05,
+                rb: 0.033,
+            },
+            j(&format!("shin_{tag}")),
+            0.03,
+        ),
+        // Calf.
+        (
+            Prim::ellipsoid(
+                knee + V3::new(0.0, -0.13, -0.022),
+                V3::new(0.045, 0.11, 0.042),
+            ),
+            j(&format!("shin_{tag}")),
+            0.04,
+        ),
+        // Foot: heel at z = -0.07, toes at z = 0.19, sole on y = 0.
+        (
+            Prim::RoundBox {
+                c: V3::new(0.112 * side, 0.036, 0.06),
+                h: V3::new(0.046, 0.036, 0.13),
+                round: 0.03,
+            },
+            j(&format!("foot_{tag}")),
+            0.03,
+        ),
+    ]
+}
+
+/// Blend radius (m) between each limb and the core.
+const LIMB_ATTACH: f64 = 0.05;
 
 impl Body {
     /// The mannequin.
     pub fn new(joints: &[Joint]) -> Body {
         let j = |n: &str| joint_index(joints, n);
-        let core = vec![
-            // Pelvis and buttocks.
-            (
-                Prim::ellipsoid(V3::new(0.0, 0.92, -0.012), V3::new(0.172, 0.12, 0.128)),
-                j("hips"),
-                0.0,
-            ),
-            // Abdomen (natural waist at 1.05 m).
-            (
-                Prim::ellipsoid(V3::new(0.0, 1.06, -0.008), V3::new(0.142, 0.16, 0.104)),
-                j("spine"),
-                0.08,
-            ),
-            // Rib cage.
-            (
-                Prim::ellipsoid(V3::new(0.0, 1.255, 0.0), V3::new(0.172, 0.19, 0.127)),
-                j("chest"),
-                0.08,
-            ),
-            // Neck.
-            (
-                Prim::RoundCone {
-                    a: V3::new(0.0, 1.40, -0.02),
-                    b: V3::new(0.0, 1.54, -0.005),
-                    ra: 0.058,
-                    rb: 0.05,
-                },
-                j("neck"),
-                0.05,
-            ),
-            // Head (top at 1.70 m) and jaw.
-            (
-                Prim::ellipsoid(V3::new(0.0, 1.595, 0.012), V3::new(0.077, 0.105, 0.096)),
-                j("head"),
-                0.03,
-            ),
-            (
-                Prim::ellipsoid(V3::new(0.0, 1.535, 0.04), V3::new(0.055, 0.05, 0.06)),
-                j("head"),
-                0.03,
-            ),
-        ];
-        let mut core = core;
+        let mut core = core_parts(&j);
         let mut limbs = Vec::new();
         let mut attach = Vec::new();
         for (side, tag) in [(1.0, "l"), (-1.0, "r")] {
-            let (s, e, w, _) = arm_points(side);
-            let d = arm_dir(side);
-            // Trapezius: neck base to shoulder, part of the core so both sides blend alike.
-            core.push((
-                Prim::RoundCone {
-                    a: V3::new(0.02 * side, 1.40, -0.025),
-                    b: s + V3::new(-0.02 * side, 0.0, -0.005),
-                    ra: 0.06,
-                    rb: 0.046,
-                },
-                j(&format!("shoulder_{tag}")),
-                0.05,
-            ));
-            let thick = V3::new(-d.y, d.x, 0.0) * side; // palm normal, in the arm's plane
-            let hand_axes = Matrix3::from_columns(&[d, thick, V3::z()]);
-            limbs.push(vec![
-                (
-                    Prim::RoundCone {
-                        a: s,
-                        b: e,
-                        ra: 0.048,
-                        rb: 0.038,
-                    },
-                    j(&format!("upper_arm_{tag}")),
-                    0.0,
-                ),
-                (
-                    Prim::RoundCone {
-                        a: e,
-                        b: w,
-                        ra: 0.037,
-                        rb: 0.026,
-                    },
-                    j(&format!("forearm_{tag}")),
-                    0.02,
-                ),
-                (
-                    Prim::Ellipsoid {
-                        c: w + d * 0.085,
-                        axes: hand_axes,
-                        r: V3::new(0.092, 0.024, 0.046),
-                    },
-                    j(&format!("hand_{tag}")),
-                    0.02,
-                ),
-            ]);
-            attach.push(0.05);
+            let (trapezius, arm) = arm_parts(side, tag, &j);
+            core.push(trapezius);
+            limbs.push(arm);
+            attach.push(LIMB_ATTACH);
         }
         for (side, tag) in [(1.0, "l"), (-1.0, "r")] {
-            let hip = mirror(v(HIP), side);
-            let knee = mirror(v(KNEE), side);
-            let ankle = mirror(v(ANKLE), side);
-            limbs.push(vec![
-                (
-                    Prim::RoundCone {
-                        a: hip + V3::new(0.0, -0.02, -0.005),
-                        b: knee,
-                        ra: 0.084,
-                        rb: 0.05,
-                    },
-                    j(&format!("thigh_{tag}")),
-                    0.0,
-                ),
-                (
-                    Prim::RoundCone {
-                        a: knee,
-                        b: ankle,
-                        ra: 0.05,
-                        rb: 0.033,
-                    },
-                    j(&format!("shin_{tag}")),
-                    0.03,
-                ),
-                // Calf.
-                (
-                    Prim::ellipsoid(
-                        knee + V3::new(0.0, -0.13, -0.022),
-                        V3::new(0.045, 0.11, 0.042),
-                    ),
-                    j(&format!("shin_{tag}")),
-                    0.04,
-                ),
-                // Foot: heel at z = -0.07, toes at z = 0.19, sole on y = 0.
-                (
-                    Prim::RoundBox {
-                        c: V3::new(0.112 * side, 0.036, 0.06),
-                        h: V3::new(0.046, 0.036, 0.13),
-                        round: 0.03,
-                    },
-                    j(&format!("foot_{tag}")),
-                    0.03,
-                ),
-            ]);
-            attach.push(0.05);
+            limbs.push(leg_parts(side, tag, &j));
+            attach.push(LIMB_ATTACH);
         }
         Body {
             core,
@@ -332,7 +356,7 @@ impl Body {
         }
     }
 
-    fn chain(prims: &[(Prim, usize, f64)], p: &V3) -> f64 {
+    fn chain(prims: &[Part], p: &V3) -> f64 {
         let mut d = f64::INFINITY;
         for (prim, _, k) in prims {
             let di = prim.sdf(p);

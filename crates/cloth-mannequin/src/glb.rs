@@ -1,5 +1,5 @@
 //! The skinned, animated mannequin as binary glTF 2.0: skeleton, linear-blend-skinning weights,
-//! inverse bind matrices and three clips (issue 13), written with `gltf-json`.
+//! inverse bind matrices and three clips, written with `gltf-json`.
 //!
 //! * Skeleton: 19 joints (hips root; spine, chest, neck, head; shoulder, upper arm, forearm and
 //!   hand per side; thigh, shin and foot per side). The bind pose has no joint rotation: each
@@ -17,12 +17,13 @@
 use std::collections::BTreeMap;
 use std::f64::consts::{PI, TAU};
 
-use cloth::mesh::nalgebra::{Unit, UnitQuaternion};
+use cloth_mesh::nalgebra::{Unit, UnitQuaternion};
 use gltf_json as json;
+use json::accessor::{ComponentType as C, Type as T};
 use json::validation::{Checked::Valid, USize64};
 
-use super::Mannequin;
-use super::body::{self, Joint, V3};
+use crate::body::{self, Joint, V3};
+use crate::model::Mannequin;
 
 /// Width of the skinning weight falloff (m).
 const SIGMA: f64 = 0.015;
@@ -204,49 +205,81 @@ struct Bin {
     accessors: Vec<json::Accessor>,
 }
 
+/// One accessor's data: `count` elements of `type_` made of `component`s, little-endian.
+struct Data {
+    bytes: Vec<u8>,
+    count: usize,
+    component: C,
+    type_: T,
+    /// Integer components read as fractions of their maximum (glTF `normalized`).
+    normalized: bool,
+    /// Per-component minimum and maximum (glTF requires them for positions and times).
+    bounds: Option<(Vec<f32>, Vec<f32>)>,
+    /// The buffer view's target (vertex attributes and indices).
+    target: Option<json::buffer::Target>,
+}
+
+impl Data {
+    /// Plain data: not normalised, no bounds, no target.
+    fn new(bytes: Vec<u8>, count: usize, component: C, type_: T) -> Self {
+        Data {
+            bytes,
+            count,
+            component,
+            type_,
+            normalized: false,
+            bounds: None,
+            target: None,
+        }
+    }
+
+    /// A vertex attribute.
+    fn vertices(mut self) -> Self {
+        self.target = Some(json::buffer::Target::ArrayBuffer);
+        self
+    }
+
+    /// With component bounds.
+    fn bounded(mut self, lo: Vec<f32>, hi: Vec<f32>) -> Self {
+        self.bounds = Some((lo, hi));
+        self
+    }
+}
+
 impl Bin {
-    #[allow(clippy::too_many_arguments)]
-    fn push(
-        &mut self,
-        bytes: &[u8],
-        count: usize,
-        component: json::accessor::ComponentType,
-        type_: json::accessor::Type,
-        normalized: bool,
-        bounds: Option<(Vec<f32>, Vec<f32>)>,
-        target: Option<json::buffer::Target>,
-    ) -> json::Index<json::Accessor> {
+    /// Appends `d` (aligned to 4 bytes) with its buffer view and accessor.
+    fn push(&mut self, d: Data) -> json::Index<json::Accessor> {
         while !self.data.len().is_multiple_of(4) {
             self.data.push(0);
         }
         let offset = self.data.len();
-        self.data.extend_from_slice(bytes);
+        self.data.extend_from_slice(&d.bytes);
         self.views.push(json::buffer::View {
             buffer: json::Index::new(0),
-            byte_length: USize64::from(bytes.len()),
+            byte_length: USize64::from(d.bytes.len()),
             byte_offset: Some(USize64::from(offset)),
             byte_stride: None,
             name: None,
-            target: target.map(Valid),
+            target: d.target.map(Valid),
             extensions: None,
             extras: Default::default(),
         });
-        let (min, max) = match bounds {
+        let (min, max) = match d.bounds {
             Some((lo, hi)) => (Some(json::Value::from(lo)), Some(json::Value::from(hi))),
             None => (None, None),
         };
         self.accessors.push(json::Accessor {
             buffer_view: Some(json::Index::new(self.views.len() as u32 - 1)),
             byte_offset: None,
-            count: USize64::from(count),
-            component_type: Valid(json::accessor::GenericComponentType(component)),
+            count: USize64::from(d.count),
+            component_type: Valid(json::accessor::GenericComponentType(d.component)),
             extensions: None,
             extras: Default::default(),
-            type_: Valid(type_),
+            type_: Valid(d.type_),
             min,
             max,
             name: None,
-            normalized,
+            normalized: d.normalized,
             sparse: None,
         });
         json::Index::new(self.accessors.len() as u32 - 1)
@@ -259,14 +292,16 @@ fn f32_bytes(v: impl IntoIterator<Item = f64>) -> Vec<u8> {
         .collect()
 }
 
-/// The whole .glb file.
-pub fn glb_bytes(man: &Mannequin) -> Result<Vec<u8>, String> {
-    use json::accessor::{ComponentType as C, Type as T};
-    let joints = &man.joints;
-    let mesh = &man.mesh;
-    let mut bin = Bin::default();
+/// The mesh's vertex attributes (positions, joints, weights) and its index accessor.
+type Geometry = (
+    BTreeMap<json::validation::Checked<json::mesh::Semantic>, json::Index<json::Accessor>>,
+    json::Index<json::Accessor>,
+);
 
-    // Geometry.
+/// Pushes the skinned mesh: positions with their bounds, joint indices and normalised weights
+/// ([`skin_weights`]), and 16-bit triangle indices.
+fn geometry(bin: &mut Bin, man: &Mannequin) -> Result<Geometry, String> {
+    let mesh = &man.mesh;
     let mut lo = [f32::INFINITY; 3];
     let mut hi = [f32::NEG_INFINITY; 3];
     for p in &mesh.vertices {
@@ -275,58 +310,40 @@ pub fn glb_bytes(man: &Mannequin) -> Result<Vec<u8>, String> {
             hi[a] = hi[a].max(p[a] as f32);
         }
     }
+    let n = mesh.vertices.len();
+    let positions = f32_bytes(mesh.vertices.iter().flat_map(|p| [p.x, p.y, p.z]));
     let positions = bin.push(
-        &f32_bytes(mesh.vertices.iter().flat_map(|p| [p.x, p.y, p.z])),
-        mesh.vertices.len(),
-        C::F32,
-        T::Vec3,
-        false,
-        Some((lo.to_vec(), hi.to_vec())),
-        Some(json::buffer::Target::ArrayBuffer),
+        Data::new(positions, n, C::F32, T::Vec3)
+            .bounded(lo.to_vec(), hi.to_vec())
+            .vertices(),
     );
     let weights = skin_weights(man);
-    let joint_ids = bin.push(
-        &weights
-            .iter()
-            .flat_map(|w| w.map(|x| x.0))
-            .collect::<Vec<u8>>(),
-        weights.len(),
-        C::U8,
-        T::Vec4,
-        false,
-        None,
-        Some(json::buffer::Target::ArrayBuffer),
-    );
-    let joint_weights = bin.push(
-        &weights
-            .iter()
-            .flat_map(|w| w.map(|x| x.1))
-            .collect::<Vec<u8>>(),
-        weights.len(),
-        C::U8,
-        T::Vec4,
-        true,
-        None,
-        Some(json::buffer::Target::ArrayBuffer),
-    );
-    if mesh.vertices.len() > u16::MAX as usize {
+    let ids: Vec<u8> = weights.iter().flat_map(|w| w.map(|x| x.0)).collect();
+    let joint_ids = bin.push(Data::new(ids, weights.len(), C::U8, T::Vec4).vertices());
+    let amounts: Vec<u8> = weights.iter().flat_map(|w| w.map(|x| x.1)).collect();
+    let mut amounts = Data::new(amounts, weights.len(), C::U8, T::Vec4).vertices();
+    amounts.normalized = true;
+    let joint_weights = bin.push(amounts);
+    if n > u16::MAX as usize {
         return Err("more than 65535 vertices".into());
     }
-    let indices = bin.push(
-        &mesh
-            .triangles
-            .iter()
-            .flat_map(|t| t.map(|i| i as u16))
-            .flat_map(u16::to_le_bytes)
-            .collect::<Vec<u8>>(),
-        mesh.triangles.len() * 3,
-        C::U16,
-        T::Scalar,
-        false,
-        None,
-        Some(json::buffer::Target::ElementArrayBuffer),
-    );
-    // Inverse bind matrices: translation by minus the joint's bind position (column-major).
+    let triangles: Vec<u8> = (mesh.triangles.iter())
+        .flat_map(|t| t.map(|i| i as u16))
+        .flat_map(u16::to_le_bytes)
+        .collect();
+    let mut indices = Data::new(triangles, mesh.triangles.len() * 3, C::U16, T::Scalar);
+    indices.target = Some(json::buffer::Target::ElementArrayBuffer);
+    let indices = bin.push(indices);
+    let mut attributes = BTreeMap::new();
+    attributes.insert(Valid(json::mesh::Semantic::Positions), positions);
+    attributes.insert(Valid(json::mesh::Semantic::Joints(0)), joint_ids);
+    attributes.insert(Valid(json::mesh::Semantic::Weights(0)), joint_weights);
+    Ok((attributes, indices))
+}
+
+/// Pushes the inverse bind matrices: translation by minus each joint's bind position
+/// (column-major).
+fn inverse_bind_matrices(bin: &mut Bin, joints: &[Joint]) -> json::Index<json::Accessor> {
     let ibm: Vec<f64> = joints
         .iter()
         .flat_map(|jt| {
@@ -336,17 +353,12 @@ pub fn glb_bytes(man: &Mannequin) -> Result<Vec<u8>, String> {
             ]
         })
         .collect();
-    let ibm = bin.push(
-        &f32_bytes(ibm),
-        joints.len(),
-        C::F32,
-        T::Mat4,
-        false,
-        None,
-        None,
-    );
+    bin.push(Data::new(f32_bytes(ibm), joints.len(), C::F32, T::Mat4))
+}
 
-    // Nodes: the joints (0..19), then the skinned mesh node.
+/// The nodes: the joints (translated by their offsets from their parents, children listed),
+/// then the skinned mesh node, whose index is returned with them.
+fn nodes(joints: &[Joint]) -> (Vec<json::Node>, u32) {
     let mut nodes: Vec<json::Node> = joints
         .iter()
         .map(|jt| {
@@ -374,109 +386,114 @@ pub fn glb_bytes(man: &Mannequin) -> Result<Vec<u8>, String> {
         skin: Some(json::Index::new(0)),
         ..Default::default()
     });
+    (nodes, mesh_node)
+}
 
-    // Animations.
-    let mut animations = Vec::new();
-    for (name, duration, _) in CLIPS {
-        let n = keys(duration);
-        let times: Vec<f64> = (0..n)
-            .map(|k| duration * k as f64 / (n - 1) as f64)
-            .collect();
-        let samples: Vec<(Vec<UnitQuaternion<f64>>, V3)> =
-            times.iter().map(|&t| clip_pose(name, t, joints)).collect();
-        let time_acc = bin.push(
-            &f32_bytes(times.iter().copied()),
-            n,
-            C::F32,
-            T::Scalar,
-            false,
-            Some((vec![0.0], vec![duration as f32])),
-            None,
-        );
-        let mut samplers = Vec::new();
-        let mut channels = Vec::new();
-        let mut channel = |bin: &mut Bin,
-                           samplers: &mut Vec<json::animation::Sampler>,
-                           node: usize,
-                           path: json::animation::Property,
-                           values: Vec<f64>,
-                           ty: T| {
-            let out = bin.push(&f32_bytes(values), n, C::F32, ty, false, None, None);
-            samplers.push(json::animation::Sampler {
-                extensions: None,
-                extras: Default::default(),
-                input: time_acc,
-                interpolation: Valid(json::animation::Interpolation::Linear),
-                output: out,
-            });
-            channels.push(json::animation::Channel {
-                sampler: json::Index::new(samplers.len() as u32 - 1),
-                target: json::animation::Target {
-                    extensions: None,
-                    extras: Default::default(),
-                    node: json::Index::new(node as u32),
-                    path: Valid(path),
-                },
-                extensions: None,
-                extras: Default::default(),
-            });
-        };
-        for jt in 0..joints.len() {
-            if samples.iter().all(|s| s.0[jt].angle() < 1e-12) {
-                continue;
-            }
-            // Keep consecutive quaternions in the same hemisphere.
-            let mut prev = UnitQuaternion::identity();
-            let mut vals = Vec::with_capacity(4 * n);
-            for s in &samples {
-                let mut q = s.0[jt];
-                if q.coords.dot(&prev.coords) < 0.0 {
-                    q = UnitQuaternion::new_unchecked(-q.into_inner());
-                }
-                prev = q;
-                vals.extend([q.i, q.j, q.k, q.w]);
-            }
-            channel(
-                &mut bin,
-                &mut samplers,
-                jt,
-                json::animation::Property::Rotation,
-                vals,
-                T::Vec4,
-            );
-        }
-        if samples.iter().any(|s| s.1.norm() > 0.0) {
-            let root = joints[0].position;
-            let vals = samples
-                .iter()
-                .flat_map(|s| {
-                    let p = root + s.1;
-                    [p.x, p.y, p.z]
-                })
-                .collect();
-            channel(
-                &mut bin,
-                &mut samplers,
-                0,
-                json::animation::Property::Translation,
-                vals,
-                T::Vec3,
-            );
-        }
-        animations.push(json::Animation {
+/// The samplers and channels of one clip under construction.
+struct Clip {
+    /// The clip's key times.
+    times: json::Index<json::Accessor>,
+    /// Keys per channel.
+    keys: usize,
+    samplers: Vec<json::animation::Sampler>,
+    channels: Vec<json::animation::Channel>,
+}
+
+impl Clip {
+    /// Adds a LINEAR channel animating `path` of `node` through `values` (one per key).
+    fn channel(
+        &mut self,
+        bin: &mut Bin,
+        node: usize,
+        path: json::animation::Property,
+        (values, ty): (Vec<f64>, T),
+    ) {
+        let output = bin.push(Data::new(f32_bytes(values), self.keys, C::F32, ty));
+        self.samplers.push(json::animation::Sampler {
             extensions: None,
             extras: Default::default(),
-            channels,
-            name: Some(name.to_string()),
-            samplers,
+            input: self.times,
+            interpolation: Valid(json::animation::Interpolation::Linear),
+            output,
+        });
+        self.channels.push(json::animation::Channel {
+            sampler: json::Index::new(self.samplers.len() as u32 - 1),
+            target: json::animation::Target {
+                extensions: None,
+                extras: Default::default(),
+                node: json::Index::new(node as u32),
+                path: Valid(path),
+            },
+            extensions: None,
+            extras: Default::default(),
         });
     }
+}
 
-    let mut attributes = BTreeMap::new();
-    attributes.insert(Valid(json::mesh::Semantic::Positions), positions);
-    attributes.insert(Valid(json::mesh::Semantic::Joints(0)), joint_ids);
-    attributes.insert(Valid(json::mesh::Semantic::Weights(0)), joint_weights);
-    let root = json::Root {
+/// Pushes clip `name` of `duration` seconds: its key times, a rotation channel per joint that
+/// moves (consecutive quaternions kept in one hemisphere) and the hips' translation when it
+/// moves.
+fn animation(bin: &mut Bin, name: &str, duration: f64, joints: &[Joint]) -> json::Animation {
+    let n = keys(duration);
+    let times: Vec<f64> = (0..n)
+        .map(|k| duration * k as f64 / (n - 1) as f64)
+        .collect();
+    let samples: Vec<(Vec<UnitQuaternion<f64>>, V3)> =
+        times.iter().map(|&t| clip_pose(name, t, joints)).collect();
+    let times = Data::new(f32_bytes(times.iter().copied()), n, C::F32, T::Scalar)
+        .bounded(vec![0.0], vec![duration as f32]);
+    let mut clip = Clip {
+        times: bin.push(times),
+        keys: n,
+        samplers: Vec::new(),
+        channels: Vec::new(),
+    };
+    for jt in 0..joints.len() {
+        if samples.iter().all(|s| s.0[jt].angle() < 1e-12) {
+            continue;
+        }
+        let mut prev = UnitQuaternion::identity();
+        let mut vals = Vec::with_capacity(4 * n);
+        for s in &samples {
+            let mut q = s.0[jt];
+            if q.coords.dot(&prev.coords) < 0.0 {
+                q = UnitQuaternion::new_unchecked(-q.into_inner());
+            }
+            prev = q;
+            vals.extend([q.i, q.j, q.k, q.w]);
+        }
+        let rotation = json::animation::Property::Rotation;
+        clip.channel(bin, jt, rotation, (vals, T::Vec4));
+    }
+    if samples.iter().any(|s| s.1.norm() > 0.0) {
+        let root = joints[0].position;
+        let vals = (samples.iter())
+            .flat_map(|s| {
+                let p = root + s.1;
+                [p.x, p.y, p.z]
+            })
+            .collect();
+        let translation = json::animation::Property::Translation;
+        clip.channel(bin, 0, translation, (vals, T::Vec3));
+    }
+    json::Animation {
+        extensions: None,
+        extras: Default::default(),
+        channels: clip.channels,
+        name: Some(name.to_string()),
+        samplers: clip.samplers,
+    }
+}
+
+/// The glTF document: one buffer, one skinned mesh, its skin and nodes, one scene.
+fn root(
+    bin: &mut Bin,
+    (attributes, indices): Geometry,
+    skin: json::Skin,
+    (nodes, mesh_node): (Vec<json::Node>, u32),
+    animations: Vec<json::Animation>,
+) -> json::Root {
+    json::Root {
         asset: json::Asset {
             copyright: None,
             extensions: None,
@@ -509,14 +526,7 @@ pub fn glb_bytes(man: &Mannequin) -> Result<Vec<u8>, String> {
             }],
             weights: None,
         }],
-        skins: vec![json::Skin {
-            extensions: None,
-            extras: Default::default(),
-            inverse_bind_matrices: Some(ibm),
-            joints: (0..joints.len() as u32).map(json::Index::new).collect(),
-            name: Some("skeleton".into()),
-            skeleton: Some(json::Index::new(0)),
-        }],
+        skins: vec![skin],
         nodes,
         scenes: vec![json::Scene {
             extensions: None,
@@ -527,15 +537,15 @@ pub fn glb_bytes(man: &Mannequin) -> Result<Vec<u8>, String> {
         scene: Some(json::Index::new(0)),
         animations,
         ..Default::default()
-    };
-    let text = root.to_vec().map_err(|e| format!("glTF JSON: {e}"))?;
-    // GLB container (glTF 2.0 section 4): header, JSON chunk padded with spaces, BIN chunk
-    // padded with zeros.
-    let mut json_chunk = text;
+    }
+}
+
+/// The GLB container (glTF 2.0 section 4): header, JSON chunk padded with spaces, BIN chunk
+/// padded with zeros.
+fn container(mut json_chunk: Vec<u8>, mut bin_chunk: Vec<u8>) -> Vec<u8> {
     while !json_chunk.len().is_multiple_of(4) {
         json_chunk.push(b' ');
     }
-    let mut bin_chunk = bin.data;
     while !bin_chunk.len().is_multiple_of(4) {
         bin_chunk.push(0);
     }
@@ -550,5 +560,27 @@ pub fn glb_bytes(man: &Mannequin) -> Result<Vec<u8>, String> {
     out.extend_from_slice(&(bin_chunk.len() as u32).to_le_bytes());
     out.extend_from_slice(b"BIN\0");
     out.extend_from_slice(&bin_chunk);
-    Ok(out)
+    out
+}
+
+/// The whole .glb file.
+pub fn glb_bytes(man: &Mannequin) -> Result<Vec<u8>, String> {
+    let joints = &man.joints;
+    let mut bin = Bin::default();
+    let geometry = geometry(&mut bin, man)?;
+    let skin = json::Skin {
+        extensions: None,
+        extras: Default::default(),
+        inverse_bind_matrices: Some(inverse_bind_matrices(&mut bin, joints)),
+        joints: (0..joints.len() as u32).map(json::Index::new).collect(),
+        name: Some("skeleton".into()),
+        skeleton: Some(json::Index::new(0)),
+    };
+    let nodes = nodes(joints);
+    let animations = (CLIPS.iter())
+        .map(|&(name, duration, _)| animation(&mut bin, name, duration, joints))
+        .collect();
+    let root = root(&mut bin, geometry, skin, nodes, animations);
+    let text = root.to_vec().map_err(|e| format!("glTF JSON: {e}"))?;
+    Ok(container(text, bin.data))
 }

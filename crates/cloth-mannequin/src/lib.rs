@@ -1,4 +1,5 @@
-//! `cargo xtask mannequin`: the project's own mannequin (issues 12 and 13).
+//! The project's own mannequin, made in code (`cargo xtask mannequin`, or the
+//! `cloth-mannequin` binary of this crate).
 //!
 //! An adult body, 1.70 m tall, standing in A-pose at the origin (y up, metres, feet on y = 0,
 //! facing +z), made in code: a smooth union of signed-distance primitives ([`body`]) whose
@@ -11,66 +12,26 @@
 //! Vertex and joint coordinates are multiples of 2^-12 m (0.24 mm), so they are exact in the
 //! glTF file's f32 and in the OBJ's decimals: the glTF bind pose reproduces the OBJ exactly.
 //! Both files are deterministic (the same bytes on every run). `--check` regenerates both in
-//! memory and fails if the committed files differ.
+//! memory and fails if the committed files differ; a test of this crate does the same.
 
 mod body;
 mod glb;
 mod measure;
+mod model;
 mod surface;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+pub use glb::{clip_summary, glb_bytes};
+pub use model::{Mannequin, QUANTUM, build};
+
 use body::V3;
 use surface::TriMesh;
 
-/// Coordinate quantum (m): 2^-12, exact in f32 for |x| < 2^11 and printed exactly.
-pub const QUANTUM: f64 = 1.0 / 4096.0;
-/// Marching-cubes cell size (m).
-const CELL: f64 = 0.0175;
 /// Height of the acromion (top of the shoulder) above the shoulder joint centre (m).
 const ACROMION: f64 = 0.035;
-/// Smoothing passes after extraction.
-const RELAX_PASSES: usize = 8;
-
-fn quantize(x: f64) -> f64 {
-    (x / QUANTUM).round() * QUANTUM
-}
-
-/// The generated mannequin.
-pub struct Mannequin {
-    /// Skeleton (positions quantized).
-    pub joints: Vec<body::Joint>,
-    /// The surface (vertices quantized, feet on y = 0).
-    pub mesh: TriMesh,
-    /// The field the surface was extracted from.
-    pub body: body::Body,
-}
-
-/// Builds the mannequin: skeleton, field, surface.
-pub fn build() -> Mannequin {
-    let mut joints = body::skeleton();
-    for j in &mut joints {
-        j.position = j.position.map(quantize);
-    }
-    let body = body::Body::new(&joints);
-    let f = |p: &V3| body.sdf(p);
-    let g = |p: &V3| body.gradient(p);
-    // Grid covering the body with a margin of two cells; offset by a fraction of a cell so
-    // that no sample lies on a symmetry plane of the body.
-    let lo = V3::new(-0.80, -0.05, -0.22) + V3::repeat(CELL * 0.37);
-    let hi = V3::new(0.80, 1.75, 0.32);
-    let n = [0, 1, 2].map(|a| ((hi[a] - lo[a]) / CELL).ceil() as usize + 1);
-    let mut mesh = surface::marching_cubes(&f, lo, CELL, n);
-    surface::relax(&mut mesh, &f, &g, RELAX_PASSES);
-    let (min_y, _) = measure::y_range(&mesh);
-    for p in &mut mesh.vertices {
-        p.y -= min_y;
-        *p = p.map(quantize);
-    }
-    Mannequin { joints, mesh, body }
-}
 
 /// The OBJ text of the mesh (coordinates printed exactly).
 pub fn obj_text(m: &TriMesh) -> String {
@@ -93,9 +54,11 @@ pub fn obj_text(m: &TriMesh) -> String {
     s
 }
 
-/// Checks the mesh; returns the report lines or the first failure.
-fn check(man: &Mannequin) -> Result<Vec<String>, String> {
-    use cloth::collide::{Collider, ColliderSet, Shape};
+/// Checks the mesh (a valid closed collider, manifold, a sphere's Euler characteristic, positive
+/// volume, outward-wound, no self-intersection, no sliver) and measures the body; returns the
+/// report lines or the first failure.
+pub fn check(man: &Mannequin) -> Result<Vec<String>, String> {
+    use cloth_collide::{Collider, ColliderSet, Shape};
     let m = &man.mesh;
     let mut r = Vec::new();
     ColliderSet::new(vec![Collider {
@@ -124,7 +87,7 @@ fn check(man: &Mannequin) -> Result<Vec<String>, String> {
     if inward > 0 {
         return Err(format!("{inward} triangles face into the body"));
     }
-    let crossings = cloth::collide::count_intersections(&m.triangles, &m.vertices);
+    let crossings = cloth_collide::count_intersections(&m.triangles, &m.vertices);
     if crossings > 0 {
         return Err(format!("{crossings} pairs of triangles intersect"));
     }
@@ -166,15 +129,20 @@ fn check(man: &Mannequin) -> Result<Vec<String>, String> {
     Ok(r)
 }
 
-fn assets_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
+/// The committed assets: `assets/mannequin/` of the workspace.
+pub fn assets_dir() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .ancestors()
+        .nth(2)
         .unwrap_or(Path::new("."))
         .join("assets")
         .join("mannequin")
 }
 
-/// Runs the task: `cargo xtask mannequin [--check] [--out DIR]`.
+/// Runs the generator with its command-line arguments `[--check] [--out DIR]`: writes
+/// `mannequin.obj` and `mannequin.glb` to `DIR` (default [`assets_dir`]), or with `--check`
+/// only compares them with the files there (exit status 1 when they differ).
 pub fn run(args: &[String]) -> Result<ExitCode, String> {
     let mut check_only = false;
     let mut out = assets_dir();
@@ -191,13 +159,13 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
         eprintln!("mannequin: {line}");
     }
     let obj = obj_text(&man.mesh);
-    let glb = glb::glb_bytes(&man)?;
+    let glb = glb_bytes(&man)?;
     eprintln!(
         "mannequin: mannequin.obj {} bytes, mannequin.glb {} bytes",
         obj.len(),
         glb.len()
     );
-    for line in glb::clip_summary() {
+    for line in clip_summary() {
         eprintln!("mannequin: {line}");
     }
     let files = [("mannequin.obj", obj.into_bytes()), ("mannequin.glb", glb)];
@@ -221,7 +189,7 @@ pub fn run(args: &[String]) -> Result<ExitCode, String> {
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     for (name, bytes) in &files {
         let path = out.join(name);
-        cloth::mesh::write_atomic_bytes(&path, bytes)
+        cloth_mesh::write_atomic_bytes(&path, bytes)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         eprintln!("mannequin: wrote {}", path.display());
     }
@@ -240,7 +208,7 @@ mod tests {
         let obj = std::fs::read(dir.join("mannequin.obj")).unwrap();
         let glb = std::fs::read(dir.join("mannequin.glb")).unwrap();
         assert!(
-            obj == obj_text(&m.mesh).into_bytes() && glb == glb::glb_bytes(&m).unwrap(),
+            obj == obj_text(&m.mesh).into_bytes() && glb == glb_bytes(&m).unwrap(),
             "assets/mannequin is stale: run `cargo xtask mannequin`"
         );
     }
