@@ -1,6 +1,8 @@
-//! The explicit integrator: position Verlet on a mass-spring network with the iterated
-//! maximum-stretch projection ([`Verlet`]), the workspace's second method beside the implicit
-//! one ("maximum stretch and bending springs").
+//! The explicit integrator: position Verlet on springs with the maximum-stretch projection.
+//!
+//! [`Verlet`] steps a mass-spring network built from the cloth's mesh and solves the iterated
+//! maximum-stretch projection in every step; it is the workspace's second method beside the
+//! implicit one ("maximum stretch and bending springs").
 //!
 //! # One step of size h
 //!

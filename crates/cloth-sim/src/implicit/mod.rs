@@ -1,5 +1,6 @@
-//! The implicit integrator of Baraff & Witkin, "Large Steps in Cloth Simulation" (1998):
-//! linearised backward Euler with constraints and adaptive steps ([`Implicit`]).
+//! The implicit integrator: linearised backward Euler with constraints and adaptive steps.
+//!
+//! [`Implicit`] is the method of Baraff & Witkin, "Large Steps in Cloth Simulation" (1998).
 //!
 //! One call of [`Implicit::step`] attempts a step of size h in stages, each a module that
 //! reads the attempt's context (the world, the start state, h and the settings):

@@ -1,10 +1,10 @@
-//! The safety net of cloth-cloth contact, part of stage 5: the candidate motion of a step
-//! (every vertex on a straight line from `x0` to `x1`) is checked by continuous collision
-//! detection, and vertices of colliding pairs are merged into impact zones that move as one
-//! rigid translation (the zone's momentum-conserving mean displacement; Provot 1997, Bridson,
-//! Fedkiw & Anderson 2002, translation only). Vertices of one zone keep their relative
-//! positions, so a start state free of crossings cannot gain one inside a zone; zones grow and
-//! merge until the motion is free of collisions. When that takes more than
+//! The safety net of cloth-cloth contact, run by the detect stage on the candidate the accept stage
+//! judges: the candidate motion of a step (every vertex on a straight line from `x0` to `x1`) is
+//! checked by continuous collision detection, and vertices of colliding pairs are merged into
+//! impact zones that move as one rigid translation (the zone's momentum-conserving mean
+//! displacement; Provot 1997, Bridson, Fedkiw & Anderson 2002, translation only). Vertices of one
+//! zone keep their relative positions, so a start state free of crossings cannot gain one inside a
+//! zone; zones grow and merge until the motion is free of collisions. When that takes more than
 //! [`MAX_ZONE_ITERATIONS`] passes, the step is rejected and h is halved.
 //!
 //! Zones act like a perfectly inelastic, sticking impact for the few vertices that the penalty

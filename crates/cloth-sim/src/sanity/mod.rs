@@ -1,6 +1,7 @@
-//! Sanity checks after every accepted step of either integrator: the state is
-//! checked for what can only be garbage, so a run stops with a typed error naming the frame,
-//! the vertex and the cause instead of writing frames at 1e31 m and exiting 0.
+//! Sanity checks of the state after every accepted step of either integrator.
+//!
+//! The state is checked for what can only be garbage, so a run stops with a typed error naming
+//! the frame, the vertex and the cause instead of writing frames at 1e31 m and exiting 0.
 //!
 //! The checks and their documented limits:
 //! - **finite**: every position and velocity is finite;

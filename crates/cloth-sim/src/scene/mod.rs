@@ -1,5 +1,8 @@
-//! Scene files: a TOML description of one simulation (run length, cloth, pins, colliders,
-//! solver settings), parsed into plain, validated, fully defaulted data.
+//! Scene files: a TOML description of one simulation, read into validated, defaulted data.
+//!
+//! A scene holds the run length, the cloths, pins, colliders and solver settings; it is parsed
+//! into plain, validated, fully defaulted data ([`Scene`]) and built into a simulation
+//! ([`build_simulation`]).
 //!
 //! # Format
 //!
@@ -50,10 +53,12 @@
 //! reported as a [`SceneError`] that names the key path (e.g. `pin[1].region.min`) and, when
 //! the key is in the file, its line and column.
 //!
-//! The text is read in three steps, each a module: `raw` (the TOML as written, every key
-//! optional), `validate` (defaults applied, ranges checked, paths resolved: a [`Scene`]) and
-//! `build` (the runtime objects: mesh, forces, colliders, integrator: a
-//! [`crate::simulation::Simulation`]); `locate` maps key paths to lines and columns for the errors.
+//! This module holds the scene's data; [`Scene::load`] (module `load`) reads the text in
+//! three steps, each a module: `raw` (the TOML as written, every key optional), `validate`
+//! (defaults applied, ranges checked, paths resolved: a [`Scene`]) and `build` (the runtime
+//! objects: mesh, forces, colliders, integrator: a [`crate::simulation::Simulation`]);
+//! `locate` maps key paths to lines and columns for the errors ([`SceneError`], module
+//! `error`), and `pattern` reads the frame-number patterns of animated OBJ colliders.
 
 mod build;
 mod cloth;
