@@ -146,11 +146,15 @@ fn files_that_import_each_other_are_found_through_re_exports_and_paths() {
                 "pkg/src/a.rs",
                 "use crate::B;\n\n/// A.\npub struct A(pub B);\n",
             ),
-            // b -> c through a path in the code, c -> a through `super`.
-            ("pkg/src/b.rs", "/// B.\npub struct B(pub crate::c::C);\n"),
+            // b -> c through a path in an attribute's string; c -> a through a `use` in a
+            // function body.
+            (
+                "pkg/src/b.rs",
+                "/// B.\n#[derive(serde::Serialize)]\npub struct B(#[serde(with = \"crate::c\")] pub u8);\n",
+            ),
             (
                 "pkg/src/c.rs",
-                "/// C.\npub struct C;\n\nimpl C {\n    /// An A.\n    pub fn a(&self) -> Option<Box<super::a::A>> {\n        None\n    }\n}\n",
+                "/// C.\npub struct C;\n\nimpl C {\n    /// An A's size.\n    pub fn a(&self) -> usize {\n        use super::a::A;\n        std::mem::size_of::<A>()\n    }\n}\n",
             ),
         ],
     );

@@ -1,7 +1,7 @@
 //! Rule (d): no two files of a crate import each other, directly or around a longer loop.
 //!
 //! An import is a private `use` item, or a path in the code that starts with `crate::`,
-//! `super::` or `self::`. It is an edge to the file that defines the named item, found through
+//! `super::` or `self::` (also as a string in an attribute, as serde's `with = "crate::m"`). It is an edge to the file that defines the named item, found through
 //! the crate's module tree and its re-exports (`pub use`), so `use crate::Name` of a name the
 //! crate root re-exports points at the file that defines `Name`. `mod` declarations and
 //! re-exports are not imports; neither is anything under `#[cfg(test)]`.
@@ -263,13 +263,21 @@ impl Crate {
             };
             let mut lp = vec![a];
             lp.extend(shortest_path(&next, b, a, &scc));
-            let names: Vec<String> = (lp.iter())
-                .map(|&f| rel(&self.files[f]).display().to_string())
-                .collect();
+            let name = |f: &usize| rel(&self.files[*f]).display().to_string();
+            let names: Vec<String> = lp.iter().map(name).collect();
+            let mut message = format!("files import each other: {}", names.join(" -> "));
+            if scc.len() + 1 > lp.len() {
+                let all: Vec<String> = scc.iter().map(name).collect();
+                message.push_str(&format!(
+                    " (one loop of {} files tied together: {})",
+                    scc.len(),
+                    all.join(", ")
+                ));
+            }
             out.push(Finding {
                 path: rel(&self.files[a]),
                 line,
-                message: format!("files import each other: {}", names.join(" -> ")),
+                message,
             });
         }
         out
@@ -354,7 +362,39 @@ struct PathVisitor {
     paths: Vec<(Vec<String>, usize)>,
 }
 
+impl PathVisitor {
+    /// Paths written as strings in attributes, as serde's `with = "crate::x::y"` takes them.
+    fn string_paths(&mut self, tokens: proc_macro2::TokenStream) {
+        for t in tokens {
+            match t {
+                proc_macro2::TokenTree::Group(g) => self.string_paths(g.stream()),
+                proc_macro2::TokenTree::Literal(l) => {
+                    let Ok(syn::Lit::Str(s)) = syn::parse_str::<syn::Lit>(&l.to_string()) else {
+                        continue;
+                    };
+                    let Ok(path) = syn::parse_str::<syn::Path>(&s.value()) else {
+                        continue;
+                    };
+                    let segs: Vec<String> =
+                        path.segments.iter().map(|s| s.ident.to_string()).collect();
+                    if segs.len() >= 2 && matches!(segs[0].as_str(), "crate" | "super" | "self") {
+                        self.paths.push((segs, l.span().start().line));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 impl<'ast> Visit<'ast> for PathVisitor {
+    fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
+        if let syn::Meta::List(l) = &a.meta {
+            self.string_paths(l.tokens.clone());
+        }
+        visit::visit_attribute(self, a);
+    }
+
     fn visit_path(&mut self, p: &'ast syn::Path) {
         let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
         if segs.len() >= 2 && matches!(segs[0].as_str(), "crate" | "super" | "self") {
@@ -376,7 +416,17 @@ impl<'ast> Visit<'ast> for PathVisitor {
         }
     }
 
-    fn visit_item_use(&mut self, _: &'ast syn::ItemUse) {}
+    /// A `use` inside a function body (those at module level are the module's imports).
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        let mut out = Vec::new();
+        flatten_use(&u.tree, Vec::new(), &mut out);
+        let line = u.use_token.span.start().line;
+        for (path, _) in out {
+            if path.len() >= 2 && matches!(path[0].as_str(), "crate" | "super" | "self") {
+                self.paths.push((path, line));
+            }
+        }
+    }
 }
 
 /// Strongly connected components of more than one node (Tarjan), each sorted.

@@ -14,15 +14,20 @@ pub const MAX_FN_LINES: usize = 80;
 /// The phrase of the comment that lets a longer function stay whole.
 pub const HOT_KERNEL: &str = "hot kernel:";
 
-/// Whether `attrs` hold `#[cfg(test)]` (or a `cfg` naming `test`) or `#[test]`.
+/// Whether `attrs` hold `#[test]`, or a `cfg` that needs `test` (`cfg(test)`,
+/// `cfg(all(test, ...))`; not `cfg(not(test))` or `cfg(any(...))`).
 pub fn is_test(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         a.path().is_ident("test")
             || (a.path().is_ident("cfg")
-                && matches!(&a.meta, syn::Meta::List(l)
-                    if l.tokens.to_string().split(|c: char| !c.is_alphanumeric() && c != '_')
-                        .any(|w| w == "test")))
+                && matches!(&a.meta, syn::Meta::List(l) if needs_test(&l.tokens.to_string())))
     })
+}
+
+/// Whether the predicate of a `cfg` (its tokens as text) holds only when testing.
+fn needs_test(predicate: &str) -> bool {
+    let p: String = predicate.chars().filter(|c| !c.is_whitespace()).collect();
+    p == "test" || p.starts_with("all(test,") || (p.starts_with("all(") && p.contains(",test"))
 }
 
 /// Checks one parsed file; `lines` are its lexed lines (for the comments above a function).
@@ -185,6 +190,15 @@ mod tests {
             long_fn("k", 100)
         );
         assert_eq!(findings(&far).len(), 1);
+    }
+
+    #[test]
+    fn only_cfgs_that_need_test_mark_test_code() {
+        assert!(needs_test("test") && needs_test("all(test, unix)"));
+        assert!(needs_test("all(unix, test)"));
+        assert!(!needs_test("not(test)") && !needs_test("any(test, feature = \"x\")"));
+        let src = format!("#[cfg(not(test))]\n{}", long_fn("shipped", 100));
+        assert_eq!(findings(&src).len(), 1);
     }
 
     #[test]
