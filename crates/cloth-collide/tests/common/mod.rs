@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod gltf_doc;
+
 use cloth_collide::{Collider, Shape, Vec3};
 
 /// Closed, outward-wound cube mesh with the given half extent, centred at the origin.
