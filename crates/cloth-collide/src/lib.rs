@@ -3,9 +3,11 @@
 //! The crate has two halves, one per kind of contact:
 //!
 //! * [`solid`] — **cloth-solid**: [`Collider`]s (analytic sphere, capsule, cylinder, box,
-//!   plane, or a closed triangle mesh, static, keyframed, moving at constant velocity, or a
-//!   deforming mesh sequence, optionally also moving rigidly) are gathered in a [`ColliderSet`]
-//!   prepared for one time. It reports, per cloth vertex, the nearest solid within a range as a
+//!   plane, or a triangle mesh, static, keyframed, moving at constant velocity, a deforming
+//!   mesh sequence or a skinned glTF body, optionally also moving rigidly) are gathered in a
+//!   [`ColliderSet`] prepared for one time. Mesh colliders are welded by identical position;
+//!   closed components have an inside, open ones keep the cloth on the side it is on
+//!   ([`MeshReport`] says what was done to each). It reports, per cloth vertex, the nearest solid within a range as a
 //!   [`Contact`] (signed distance, outward normal, surface point and the solid's velocity
 //!   there). The simulation turns a contact into a constraint (the paper's ndof 2 with
 //!   direction `normal` and target velocity along it from `surface_velocity`, §5.1), a
@@ -78,7 +80,8 @@ pub use selfcontact::proximity::{
 pub use selfcontact::untangle::{Untangled, untangle};
 pub use solid::attach::Attachment;
 pub use solid::collider::{Collider, MIN_RELATIVE_VOLUME, Shape};
-pub use solid::gltf::{GltfBody, GltfOptions, MAX_GLTF_BYTES};
+pub use solid::gltf::{GltfBody, GltfOptions, MAX_GLTF_BYTES, SkinnedTrack};
 pub use solid::motion::{Keyframe, Motion, euler_degrees};
+pub use solid::report::{KeptSplit, MeshReport, SplitReason, WeldReport};
 pub use solid::set::{ColliderSet, Contact, FeatureContact};
 pub use solid::tessellate::PLANE_DRAW_HALF_SIDE;

@@ -18,13 +18,20 @@
 //! 5. positions multiplied by `scale`.
 //!
 //! All skinned and rigid mesh instances are concatenated in scene order (depth first, children
-//! in file order; primitives in order), with one triangle list for the whole body.
+//! in file order; primitives in order), with one triangle list for the whole body, and
+//! vertices split by the exporter are welded back (see [`GltfBody`]).
 //! Hierarchies of any depth are handled iteratively.
+//!
+//! [`SkinnedTrack`] plays a body as a deforming mesh collider posed on demand.
 
 mod anim;
 mod body;
 mod data;
 mod load;
+mod track;
+mod weld;
 
 pub use body::{GltfBody, GltfOptions};
 pub use data::MAX_GLTF_BYTES;
+pub(crate) use track::SampleCache;
+pub use track::SkinnedTrack;
