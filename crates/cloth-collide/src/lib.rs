@@ -80,7 +80,7 @@ pub use selfcontact::proximity::{
 pub use selfcontact::untangle::{Untangled, untangle};
 pub use solid::attach::Attachment;
 pub use solid::collider::{Collider, MIN_RELATIVE_VOLUME, Shape};
-pub use solid::gltf::{GltfBody, GltfOptions, MAX_GLTF_BYTES, SkinnedTrack};
+pub use solid::gltf::{GltfBody, GltfCounts, GltfOptions, MAX_GLTF_BYTES, SkinnedTrack};
 pub use solid::motion::{Keyframe, Motion, euler_degrees};
 pub use solid::report::{KeptSplit, MeshReport, SplitReason, WeldReport};
 pub use solid::set::{ColliderSet, Contact, FeatureContact};

@@ -22,16 +22,20 @@
 //! vertices split by the exporter are welded back (see [`GltfBody`]).
 //! Hierarchies of any depth are handled iteratively.
 //!
-//! [`SkinnedTrack`] plays a body as a deforming mesh collider posed on demand.
+//! [`SkinnedTrack`] plays a body as a deforming mesh collider posed on demand, and
+//! [`GltfCounts`] reads a file's vertex, triangle and key counts from its JSON alone, for
+//! estimates before loading.
 
 mod anim;
 mod body;
+mod counts;
 mod data;
 mod load;
 mod track;
 mod weld;
 
 pub use body::{GltfBody, GltfOptions};
+pub use counts::GltfCounts;
 pub use data::MAX_GLTF_BYTES;
 pub(crate) use track::SampleCache;
 pub use track::SkinnedTrack;
