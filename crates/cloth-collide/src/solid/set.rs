@@ -21,11 +21,13 @@ pub struct Contact {
     pub vertex: usize,
     /// Collider index in the [`ColliderSet`].
     pub collider: usize,
-    /// Unit outward surface normal of the solid at `surface_point` (world), pointing from the
-    /// solid towards the vertex when it is outside.
+    /// Unit normal of the solid at `surface_point` (world): outward, pointing from the solid
+    /// towards the vertex when it is outside. For an open part of a mesh (no inside) it points
+    /// from the surface towards the vertex, on whichever side the vertex is.
     pub normal: Vec3,
-    /// Signed distance (m) from the vertex to the solid's surface: negative inside. The
-    /// collider's and the cloth's thicknesses are *not* subtracted.
+    /// Signed distance (m) from the vertex to the solid's surface: negative inside; never
+    /// negative for an open part of a mesh. The collider's and the cloth's thicknesses are
+    /// *not* subtracted.
     pub distance: f64,
     /// Closest point on the solid's surface (world, m); `vertex position - distance * normal`.
     pub surface_point: Vec3,
@@ -175,7 +177,7 @@ impl ColliderSet {
     }
 
     /// Solid vertex count for statistics (the paper's "solid verts"): the sum over mesh
-    /// colliders. Analytic shapes are exact, not tessellated, and count 0.
+    /// colliders, after welding. Analytic shapes are exact, not tessellated, and count 0.
     pub fn vertex_count(&self) -> usize {
         self.prepared
             .iter()
@@ -194,8 +196,9 @@ impl ColliderSet {
     }
 
     /// World-space triangle mesh of collider `i` at the current time (for output): a mesh
-    /// collider's current vertices, or [`Shape::tessellate`] with `segments` for analytic
-    /// shapes, placed by the current pose. `None` if `i` is out of range.
+    /// collider's current welded vertices and its triangles (closed parts wound outward), or
+    /// [`Shape::tessellate`] with `segments` for analytic shapes, placed by the current pose.
+    /// `None` if `i` is out of range.
     pub fn world_mesh(&self, i: usize, segments: usize) -> Option<(Vec<Vec3>, Vec<[usize; 3]>)> {
         let (c, p) = (self.colliders.get(i)?, self.prepared.get(i)?);
         let (v, t) = match &p.mesh {
@@ -291,13 +294,14 @@ impl ColliderSet {
     }
 
     /// Sharp solid features near cloth triangles (see [`FeatureContact`] for the treatment).
-    /// Features: box corners, capsule tips, 16 points on each cylinder rim, and mesh vertices
-    /// that are convex and sharp (an incident face normal more than 25 degrees from the vertex
-    /// pseudo-normal). For each feature, the cloth triangle (of `triangles`, positions `x`)
-    /// whose closest point is nearest to it, if within `cloth_thickness + collider.thickness +
-    /// margin` (m), gives one contact. `out` is cleared and filled ordered by (collider,
-    /// feature). Triangles with out-of-range indices or degenerate/non-finite geometry are
-    /// skipped. Spheres and planes have no features. Parallel and deterministic.
+    /// Features: box corners, capsule tips, 16 points on each cylinder rim, and vertices of
+    /// closed mesh parts that are convex and sharp (an incident face normal more than 25
+    /// degrees from the vertex pseudo-normal). For each feature, the cloth triangle (of
+    /// `triangles`, positions `x`) whose closest point is nearest to it, if within
+    /// `cloth_thickness + collider.thickness + margin` (m), gives one contact. `out` is cleared
+    /// and filled ordered by (collider, feature). Triangles with out-of-range indices or
+    /// degenerate/non-finite geometry are skipped. Spheres and planes have no features.
+    /// Parallel and deterministic.
     pub fn feature_contacts(
         &self,
         triangles: &[[usize; 3]],
