@@ -1,7 +1,7 @@
 //! A small glTF 2.0 builder for tests (documents written with `gltf-json`, packed as GLB),
 //! and the two-bone arm whose poses are known in closed form.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use gltf_json as json;
 use json::validation::{Checked::Valid, USize64};
@@ -336,8 +336,13 @@ pub fn arm_cylinder() -> ArmMesh {
 /// sits under a translated parent, which skinning must ignore. `anim` adds a LINEAR rotation of
 /// the elbow about z from 0 to 90 degrees over 1 s.
 pub fn arm_doc(anim: bool) -> Doc {
+    arm_doc_with(arm_cylinder(), anim)
+}
+
+/// [`arm_doc`] with another mesh on the same two bones.
+pub fn arm_doc_with(arm: ArmMesh, anim: bool) -> Doc {
     let mut d = Doc::default();
-    let (p, t, j, w) = arm_cylinder();
+    let (p, t, j, w) = arm;
     let mesh = d.mesh("arm", &p, &t, Some((&j, &w)));
     let upper = d.node(json::Node {
         name: Some("upper".into()),
@@ -376,4 +381,64 @@ pub fn arm_doc(anim: bool) -> Doc {
         );
     }
     d
+}
+
+/// The arm cylinder closed by two caps: [`arm_cylinder`]'s 72 vertices, then the centres of
+/// the bottom (y = 0) and top (y = 2) caps; its 128 side triangles, then 8 bottom and 8 top
+/// cap triangles, all wound outward. A closed surface.
+pub fn capped_arm() -> ArmMesh {
+    let (mut p, mut t, mut j, mut w) = arm_cylinder();
+    let (bottom, top) = (72u32, 73u32);
+    p.push([0.0, 0.0, 0.0]);
+    p.push([0.0, 2.0, 0.0]);
+    j.extend([[0, 1, 0, 0]; 2]);
+    w.push([1.0, 0.0, 0.0, 0.0]);
+    w.push([0.0, 1.0, 0.0, 0.0]);
+    for k in 0..8u32 {
+        t.push([bottom, k, (k + 1) % 8]);
+    }
+    for k in 0..8u32 {
+        t.push([top, 64 + (k + 1) % 8, 64 + k]);
+    }
+    (p, t, j, w)
+}
+
+/// Number of vertices [`split_capped_arm`] adds to [`capped_arm`]'s 74.
+pub const SPLIT_ARM_COPIES: usize = 9 + 16;
+
+/// [`capped_arm`] as an exporter writes it: vertices split where normals are discontinuous
+/// (the cap triangles use their own copies of the rim vertices) and along a texture seam (the
+/// side triangles of the last column use copies of the first column's vertices). The copies
+/// come after the 74 vertices of `capped_arm`, with the same joints and weights, and the
+/// triangles keep their order: welding gives `capped_arm` exactly.
+pub fn split_capped_arm() -> ArmMesh {
+    let (mut p, mut t, mut j, mut w) = capped_arm();
+    let mut seam: HashMap<u32, u32> = HashMap::new();
+    let mut cap: HashMap<u32, u32> = HashMap::new();
+    for (ti, tri) in t.iter_mut().enumerate() {
+        // Side triangles of the last column: the first column's vertices come from the seam
+        // copies; cap triangles: every rim vertex comes from the cap copies.
+        let seam_side = ti < 128 && (ti / 2) % 8 == 7;
+        if ti < 128 && !seam_side {
+            continue;
+        }
+        for v in tri.iter_mut() {
+            let copies = if seam_side && *v < 72 && *v % 8 == 0 {
+                &mut seam
+            } else if !seam_side && *v < 72 {
+                &mut cap
+            } else {
+                continue;
+            };
+            let orig = *v as usize;
+            *v = *copies.entry(*v).or_insert_with(|| {
+                p.push(p[orig]);
+                j.push(j[orig]);
+                w.push(w[orig]);
+                (p.len() - 1) as u32
+            });
+        }
+    }
+    assert_eq!(p.len(), 74 + SPLIT_ARM_COPIES);
+    (p, t, j, w)
 }
