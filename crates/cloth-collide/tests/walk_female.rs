@@ -147,6 +147,18 @@ fn walk_female_collides_in_its_bind_pose_and_as_it_walks() {
             .unwrap()
             .contains("25532 vertices welded to 23752")
     );
+    // The fastest surface point of the walk (every sample posed once).
+    let t1 = Instant::now();
+    let speed = set.colliders()[0].motion.max_speed(1.0);
+    eprintln!(
+        "max speed {speed:.2} m/s over {} samples in {:.0} ms",
+        30 + 241,
+        t1.elapsed().as_secs_f64() * 1e3
+    );
+    assert!(
+        (0.5..5.0).contains(&speed),
+        "a walk in place moves at {speed} m/s"
+    );
     let mut posed = Vec::new();
     for t in [-0.25, -0.1, 0.0, 0.4, 0.9, 1.3, 1.9] {
         let t1 = Instant::now();

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use cloth_mesh::Vec3;
+use rayon::prelude::*;
 
 use super::body::GltfBody;
 
@@ -89,22 +90,30 @@ impl SkinnedTrack {
     }
 
     /// The largest distance (m) any vertex moves from one sample to the next, over the whole
-    /// track (every sample is posed once, on the first call).
+    /// track (every sample is posed once, on the first call; in parallel over runs of
+    /// samples, the same value for any thread count).
     pub fn max_step(&self) -> f64 {
         *self.inner.max_step.get_or_init(|| {
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            self.sample(0, &mut a);
-            let mut step = 0.0f64;
-            for i in 1..self.inner.samples {
-                self.sample(i, &mut b);
-                step = a
-                    .iter()
-                    .zip(&b)
-                    .map(|(p, q)| (q - p).norm())
-                    .fold(step, f64::max);
-                std::mem::swap(&mut a, &mut b);
-            }
-            step
+            const RUN: usize = 32;
+            let pairs = self.inner.samples.saturating_sub(1);
+            (0..pairs.div_ceil(RUN))
+                .into_par_iter()
+                .map(|r| {
+                    let (mut a, mut b) = (Vec::new(), Vec::new());
+                    self.sample(r * RUN, &mut a);
+                    let mut step = 0.0f64;
+                    for i in r * RUN + 1..=((r + 1) * RUN).min(pairs) {
+                        self.sample(i, &mut b);
+                        step = a
+                            .iter()
+                            .zip(&b)
+                            .map(|(p, q)| (q - p).norm())
+                            .fold(step, f64::max);
+                        std::mem::swap(&mut a, &mut b);
+                    }
+                    step
+                })
+                .reduce(|| 0.0, f64::max)
         })
     }
 }
