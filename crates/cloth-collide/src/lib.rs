@@ -7,13 +7,13 @@
 //!   mesh sequence or a skinned glTF body, optionally also moving rigidly) are gathered in a
 //!   [`ColliderSet`] prepared for one time. Mesh colliders are welded by identical position;
 //!   closed components have an inside, open ones keep the cloth on the side it is on
-//!   ([`MeshReport`] says what was done to each). It reports, per cloth vertex, the nearest solid within a range as a
-//!   [`Contact`] (signed distance, outward normal, surface point and the solid's velocity
-//!   there). The simulation turns a contact into a constraint (the paper's ndof 2 with
+//!   ([`MeshReport`] says what was done to each). The set reports, per cloth vertex, the
+//!   nearest solid within a range as a [`Contact`] (signed distance, outward normal, surface
+//!   point and the solid's velocity there). The simulation turns a contact into a constraint (the paper's ndof 2 with
 //!   direction `normal` and target velocity along it from `surface_velocity`, §5.1), a
 //!   position alteration y (§6.2), release and friction (§5.4 and §6.1).
 //!   Sharp solid features poking through cloth triangles (box corners, capsule tips, cylinder
-//!   rims, sharp mesh vertices) are reported separately as [`FeatureContact`]s with barycentric
+//!   rims, sharp vertices of closed mesh parts) are reported separately as [`FeatureContact`]s with barycentric
 //!   weights, so the triangle's three vertices can be pushed along the triangle normal.
 //!   [`GltfBody`] reads glTF 2.0 files and poses their skinned meshes at any time by linear
 //!   blend skinning ([`solid::gltf`]).
