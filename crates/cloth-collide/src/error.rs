@@ -78,7 +78,8 @@ pub enum CollideError {
         /// The triangle.
         triangle: usize,
     },
-    /// A closed mesh encloses (almost) no volume: it has no inside to keep the cloth out of.
+    /// The closed components of a mesh enclose (almost) no volume: they have no inside to keep
+    /// the cloth out of.
     #[error(
         "collider {collider}: the closed mesh encloses {volume:.3e} m^3, nothing for its size ({diagonal:.3} m across); a flat or collapsed solid has no inside"
     )]
@@ -87,10 +88,11 @@ pub enum CollideError {
         collider: String,
         /// Enclosed volume (m^3).
         volume: f64,
-        /// Bounding-box diagonal (m).
+        /// Bounding-box diagonal of the closed components (m).
         diagonal: f64,
     },
-    /// A mesh edge is shared by more than two triangles.
+    /// A mesh edge is shared by more than two triangles (after welding; vertices are named by
+    /// their indices as given, the first copy of a welded vertex).
     #[error("collider {collider}: edge ({a}, {b}) is shared by {count} triangles (non-manifold)")]
     NonManifoldEdge {
         /// Label of the collider.
@@ -102,22 +104,8 @@ pub enum CollideError {
         /// Number of triangles using it.
         count: usize,
     },
-    /// A mesh edge is used by only one triangle: the mesh is not closed, so inside and outside
-    /// are not defined.
-    #[error(
-        "collider {collider}: edge ({a}, {b}) of triangle {triangle} is a boundary edge; mesh colliders must be closed"
-    )]
-    OpenMesh {
-        /// Label of the collider.
-        collider: String,
-        /// First vertex of the edge (smaller index).
-        a: usize,
-        /// Second vertex of the edge.
-        b: usize,
-        /// The only triangle using it.
-        triangle: usize,
-    },
-    /// Two triangles traverse a shared edge in the same direction.
+    /// Two triangles traverse a shared edge in the same direction (after welding; vertices are
+    /// named as in [`CollideError::NonManifoldEdge`]).
     #[error(
         "collider {collider}: triangles {t0} and {t1} traverse edge ({a}, {b}) in the same direction (inconsistent winding)"
     )]

@@ -3,15 +3,17 @@
 //! The crate has two halves, one per kind of contact:
 //!
 //! * [`solid`] — **cloth-solid**: [`Collider`]s (analytic sphere, capsule, cylinder, box,
-//!   plane, or a closed triangle mesh, static, keyframed, moving at constant velocity, or a
-//!   deforming mesh sequence, optionally also moving rigidly) are gathered in a [`ColliderSet`]
-//!   prepared for one time. It reports, per cloth vertex, the nearest solid within a range as a
-//!   [`Contact`] (signed distance, outward normal, surface point and the solid's velocity
-//!   there). The simulation turns a contact into a constraint (the paper's ndof 2 with
+//!   plane, or a triangle mesh, static, keyframed, moving at constant velocity, a deforming
+//!   mesh sequence or a skinned glTF body, optionally also moving rigidly) are gathered in a
+//!   [`ColliderSet`] prepared for one time. Mesh colliders are welded by identical position;
+//!   closed components have an inside, open ones keep the cloth on the side it is on
+//!   ([`MeshReport`] says what was done to each). The set reports, per cloth vertex, the
+//!   nearest solid within a range as a [`Contact`] (signed distance, outward normal, surface
+//!   point and the solid's velocity there). The simulation turns a contact into a constraint (the paper's ndof 2 with
 //!   direction `normal` and target velocity along it from `surface_velocity`, §5.1), a
 //!   position alteration y (§6.2), release and friction (§5.4 and §6.1).
 //!   Sharp solid features poking through cloth triangles (box corners, capsule tips, cylinder
-//!   rims, sharp mesh vertices) are reported separately as [`FeatureContact`]s with barycentric
+//!   rims, sharp vertices of closed mesh parts) are reported separately as [`FeatureContact`]s with barycentric
 //!   weights, so the triangle's three vertices can be pushed along the triangle normal.
 //!   [`GltfBody`] reads glTF 2.0 files and poses their skinned meshes at any time by linear
 //!   blend skinning ([`solid::gltf`]).
@@ -78,7 +80,8 @@ pub use selfcontact::proximity::{
 pub use selfcontact::untangle::{Untangled, untangle};
 pub use solid::attach::Attachment;
 pub use solid::collider::{Collider, MIN_RELATIVE_VOLUME, Shape};
-pub use solid::gltf::{GltfBody, GltfOptions, MAX_GLTF_BYTES};
+pub use solid::gltf::{GltfBody, GltfCounts, GltfOptions, MAX_GLTF_BYTES, SkinnedTrack};
 pub use solid::motion::{Keyframe, Motion, euler_degrees};
+pub use solid::report::{KeptSplit, MeshReport, SplitReason, WeldReport};
 pub use solid::set::{ColliderSet, Contact, FeatureContact};
 pub use solid::tessellate::PLANE_DRAW_HALF_SIDE;

@@ -4,7 +4,7 @@
 mod common;
 
 use cloth_collide::{Collider, ColliderSet, Contact, FeatureContact, Motion, Shape, Vec3};
-use common::{Lcg, cube_mesh, run_in_pool};
+use common::{Lcg, cube_mesh, inside_by_parity, point_triangle_distance, run_in_pool};
 use proptest::prelude::*;
 
 fn scene() -> ColliderSet {
@@ -296,46 +296,6 @@ fn bumpy_sphere(rings: usize, segments: usize, phase: f64) -> (Vec<Vec3>, Vec<[u
         }
     }
     (v, t)
-}
-
-/// Distance from `p` to triangle (a, b, c), by the nearest of the plane projection (when it
-/// falls inside) and the three edges: written apart from the crate's Voronoi-region walk.
-fn point_triangle_distance(p: &Vec3, a: &Vec3, b: &Vec3, c: &Vec3) -> f64 {
-    let seg = |u: &Vec3, w: &Vec3| {
-        let d = w - u;
-        let s = ((p - u).dot(&d) / d.norm_squared()).clamp(0.0, 1.0);
-        (p - (u + d * s)).norm()
-    };
-    let n = (b - a).cross(&(c - a)).normalize();
-    let q = p - n * (p - a).dot(&n);
-    let side = |u: &Vec3, w: &Vec3| (w - u).cross(&(q - u)).dot(&n) >= 0.0;
-    if side(a, b) && side(b, c) && side(c, a) {
-        return (p - q).norm();
-    }
-    seg(a, b).min(seg(b, c)).min(seg(c, a))
-}
-
-/// Whether `p` is inside the closed mesh: parity of the crossings of a ray (Moller-Trumbore).
-fn inside_by_parity(p: &Vec3, v: &[Vec3], t: &[[usize; 3]]) -> bool {
-    let dir = Vec3::new(0.3123, -0.1378, 0.9399).normalize();
-    let mut crossings = 0;
-    for tri in t {
-        let [a, b, c] = tri.map(|i| v[i]);
-        let (e1, e2) = (b - a, c - a);
-        let h = dir.cross(&e2);
-        let det = e1.dot(&h);
-        if det.abs() < 1e-15 {
-            continue;
-        }
-        let s = p - a;
-        let u = s.dot(&h) / det;
-        let qv = s.cross(&e1);
-        let w = dir.dot(&qv) / det;
-        if u >= 0.0 && w >= 0.0 && u + w <= 1.0 && e2.dot(&qv) / det > 0.0 {
-            crossings += 1;
-        }
-    }
-    crossings % 2 == 1
 }
 
 /// Contacts against a deforming, non-convex mesh agree with a brute force that shares nothing

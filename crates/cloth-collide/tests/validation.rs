@@ -121,12 +121,6 @@ fn mesh_topology_errors() {
         CollideError::DegenerateTriangle { triangle: 0, .. }
     ));
     let (_, mut t) = cube_mesh(1.0);
-    t.pop();
-    assert!(matches!(
-        reject(collider(mesh(v.clone(), t), "open")),
-        CollideError::OpenMesh { .. }
-    ));
-    let (_, mut t) = cube_mesh(1.0);
     t[0].swap(1, 2);
     assert!(matches!(
         reject(collider(mesh(v.clone(), t), "wound")),
@@ -231,4 +225,31 @@ fn composite_errors() {
         deformation: Box::new(seq),
     };
     assert!(matches!(reject(c), CollideError::BadKeyframes { .. }));
+}
+
+#[test]
+fn an_open_mesh_is_accepted_and_reported() {
+    // The cube without triangle (1, 6, 5): three boundary edges, one open component.
+    let (v, mut t) = cube_mesh(1.0);
+    t.pop();
+    let c = collider(mesh(v, t), "open");
+    c.validate().unwrap();
+    let set = ColliderSet::new(vec![collider(Shape::Plane, "floor"), c]).unwrap();
+    let r = &set.mesh_reports()[0];
+    assert_eq!(r.collider, 1);
+    assert_eq!(r.label, "'open' (#1)");
+    assert_eq!((r.weld.vertices, r.weld.welded_vertices), (8, 8));
+    assert_eq!(r.triangles, 11);
+    assert_eq!(r.boundary_edges, 3);
+    assert_eq!((r.components, r.closed_components), (1, 0));
+    let notice = r.notice().expect("an open mesh is worth a notice");
+    assert!(
+        notice.contains("'open' (#1)") && notice.contains("3 boundary edges"),
+        "{notice}"
+    );
+    // A closed mesh used as given has no notice.
+    let (v, t) = cube_mesh(1.0);
+    let set = ColliderSet::new(vec![collider(mesh(v, t), "cube")]).unwrap();
+    assert!(set.mesh_reports()[0].is_plain());
+    assert_eq!(set.mesh_reports()[0].notice(), None);
 }

@@ -31,8 +31,7 @@ impl Collider {
     pub fn attach(&self, points: &[Vec3]) -> Attachment {
         let rigid = self.motion.rigid().clone();
         let initial = points.to_vec();
-        let (Some((frames, fps, start)), Shape::Mesh { triangles, .. }) =
-            (self.motion.sequence(), &self.shape)
+        let (Some(d), Shape::Mesh { triangles, .. }) = (self.motion.deformation(), &self.shape)
         else {
             return Attachment {
                 pivot: self.position,
@@ -43,20 +42,22 @@ impl Collider {
         let r0 = euler_degrees(&self.rotation);
         let to_local = |p: &Vec3| r0.inverse() * (p - self.position);
         let to_world = |q: &Vec3| self.position + r0 * q;
-        let first = &frames[0];
+        let mut buf = Vec::new();
+        let first = d.frame(0, &mut buf);
         let anchors: Vec<Anchor> = points
             .iter()
             .map(|p| Anchor::closest(&to_local(p), first, triangles))
             .collect();
-        let tracks: Vec<Vec<Vec3>> = frames
-            .iter()
-            .map(|pose| {
+        let tracks: Vec<Vec<Vec3>> = (0..d.len())
+            .map(|k| {
+                let pose = d.frame(k, &mut buf);
                 anchors
                     .iter()
                     .map(|a| to_world(&a.at(pose, triangles)))
                     .collect()
             })
             .collect();
+        let (fps, start) = (d.fps(), d.start());
         let motion = Motion::deforming(rigid, tracks, fps, start);
         Attachment {
             pivot: self.position,

@@ -4,7 +4,7 @@
 use cloth_mesh::Vec3;
 use nalgebra::{Isometry3, Translation3};
 
-use super::motion::{Motion, RigidVelocity, euler_degrees};
+use super::motion::{Motion, RigidVelocity, Window, euler_degrees};
 use crate::geometry::primitives::closest_on_triangle;
 
 /// The geometry of a collider, in its local frame (metres).
@@ -37,8 +37,12 @@ pub enum Shape {
     },
     /// Infinite half-space y <= 0 in the local frame; outward normal local +y.
     Plane,
-    /// Closed, consistently wound triangle mesh (local coordinates, m). A mesh wound
-    /// inward (negative enclosed volume) is flipped when the [`crate::ColliderSet`] is built.
+    /// Triangle mesh (local coordinates, m), consistently wound. Vertices at bit-identical
+    /// positions are welded into one when the [`crate::ColliderSet`] is built; a mesh may then
+    /// still be open (boundary edges) or made of several parts. Components without boundary
+    /// edges are closed solids with an inside (wound inward, with a negative enclosed volume,
+    /// they are flipped); open components are surfaces without an inside, and the cloth is kept
+    /// away from them on the side it is on. See [`crate::MeshReport`].
     Mesh {
         /// Vertex positions (m).
         vertices: Vec<Vec3>,
@@ -129,29 +133,17 @@ impl Collider {
         }
     }
 
-    /// Local vertex positions of a mesh sequence at time t and their local velocities (m/s);
-    /// `None` for other motions. The velocity is that of the frame interval ending at or
-    /// after t (at an exact frame time, the interval ending there: contacts place the solid
-    /// at a step's end, and a step ending on the last frame moved with the last interval);
-    /// before the first frame and after the last the mesh holds still.
+    /// Local vertex positions of a deforming mesh (a mesh sequence or a skinned body) at time
+    /// t and their local velocities (m/s); `None` for other motions. See
+    /// `Deformation::window` for which frames are mixed.
     pub(crate) fn sequence_state(&self, t: f64) -> Option<(Vec<Vec3>, Vec<Vec3>)> {
-        let (frames, fps, start) = self.motion.sequence()?;
-        if frames.is_empty() {
-            return None;
-        }
-        let t = if t.is_finite() { t - start } else { 0.0 };
-        let last = frames.len() - 1;
-        let f = t * fps;
-        if last == 0 || f < 0.0 || f > last as f64 {
-            let k = if f < 0.0 { 0 } else { last };
-            return Some((frames[k].clone(), vec![Vec3::zeros(); frames[k].len()]));
-        }
-        let k = (f.ceil() as usize).saturating_sub(1).min(last - 1);
-        let s = f - k as f64;
-        let (a, b) = (&frames[k], &frames[k + 1]);
-        let pos = a.iter().zip(b).map(|(p, q)| p + (q - p) * s).collect();
-        let vel = a.iter().zip(b).map(|(p, q)| (q - p) * fps).collect();
-        Some((pos, vel))
+        let d = self.motion.deformation()?;
+        let window = d.window(t)?;
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        Some(match window {
+            Window::Hold(k) => window.state(d.frame(k, &mut a), &[], d.fps()),
+            Window::Mix(k, _) => window.state(d.frame(k, &mut a), d.frame(k + 1, &mut b), d.fps()),
+        })
     }
 
     /// Velocity (m/s) of the solid's material point at world point `p` at time t. For rigid

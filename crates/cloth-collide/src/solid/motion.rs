@@ -1,9 +1,12 @@
 //! The workspace's one law of prescribed motion, shared by colliders and pinned vertices:
 //! keyframes (translation and Euler angles interpolated linearly), constant velocity, deforming
-//! mesh sequences, and the Euler-angle convention.
+//! mesh sequences (stored frames, or a skinned glTF body posed on demand), and the Euler-angle
+//! convention.
 
 use cloth_mesh::Vec3;
 use nalgebra::UnitQuaternion;
+
+use super::gltf::SkinnedTrack;
 
 /// A pose offset at a time, for [`Motion::Keyframes`].
 #[derive(Clone, Debug, PartialEq)]
@@ -58,15 +61,115 @@ pub enum Motion {
         /// Time of the first frame (s, finite; negative for a preroll before the run's t = 0).
         start: f64,
     },
-    /// A deforming mesh that also moves rigidly: the `deformation` (a [`Motion::MeshSequence`])
-    /// gives local vertex positions, the `rigid` motion (`Static`, `Keyframes` or `Velocity`)
-    /// places them. Material velocity = rigid velocity + rotated deformation velocity.
+    /// A skinned glTF body as a deforming mesh (colliders whose shape is the body's mesh, one
+    /// vertex per body vertex): the same law as [`Motion::MeshSequence`] with the track's
+    /// samples as frames, posed when needed instead of stored, so memory does not grow with
+    /// the run's length.
+    Skinned(SkinnedTrack),
+    /// A deforming mesh that also moves rigidly: the `deformation` (a [`Motion::MeshSequence`]
+    /// or [`Motion::Skinned`]) gives local vertex positions, the `rigid` motion (`Static`,
+    /// `Keyframes` or `Velocity`) places them. Material velocity = rigid velocity + rotated
+    /// deformation velocity.
     Composite {
         /// Rigid part: `Static`, `Keyframes` or `Velocity`.
         rigid: Box<Motion>,
-        /// Deforming part: a `MeshSequence`.
+        /// Deforming part: a `MeshSequence` or `Skinned`.
         deformation: Box<Motion>,
     },
+}
+
+/// The deforming part of a motion: stored frames or a skinned track, frame k at time
+/// `start + k / fps`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Deformation<'a> {
+    Frames {
+        frames: &'a [Vec<Vec3>],
+        fps: f64,
+        start: f64,
+    },
+    Skinned(&'a SkinnedTrack),
+}
+
+impl<'a> Deformation<'a> {
+    /// Number of frames.
+    pub fn len(&self) -> usize {
+        match self {
+            Deformation::Frames { frames, .. } => frames.len(),
+            Deformation::Skinned(track) => track.sample_count(),
+        }
+    }
+
+    /// Frames per second.
+    pub fn fps(&self) -> f64 {
+        match self {
+            Deformation::Frames { fps, .. } => *fps,
+            Deformation::Skinned(track) => track.rate(),
+        }
+    }
+
+    /// Time of frame 0 (s).
+    pub fn start(&self) -> f64 {
+        match self {
+            Deformation::Frames { start, .. } => *start,
+            Deformation::Skinned(track) => track.start(),
+        }
+    }
+
+    /// Frame `k` (< `len()`): borrowed, or posed into `buf`.
+    pub fn frame<'b>(&self, k: usize, buf: &'b mut Vec<Vec3>) -> &'b [Vec3]
+    where
+        'a: 'b,
+    {
+        match self {
+            Deformation::Frames { frames, .. } => {
+                let frames: &'a [Vec<Vec3>] = frames;
+                &frames[k]
+            }
+            Deformation::Skinned(track) => {
+                track.sample(k, buf);
+                buf
+            }
+        }
+    }
+
+    /// Which frames the state at time t (s) mixes: held before the first frame and after the
+    /// last (velocity zero); otherwise the frame interval ending at or after t (at an exact
+    /// frame time, the interval ending there: contacts place the solid at a step's end, and a
+    /// step ending on the last frame moved with the last interval). `None` without frames.
+    pub fn window(&self, t: f64) -> Option<Window> {
+        let last = self.len().checked_sub(1)?;
+        let t = if t.is_finite() { t - self.start() } else { 0.0 };
+        let f = t * self.fps();
+        if last == 0 || f < 0.0 || f > last as f64 {
+            return Some(Window::Hold(if f < 0.0 { 0 } else { last }));
+        }
+        let k = (f.ceil() as usize).saturating_sub(1).min(last - 1);
+        Some(Window::Mix(k, f - k as f64))
+    }
+}
+
+/// The frames a deforming mesh's state at a time is made of.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Window {
+    /// Frame k, at rest.
+    Hold(usize),
+    /// Frames k and k + 1, mixed with weight s on k + 1.
+    Mix(usize, f64),
+}
+
+impl Window {
+    /// Positions and velocities (m, m/s) of frame `a` held, or mixed with the next frame `b`
+    /// at `fps`.
+    pub fn state(&self, a: &[Vec3], b: &[Vec3], fps: f64) -> (Vec<Vec3>, Vec<Vec3>) {
+        match *self {
+            Window::Hold(_) => (a.to_vec(), vec![Vec3::zeros(); a.len()]),
+            Window::Mix(_, s) => {
+                let pos = a.iter().zip(b).map(|(p, q)| p + (q - p) * s).collect();
+                let vel = a.iter().zip(b).map(|(p, q)| (q - p) * fps).collect();
+                (pos, vel)
+            }
+        }
+    }
 }
 
 const STATIC: Motion = Motion::Static;
@@ -87,20 +190,45 @@ impl Motion {
         }
     }
 
-    /// The rigid part of the motion (`Static` for a pure mesh sequence).
+    /// A skinned body (`track`) placed by a `rigid` motion: a pure [`Motion::Skinned`] when
+    /// `rigid` is static, a [`Motion::Composite`] otherwise.
+    pub fn skinned(rigid: Motion, track: SkinnedTrack) -> Motion {
+        let deformation = Motion::Skinned(track);
+        if matches!(rigid, Motion::Static) {
+            deformation
+        } else {
+            Motion::Composite {
+                rigid: Box::new(rigid),
+                deformation: Box::new(deformation),
+            }
+        }
+    }
+
+    /// The rigid part of the motion (`Static` for a pure mesh sequence or skinned body).
     pub fn rigid(&self) -> &Motion {
         match self {
-            Motion::MeshSequence { .. } => &STATIC,
+            Motion::MeshSequence { .. } | Motion::Skinned(_) => &STATIC,
             Motion::Composite { rigid, .. } => rigid.as_ref().rigid(),
             m => m,
         }
     }
 
-    /// The mesh sequence part, if any: (frames, fps, start).
-    pub(crate) fn sequence(&self) -> Option<(&[Vec<Vec3>], f64, f64)> {
+    /// Whether the motion deforms a mesh (a mesh sequence or a skinned body, alone or placed
+    /// by a rigid motion).
+    pub fn is_deforming(&self) -> bool {
+        self.deformation().is_some()
+    }
+
+    /// The deforming part, if any.
+    pub(crate) fn deformation(&self) -> Option<Deformation<'_>> {
         match self {
-            Motion::MeshSequence { frames, fps, start } => Some((frames, *fps, *start)),
-            Motion::Composite { deformation, .. } => deformation.sequence(),
+            Motion::MeshSequence { frames, fps, start } => Some(Deformation::Frames {
+                frames,
+                fps: *fps,
+                start: *start,
+            }),
+            Motion::Skinned(track) => Some(Deformation::Skinned(track)),
+            Motion::Composite { deformation, .. } => deformation.deformation(),
             _ => None,
         }
     }
@@ -109,30 +237,29 @@ impl Motion {
     /// held outside them, written into `out`; `false` (and `out` untouched) without a
     /// sequence.
     pub fn sequence_at(&self, t: f64, out: &mut Vec<Vec3>) -> bool {
-        let Some((frames, fps, start)) = self.sequence() else {
+        let Some(d) = self.deformation() else {
             return false;
         };
-        let Some(last) = frames.len().checked_sub(1) else {
+        let Some(last) = d.len().checked_sub(1) else {
             return false;
         };
         let f = if t.is_finite() {
-            (t - start) * fps
+            (t - d.start()) * d.fps()
         } else {
             0.0
         };
         let f = f.clamp(0.0, last as f64);
         let k = (f.floor() as usize).min(last);
-        out.clear();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let frame = d.frame(k, &mut a);
         if k == last {
-            out.extend_from_slice(&frames[last]);
+            out.clear();
+            out.extend_from_slice(frame);
         } else {
             let s = f - k as f64;
-            out.extend(
-                frames[k]
-                    .iter()
-                    .zip(&frames[k + 1])
-                    .map(|(p, q)| p + (q - p) * s),
-            );
+            let next = d.frame(k + 1, &mut b);
+            out.clear();
+            out.extend(frame.iter().zip(next).map(|(p, q)| p + (q - p) * s));
         }
         true
     }
@@ -143,9 +270,10 @@ impl Motion {
     pub fn rigid_offset(&self, t: f64) -> (Vec3, UnitQuaternion<f64>) {
         let t = t.max(0.0);
         match self.rigid() {
-            Motion::Static | Motion::MeshSequence { .. } | Motion::Composite { .. } => {
-                (Vec3::zeros(), UnitQuaternion::identity())
-            }
+            Motion::Static
+            | Motion::MeshSequence { .. }
+            | Motion::Skinned(_)
+            | Motion::Composite { .. } => (Vec3::zeros(), UnitQuaternion::identity()),
             Motion::Velocity { linear, angular } => {
                 let rv = angular.map(f64::to_radians) * t;
                 (linear * t, UnitQuaternion::from_scaled_axis(rv))
@@ -170,7 +298,10 @@ impl Motion {
     /// the largest vertex displacement per frame times fps for mesh sequences.
     pub fn max_speed(&self, radius: f64) -> f64 {
         let rigid = match self.rigid() {
-            Motion::Static | Motion::MeshSequence { .. } | Motion::Composite { .. } => 0.0,
+            Motion::Static
+            | Motion::MeshSequence { .. }
+            | Motion::Skinned(_)
+            | Motion::Composite { .. } => 0.0,
             Motion::Velocity { linear, angular } => {
                 linear.norm() + angular.map(f64::to_radians).norm() * radius
             }
@@ -184,13 +315,17 @@ impl Motion {
                 })
                 .fold(0.0, f64::max),
         };
-        let deforming = self.sequence().map_or(0.0, |(frames, fps, _)| {
-            frames
-                .windows(2)
-                .flat_map(|w| w[0].iter().zip(&w[1]).map(|(a, b)| (b - a).norm()))
-                .fold(0.0, f64::max)
-                * fps
-        });
+        let deforming = match self.deformation() {
+            None => 0.0,
+            Some(Deformation::Frames { frames, fps, .. }) => {
+                frames
+                    .windows(2)
+                    .flat_map(|w| w[0].iter().zip(&w[1]).map(|(a, b)| (b - a).norm()))
+                    .fold(0.0, f64::max)
+                    * fps
+            }
+            Some(Deformation::Skinned(track)) => track.max_step() * track.rate(),
+        };
         rigid + deforming
     }
 
@@ -202,9 +337,10 @@ impl Motion {
             return (Vec3::zeros(), Vec3::zeros());
         }
         match self.rigid() {
-            Motion::Static | Motion::MeshSequence { .. } | Motion::Composite { .. } => {
-                (Vec3::zeros(), Vec3::zeros())
-            }
+            Motion::Static
+            | Motion::MeshSequence { .. }
+            | Motion::Skinned(_)
+            | Motion::Composite { .. } => (Vec3::zeros(), Vec3::zeros()),
             Motion::Velocity { linear, angular } => (*linear, angular.map(f64::to_radians)),
             Motion::Keyframes(keys) => match key_segment(keys, t) {
                 None => (Vec3::zeros(), Vec3::zeros()),

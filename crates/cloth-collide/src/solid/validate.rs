@@ -2,23 +2,30 @@
 
 use cloth_mesh::Vec3;
 
-use super::collider::{Collider, MIN_RELATIVE_VOLUME, Shape};
-use super::motion::{Keyframe, Motion};
+use super::collider::{Collider, Shape};
+use super::gltf::SkinnedTrack;
+use super::mesh::analysis::{MeshAnalysis, analyse, bbox_diag};
+use super::mesh::weld::{Weld, weld_positions};
+use super::motion::{Deformation, Keyframe, Motion};
 use crate::error::CollideError;
-use crate::geometry::bvh::Aabb;
 
 fn finite(v: &Vec3) -> bool {
     v.iter().all(|x| x.is_finite())
 }
 
 impl Collider {
-    /// Checks every number and the mesh topology. Errors name the collider (its `name`).
+    /// Checks every number and the mesh topology (after welding: see [`Shape::Mesh`]). Errors
+    /// name the collider (its `name`).
     pub fn validate(&self) -> Result<(), CollideError> {
-        self.validate_labeled(&self.label(None))
+        self.validate_labeled(&self.label(None)).map(|_| ())
     }
 
-    /// [`Collider::validate`] with errors naming the collider by `label`.
-    pub(crate) fn validate_labeled(&self, label: &str) -> Result<(), CollideError> {
+    /// [`Collider::validate`] with errors naming the collider by `label`; a mesh's welded
+    /// topology.
+    pub(crate) fn validate_labeled(
+        &self,
+        label: &str,
+    ) -> Result<Option<MeshAnalysis>, CollideError> {
         let nf = |what: &str| CollideError::NonFinite {
             collider: label.to_string(),
             what: what.to_string(),
@@ -48,7 +55,21 @@ impl Collider {
             });
         }
         validate_shape(label, &self.shape)?;
-        validate_motion(label, &self.motion, &self.shape, false)
+        validate_motion(label, &self.motion, &self.shape, false)?;
+        let Shape::Mesh {
+            vertices,
+            triangles,
+        } = &self.shape
+        else {
+            return Ok(None);
+        };
+        // A skinned body is welded when it is read, where its joints and weights are known.
+        let weld = match self.motion.deformation() {
+            Some(Deformation::Frames { frames, .. }) => weld_positions(vertices, frames),
+            Some(Deformation::Skinned(_)) => Weld::identity(vertices.len()),
+            None => weld_positions(vertices, &[]),
+        };
+        analyse(label, vertices, triangles, weld).map(Some)
     }
 }
 
@@ -132,6 +153,7 @@ fn validate_motion(
         Motion::MeshSequence { frames, fps, start } => {
             validate_sequence(label, frames, *fps, *start, shape)?;
         }
+        Motion::Skinned(track) => validate_track(label, track, shape)?,
     }
     Ok(())
 }
@@ -170,14 +192,17 @@ fn validate_composite(
     if nested {
         return Err(bf("composite motions cannot be nested"));
     }
-    if !matches!(deformation, Motion::MeshSequence { .. }) {
+    if !matches!(
+        deformation,
+        Motion::MeshSequence { .. } | Motion::Skinned(_)
+    ) {
         return Err(bf(
-            "the deformation of a composite motion must be a mesh sequence",
+            "the deformation of a composite motion must be a mesh sequence or a skinned body",
         ));
     }
     if matches!(
         rigid,
-        Motion::MeshSequence { .. } | Motion::Composite { .. }
+        Motion::MeshSequence { .. } | Motion::Skinned(_) | Motion::Composite { .. }
     ) {
         return Err(bf(
             "the rigid part of a composite motion must be static, keyframes or velocity",
@@ -225,8 +250,33 @@ fn validate_sequence(
     Ok(())
 }
 
-/// Mesh checks: non-empty, indices in range, finite vertices, no degenerate triangle, every edge
-/// shared by exactly two triangles traversing it in opposite directions, a volume enclosed.
+/// A skinned body's track: a finite rate > 0 and one mesh vertex per body vertex.
+fn validate_track(label: &str, track: &SkinnedTrack, shape: &Shape) -> Result<(), CollideError> {
+    let bf = |reason: String| CollideError::BadFrames {
+        collider: label.to_string(),
+        reason,
+    };
+    let Shape::Mesh { vertices, .. } = shape else {
+        return Err(bf("the shape is not a mesh".to_string()));
+    };
+    let rate = track.rate();
+    if !(rate.is_finite() && rate > 0.0) {
+        return Err(bf(format!(
+            "skinned body: rate = {rate} must be finite and > 0"
+        )));
+    }
+    let n = track.body().vertex_count();
+    if n != vertices.len() {
+        return Err(bf(format!(
+            "the skinned body has {n} vertices, the mesh has {}",
+            vertices.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Mesh checks before welding: non-empty, indices in range, finite vertices, no degenerate
+/// triangle. The welded topology is checked by [`analyse`].
 fn validate_mesh(
     label: &str,
     vertices: &[Vec3],
@@ -246,25 +296,8 @@ fn validate_mesh(
             what: format!("vertex {i}"),
         });
     }
-    let scale = bbox_diag(vertices);
-    validate_triangles(label, vertices, triangles, scale)?;
-    validate_edges(label, triangles)?;
-    // A closed surface that encloses (almost) nothing has no inside: contacts against it would
-    // throw the cloth about. Refuse it rather than guess.
-    let volume = triangles
-        .iter()
-        .map(|t| vertices[t[0]].dot(&vertices[t[1]].cross(&vertices[t[2]])))
-        .sum::<f64>()
-        .abs()
-        / 6.0;
-    if !(volume > MIN_RELATIVE_VOLUME * scale.powi(3)) {
-        return Err(CollideError::FlatMesh {
-            collider: l(),
-            volume,
-            diagonal: scale,
-        });
-    }
-    Ok(())
+    let scale = bbox_diag(vertices.iter());
+    validate_triangles(label, vertices, triangles, scale)
 }
 
 /// Every index in range and no triangle degenerate (a repeated vertex, or an area that is
@@ -300,64 +333,4 @@ fn validate_triangles(
         }
     }
     Ok(())
-}
-
-/// Every edge shared by exactly two triangles that traverse it in opposite directions.
-fn validate_edges(label: &str, triangles: &[[usize; 3]]) -> Result<(), CollideError> {
-    let l = || label.to_string();
-    // Directed half-edges sorted by undirected key.
-    let mut half: Vec<(usize, usize, bool, usize)> = Vec::with_capacity(3 * triangles.len());
-    for (t, tri) in triangles.iter().enumerate() {
-        for k in 0..3 {
-            let (a, b) = (tri[k], tri[(k + 1) % 3]);
-            half.push((a.min(b), a.max(b), a < b, t));
-        }
-    }
-    half.sort_unstable();
-    let mut i = 0;
-    while i < half.len() {
-        let mut j = i + 1;
-        while j < half.len() && half[j].0 == half[i].0 && half[j].1 == half[i].1 {
-            j += 1;
-        }
-        let (a, b) = (half[i].0, half[i].1);
-        match j - i {
-            1 => {
-                return Err(CollideError::OpenMesh {
-                    collider: l(),
-                    a,
-                    b,
-                    triangle: half[i].3,
-                });
-            }
-            2 => {
-                if half[i].2 == half[i + 1].2 {
-                    return Err(CollideError::InconsistentWinding {
-                        collider: l(),
-                        a,
-                        b,
-                        t0: half[i].3,
-                        t1: half[i + 1].3,
-                    });
-                }
-            }
-            n => {
-                return Err(CollideError::NonManifoldEdge {
-                    collider: l(),
-                    a,
-                    b,
-                    count: n,
-                });
-            }
-        }
-        i = j;
-    }
-    Ok(())
-}
-
-/// Diagonal length of the bounding box of the points (1 if zero or not finite).
-fn bbox_diag(p: &[Vec3]) -> f64 {
-    let b = Aabb::from_points(p.iter());
-    let d = (b.max - b.min).norm();
-    if d > 0.0 && d.is_finite() { d } else { 1.0 }
 }

@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod gltf_doc;
+
 use cloth_collide::{Collider, Shape, Vec3};
 
 /// Closed, outward-wound cube mesh with the given half extent, centred at the origin.
@@ -64,4 +66,75 @@ pub fn run_in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
         .build()
         .unwrap()
         .install(f)
+}
+
+/// Distance from `p` to triangle (a, b, c), by the nearest of the plane projection (when it
+/// falls inside) and the three edges: written apart from the crate's Voronoi-region walk.
+pub fn point_triangle_distance(p: &Vec3, a: &Vec3, b: &Vec3, c: &Vec3) -> f64 {
+    let seg = |u: &Vec3, w: &Vec3| {
+        let d = w - u;
+        let s = ((p - u).dot(&d) / d.norm_squared()).clamp(0.0, 1.0);
+        (p - (u + d * s)).norm()
+    };
+    let n = (b - a).cross(&(c - a)).normalize();
+    let q = p - n * (p - a).dot(&n);
+    let side = |u: &Vec3, w: &Vec3| (w - u).cross(&(q - u)).dot(&n) >= 0.0;
+    if side(a, b) && side(b, c) && side(c, a) {
+        return (p - q).norm();
+    }
+    seg(a, b).min(seg(b, c)).min(seg(c, a))
+}
+
+/// Whether `p` is inside the closed mesh: parity of the crossings of a ray (Moller-Trumbore).
+pub fn inside_by_parity(p: &Vec3, v: &[Vec3], t: &[[usize; 3]]) -> bool {
+    let dir = Vec3::new(0.3123, -0.1378, 0.9399).normalize();
+    let mut crossings = 0;
+    for tri in t {
+        let [a, b, c] = tri.map(|i| v[i]);
+        let (e1, e2) = (b - a, c - a);
+        let h = dir.cross(&e2);
+        let det = e1.dot(&h);
+        if det.abs() < 1e-15 {
+            continue;
+        }
+        let s = p - a;
+        let u = s.dot(&h) / det;
+        let qv = s.cross(&e1);
+        let w = dir.dot(&qv) / det;
+        if u >= 0.0 && w >= 0.0 && u + w <= 1.0 && e2.dot(&qv) / det > 0.0 {
+            crossings += 1;
+        }
+    }
+    crossings % 2 == 1
+}
+
+/// Distance from `p` to the nearest triangle of a mesh (brute force over
+/// [`point_triangle_distance`]).
+pub fn mesh_distance(p: &Vec3, v: &[Vec3], t: &[[usize; 3]]) -> f64 {
+    t.iter()
+        .map(|f| point_triangle_distance(p, &v[f[0]], &v[f[1]], &v[f[2]]))
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// The `shared` folder: `$CLOTH_SHARED_DIR`, else `shared` next to this repository, else next
+/// to the main repository of a git worktree.
+pub fn shared(file: &str) -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut tried = Vec::new();
+    if let Some(dir) = std::env::var_os("CLOTH_SHARED_DIR") {
+        tried.push(std::path::PathBuf::from(dir).join(file));
+    }
+    tried.push(root.join("../shared").join(file));
+    // A worktree's `.git` file names `<main>/.git/worktrees/<name>`.
+    if let Ok(text) = std::fs::read_to_string(root.join(".git"))
+        && let Some(gitdir) = text.trim().strip_prefix("gitdir: ")
+        && let Some(main) = std::path::Path::new(gitdir).ancestors().nth(3)
+    {
+        tried.push(main.join("../shared").join(file));
+    }
+    tried
+        .iter()
+        .find(|p| p.exists())
+        .cloned()
+        .unwrap_or_else(|| panic!("{file} not found; tried {tried:?} (set CLOTH_SHARED_DIR)"))
 }

@@ -4,6 +4,7 @@ use cloth_mesh::Vec3;
 use nalgebra::{Matrix4, Vector4};
 
 use super::anim::{Channel, Trs};
+use crate::solid::report::WeldReport;
 
 /// How to read and play a glTF body.
 #[derive(Clone, Debug, PartialEq)]
@@ -95,6 +96,13 @@ pub(super) struct Clip {
 
 /// A body read from a glTF 2.0 file, posed by linear blend skinning at any time.
 ///
+/// Exporters split vertices where normals or texture coordinates are discontinuous; the body
+/// welds the copies back into one vertex where their bind-pose positions are bit-identical and
+/// the skin moves them alike (same joints, weights and inverse bind matrices), so a closed
+/// surface is closed by index. Copies the skin would move apart stay separate and are counted
+/// in [`GltfBody::weld_report`]. Vertices are welded by identical position only, never by
+/// distance: distinct surfaces that nearly touch (lips, eyelids) stay apart.
+///
 /// ```no_run
 /// use cloth_collide::{GltfBody, GltfOptions};
 ///
@@ -117,6 +125,10 @@ pub struct GltfBody {
     pub(super) clip_names: Vec<String>,
     pub(super) clip: Option<Clip>,
     pub(super) options: GltfOptions,
+    /// What welding did.
+    pub(super) weld_report: WeldReport,
+    /// Welded index of each vertex of the file (`None` when nothing was welded).
+    pub(super) weld_map: Option<Vec<usize>>,
 }
 
 impl GltfBody {
@@ -126,9 +138,22 @@ impl GltfBody {
         &self.triangles
     }
 
-    /// Number of posed vertices (all mesh instances together).
+    /// Number of posed vertices (all mesh instances together, after welding).
     pub fn vertex_count(&self) -> usize {
         self.vertex_count
+    }
+
+    /// What welding did: the file's vertex count, the welded count, and copies kept apart
+    /// because the skin moves them differently.
+    pub fn weld_report(&self) -> &WeldReport {
+        &self.weld_report
+    }
+
+    /// The posed index of each vertex of the file (mesh instances concatenated in scene
+    /// order, primitives in order), or `None` when nothing was welded (the indices are the
+    /// file's).
+    pub fn weld_map(&self) -> Option<&[usize]> {
+        self.weld_map.as_deref()
     }
 
     /// Names of the file's animations, in file order (unnamed ones as `#i`).
@@ -218,7 +243,7 @@ impl GltfBody {
         world
     }
 
-    fn emit(&self, local: &[Local], out: &mut Vec<Vec3>) {
+    pub(super) fn emit(&self, local: &[Local], out: &mut Vec<Vec3>) {
         let world = self.world(local);
         let s = self.options.scale;
         out.clear();

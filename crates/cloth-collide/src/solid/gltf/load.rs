@@ -13,6 +13,7 @@ use super::anim::{Channel, Interp, Property, Trs, quat};
 use super::body::{Clip, GltfBody, GltfOptions, Local, Part, Skinning};
 use super::data::{self, Buffers, label, split_glb};
 use crate::error::CollideError;
+use crate::solid::report::WeldReport;
 
 impl GltfBody {
     /// Reads a `.glb` or `.gltf` file; external buffers are resolved relative to its folder.
@@ -90,7 +91,7 @@ fn build(
         Some(i) => Some(b.clip(i, &clip_names[i], &rest)?),
         None => None,
     };
-    Ok(GltfBody {
+    let mut body = GltfBody {
         rest,
         parent,
         order,
@@ -100,7 +101,11 @@ fn build(
         clip_names,
         clip,
         options: options.clone(),
-    })
+        weld_report: WeldReport::unchanged(vertex_count),
+        weld_map: None,
+    };
+    body.weld();
+    Ok(body)
 }
 
 /// The validated document of glTF or GLB `bytes`, and the GLB file's BIN chunk.

@@ -18,13 +18,24 @@
 //! 5. positions multiplied by `scale`.
 //!
 //! All skinned and rigid mesh instances are concatenated in scene order (depth first, children
-//! in file order; primitives in order), with one triangle list for the whole body.
+//! in file order; primitives in order), with one triangle list for the whole body, and
+//! vertices split by the exporter are welded back (see [`GltfBody`]).
 //! Hierarchies of any depth are handled iteratively.
+//!
+//! [`SkinnedTrack`] plays a body as a deforming mesh collider posed on demand, and
+//! [`GltfCounts`] reads a file's vertex, triangle and key counts from its JSON alone, for
+//! estimates before loading.
 
 mod anim;
 mod body;
+mod counts;
 mod data;
 mod load;
+mod track;
+mod weld;
 
 pub use body::{GltfBody, GltfOptions};
+pub use counts::GltfCounts;
 pub use data::MAX_GLTF_BYTES;
+pub(crate) use track::SampleCache;
+pub use track::SkinnedTrack;
