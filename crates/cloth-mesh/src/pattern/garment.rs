@@ -6,10 +6,9 @@ use std::fmt;
 use std::ops::Range;
 
 use super::triangulate::triangulate_outline;
-use super::validate::CheckedPanel;
+use super::validate::{CheckedPanel, check};
 use super::{
-    Panel, Pattern, PatternLocation, PatternProblem, PatternStitch, check, outline, panel_key,
-    pattern_err,
+    Panel, Pattern, PatternLocation, PatternProblem, PatternStitch, outline, panel_key, pattern_err,
 };
 use crate::{ClothMesh, MeshError, Vec2, Vec3};
 

@@ -120,17 +120,11 @@ pub use garment::{
     count_boundary_loops,
 };
 pub use parse::{MAX_PATTERN_BYTES, parse_pattern, read_pattern};
-pub use problem::{PatternLocation, PatternProblem};
+pub use problem::{MAX_STITCH_LENGTH_RATIO, PatternLocation, PatternProblem};
 pub use transfer::GarmentTransfer;
 
 use crate::{MeshError, Vec2, Vec3};
 use curve::Curve;
-use validate::check;
-
-/// Largest allowed ratio between the arc lengths of two stitched edges. Sewing a longer edge
-/// to a shorter one gathers the longer one; beyond this ratio the pattern is taken to be in
-/// error (a wrong edge index, typically) rather than a deliberate gather.
-pub const MAX_STITCH_LENGTH_RATIO: f64 = 1.5;
 
 /// A sewing pattern: panels (2-D outlines placed in 3-D) and stitches between their edges.
 /// All lengths in metres. Build one with [`parse_pattern`] / [`read_pattern`]; patterns made

@@ -5,9 +5,10 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::validate::check;
 use super::{
     Curvature, Panel, PanelEdge, Pattern, PatternLocation, PatternProblem, PatternStitch,
-    StitchSide, check, curve::perp, panel_key, pattern_err,
+    StitchSide, curve::perp, panel_key, pattern_err,
 };
 use crate::{MeshError, Vec2, Vec3};
 

@@ -2,6 +2,11 @@
 
 use std::fmt;
 
+/// Largest allowed ratio between the arc lengths of two stitched edges. Sewing a longer edge
+/// to a shorter one gathers the longer one; beyond this ratio the pattern is taken to be in
+/// error (a wrong edge index, typically) rather than a deliberate gather.
+pub const MAX_STITCH_LENGTH_RATIO: f64 = 1.5;
+
 /// Where in a sewing pattern a problem was found.
 ///
 /// `panel`, `edge` and `stitch` name the garment element when the problem belongs to one;
@@ -179,7 +184,7 @@ pub enum PatternProblem {
         flag: String,
     },
     /// The two stitched edges differ in length by more than
-    /// [`crate::MAX_STITCH_LENGTH_RATIO`].
+    /// [`MAX_STITCH_LENGTH_RATIO`].
     StitchLengthMismatch {
         /// Arc lengths of the two sides (m), in stitch order.
         lengths: [f64; 2],
@@ -252,7 +257,7 @@ impl fmt::Display for PatternProblem {
                 lengths[0],
                 lengths[1],
                 lengths[0].max(lengths[1]) / lengths[0].min(lengths[1]),
-                crate::MAX_STITCH_LENGTH_RATIO
+                MAX_STITCH_LENGTH_RATIO
             ),
             Self::Triangulation { reason } => write!(f, "triangulation failed: {reason}"),
         }

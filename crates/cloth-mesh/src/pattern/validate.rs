@@ -4,9 +4,10 @@
 use std::collections::HashMap;
 
 use super::curve::Curve;
+use super::problem::MAX_STITCH_LENGTH_RATIO;
 use super::{
-    Curvature, MAX_STITCH_LENGTH_RATIO, Panel, Pattern, PatternLocation, PatternProblem,
-    StitchSide, edge_curve, outline, panel_key, pattern_err,
+    Curvature, Panel, Pattern, PatternLocation, PatternProblem, StitchSide, edge_curve, outline,
+    panel_key, pattern_err,
 };
 use crate::MeshError;
 
