@@ -6,7 +6,8 @@
 use cloth::forces::{ClothModel, Definiteness, Evaluation, Material};
 use cloth::mesh::{GridPattern, Par, Vec3, grid};
 use cloth::solver::{
-    BlockMatrix, Constraint, PcgParams, PcgWorkspace, Preconditioner, solve_direct, solve_mpcg,
+    BlockMatrix, Constraint, PcgParams, PcgWorkspace, Preconditioner, System, solve_direct,
+    solve_mpcg,
 };
 use criterion::{Criterion, criterion_group, criterion_main};
 use nalgebra::Matrix3;
@@ -84,35 +85,14 @@ fn bench(c: &mut Criterion) {
         };
         let mut ws = PcgWorkspace::default();
         let mut dv = vec![Vec3::zeros(); n];
-        let info = solve_mpcg(
-            &mut dv,
-            &p.a,
-            &p.b,
-            &p.z,
-            &p.constraints,
-            &params,
-            Par::default(),
-            &mut ws,
-        )
-        .unwrap();
+        let sys = System::new(&p.a, &p.b, &p.z, &p.constraints);
+        let info = solve_mpcg(&mut dv, &sys, &params, Par::default(), &mut ws).unwrap();
         println!(
             "mpcg {name}: {} iterations to relative residual {:.2e} (converged: {})",
             info.iterations, info.relative_residual, info.converged
         );
         g.bench_function(format!("mpcg_{name}_1e-3"), |bch| {
-            bch.iter(|| {
-                solve_mpcg(
-                    &mut dv,
-                    &p.a,
-                    &p.b,
-                    &p.z,
-                    &p.constraints,
-                    &params,
-                    Par::default(),
-                    &mut ws,
-                )
-                .unwrap()
-            })
+            bch.iter(|| solve_mpcg(&mut dv, &sys, &params, Par::default(), &mut ws).unwrap())
         });
     }
     let mut dv = vec![Vec3::zeros(); n];

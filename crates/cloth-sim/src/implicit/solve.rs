@@ -9,7 +9,7 @@ use super::settings::LinearSolver;
 use crate::error::{Reject, SimError};
 use cloth_mesh::{Par, Vec3};
 use cloth_solver::{
-    DirectSolver, Multigrid, MultigridParams, PcgInfo, PcgParams, PcgWorkspace, SolverError,
+    DirectSolver, Multigrid, MultigridParams, PcgInfo, PcgParams, PcgWorkspace, SolverError, System,
 };
 
 /// The solution of a step's linear system and the solvers' reusable scratch.
@@ -60,16 +60,10 @@ impl Solution {
             asm.pattern_changed = false;
         }
         let solved = match solver {
-            LinearSolver::Mpcg(params) => cloth_solver::solve_mpcg(
-                &mut self.dv,
-                &asm.matrix,
-                &asm.b,
-                &cons.z,
-                &cons.kind,
-                params,
-                par,
-                &mut self.pcg,
-            ),
+            LinearSolver::Mpcg(params) => {
+                let sys = System::new(&asm.matrix, &asm.b, &cons.z, &cons.kind);
+                cloth_solver::solve_mpcg(&mut self.dv, &sys, params, par, &mut self.pcg)
+            }
             LinearSolver::Multigrid(params, mg) => self.multigrid(asm, cons, x, params, mg, par),
             LinearSolver::Direct => self.direct(asm, cons),
         };
@@ -99,18 +93,8 @@ impl Solution {
             Some(mg) if mg.matches(&asm.matrix) => mg,
             slot => slot.insert(Multigrid::new(&asm.matrix, x, &cons.kind, mg_params, par)?),
         };
-        cloth_solver::solve_mpcg_multigrid(
-            &mut self.dv,
-            &asm.matrix,
-            mg,
-            &asm.b,
-            &cons.z,
-            &cons.kind,
-            x,
-            params,
-            par,
-            &mut self.pcg,
-        )
+        let sys = System::new(&asm.matrix, &asm.b, &cons.z, &cons.kind);
+        cloth_solver::solve_mpcg_multigrid(&mut self.dv, &sys, mg, x, params, par, &mut self.pcg)
     }
 
     fn direct(&mut self, asm: &Assembly, cons: &Constraints) -> Result<PcgInfo, SolverError> {
