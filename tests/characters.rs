@@ -62,7 +62,7 @@ friction = 0.8
         looping: true,
         ..GltfOptions::default()
     };
-    let body = GltfBody::load(&mannequin(), &options).unwrap();
+    let body = GltfBody::load(mannequin(), &options).unwrap();
     let mut posed = Vec::new();
     let mut settled = None;
     for f in 1..=frames {
@@ -242,7 +242,7 @@ region = {{ min = [-1.0, 1.05, -1.0], max = [1.0, 1.07, 1.0] }}
         clip: Some("twist".into()),
         ..GltfOptions::default()
     };
-    let body = GltfBody::load(&mannequin(), &options).unwrap();
+    let body = GltfBody::load(mannequin(), &options).unwrap();
     let mut posed = Vec::new();
     body.pose(0.0, &mut posed);
     let front = posed
@@ -374,13 +374,13 @@ fn colliders_json_holds_the_body_posed_at_each_output_frame() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let file = cloth::sim::CollidersFile::read(&out.join("colliders.json")).unwrap();
+    let file = cloth::sim::CollidersFile::read(out.join("colliders.json")).unwrap();
     let track = &file.colliders[0];
     let options = GltfOptions {
         clip: Some("walk".into()),
         ..GltfOptions::default()
     };
-    let body = GltfBody::load(&mannequin(), &options).unwrap();
+    let body = GltfBody::load(mannequin(), &options).unwrap();
     let mut posed = Vec::new();
     for k in 0..=3 {
         body.pose(k as f64 / 30.0, &mut posed);
@@ -429,7 +429,7 @@ animation = "walk"
         .fold(f64::INFINITY, f64::min);
     // The body's motion: the bind pose at the start, the clip's first pose at t = 0.
     let body = GltfBody::load(
-        &mannequin(),
+        mannequin(),
         &GltfOptions {
             clip: Some("walk".into()),
             ..GltfOptions::default()
@@ -550,7 +550,7 @@ vertices = {:?}
         clip: Some("dance".into()),
         ..GltfOptions::default()
     };
-    let body = GltfBody::load(&mannequin(), &options).unwrap();
+    let body = GltfBody::load(mannequin(), &options).unwrap();
     let (mut posed, mut rest) = (Vec::new(), Vec::new());
     body.pose(0.0, &mut rest);
     let wrist = |p: &[Vec3]| -> Vec3 {

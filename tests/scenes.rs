@@ -14,7 +14,7 @@ fn root() -> PathBuf {
 }
 
 fn load(name: &str) -> Scene {
-    Scene::load(&root().join("scenes").join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    Scene::load(root().join("scenes").join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 #[test]

@@ -185,7 +185,7 @@ fn fresh(args: &RunArgs) -> Result<Prepared, String> {
 /// computed again, to the same bits) and the statistics of the frames before it kept.
 fn resume(dir: &Path, frames: Option<usize>) -> Result<Prepared, String> {
     let out = OutputDir::resume(dir).map_err(|e| e.to_string())?;
-    let checkpoint = Checkpoint::read(&dir.join(CHECKPOINT_FILE)).map_err(|e| e.to_string())?;
+    let checkpoint = Checkpoint::read(dir.join(CHECKPOINT_FILE)).map_err(|e| e.to_string())?;
     let mut scene =
         Scene::from_toml_str(&checkpoint.scene, dir).map_err(|e| format!("checkpoint: {e}"))?;
     if let Some(f) = frames {
@@ -193,7 +193,7 @@ fn resume(dir: &Path, frames: Option<usize>) -> Result<Prepared, String> {
     }
     let mut sim = build_simulation(&scene).map_err(|e| e.to_string())?;
     sim.restore(&checkpoint).map_err(|e| e.to_string())?;
-    let (preroll, mut records) = match RunReport::read(&dir.join(STATS_FILE)) {
+    let (preroll, mut records) = match RunReport::read(dir.join(STATS_FILE)) {
         Ok(r) => (r.preroll, r.frames),
         Err(_) => (None, Vec::new()),
     };
@@ -311,7 +311,7 @@ fn frames(
 fn checkpoint(p: &mut Prepared, start: Instant) -> Result<(), String> {
     write_report(p, start, false, None)?;
     let c = p.sim.checkpoint(p.scene_text.clone());
-    c.write(&p.out.path().join(CHECKPOINT_FILE))
+    c.write(p.out.path().join(CHECKPOINT_FILE))
         .map_err(|e| e.to_string())
 }
 
@@ -347,7 +347,7 @@ fn write_colliders(sim: &Simulation, scene: &Scene, out: &Path) -> Result<(), St
         return Ok(());
     }
     CollidersFile::of(sim.world(), scene.run.frames, scene.run.fps)
-        .write(&out.join(COLLIDERS_FILE))
+        .write(out.join(COLLIDERS_FILE))
         .map_err(|e| e.to_string())
 }
 
@@ -381,7 +381,7 @@ fn write_report(
         error,
     };
     report
-        .write(&p.out.path().join(STATS_FILE))
+        .write(p.out.path().join(STATS_FILE))
         .map_err(|e| e.to_string())
 }
 

@@ -310,7 +310,7 @@ mod tests {
     use super::*;
 
     fn collider(shape: ColliderShape, position: [f64; 3], rotation: [f64; 3]) -> ColliderSettings {
-        let scene = Scene::load(&crate::suite::workspace_root().join("scenes/drape_cylinder.toml"))
+        let scene = Scene::load(crate::suite::workspace_root().join("scenes/drape_cylinder.toml"))
             .expect("Figure 1 scene");
         let mut c = scene.colliders[0].clone();
         c.shape = shape;

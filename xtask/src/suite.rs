@@ -948,7 +948,7 @@ pub fn run_suite(o: &BenchOptions) -> SuiteResults {
         let mut v = vec![("explicit_verlet", None)];
         if !o.quick {
             // Springs as stiff as the cloth's mean membrane stiffness (no strain limit help).
-            let k = Scene::load(&scene_path("fixed_sheet.toml"))
+            let k = Scene::load(scene_path("fixed_sheet.toml"))
                 .map(|s| 0.5 * (s.cloths[0].material.stretch[0] + s.cloths[0].material.stretch[1]))
                 .ok();
             if let Some(k) = k {

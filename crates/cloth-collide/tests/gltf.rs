@@ -663,7 +663,7 @@ fn assets() -> PathBuf {
 
 #[test]
 fn mannequin_glb_bind_pose_reproduces_the_obj() {
-    let obj = cloth_mesh::read_obj_data(&assets().join("mannequin.obj")).unwrap();
+    let obj = cloth_mesh::read_obj_data(assets().join("mannequin.obj")).unwrap();
     let body = GltfBody::load(assets().join("mannequin.glb"), &GltfOptions::default()).unwrap();
     assert_eq!(body.clip_names(), vec!["twist", "walk", "dance"]);
     assert_eq!(body.triangles(), obj.triangles.as_slice());
@@ -694,7 +694,7 @@ fn mannequin_glb_bind_pose_reproduces_the_obj() {
 
 #[test]
 fn mannequin_obj_is_a_closed_adult_body() {
-    let obj = cloth_mesh::read_obj_data(&assets().join("mannequin.obj")).unwrap();
+    let obj = cloth_mesh::read_obj_data(assets().join("mannequin.obj")).unwrap();
     let (v, t) = (&obj.positions, &obj.triangles);
     assert!((5000..=10000).contains(&v.len()), "{} vertices", v.len());
     // Watertight, consistently wound, no degenerate triangle: the collider validation.

@@ -41,7 +41,7 @@ fn walk_female_welds_to_the_closed_source_body() {
     assert_eq!(body.clip(), Some("armatureAction"));
     assert!((body.duration() - 2.0).abs() < 1e-6);
     // The bind pose is the OBJ it was made from, vertex by vertex (f32 in the file).
-    let obj = cloth_mesh::read_obj_data(&shared("garmentcode/mean_female.obj")).unwrap();
+    let obj = cloth_mesh::read_obj_data(shared("garmentcode/mean_female.obj")).unwrap();
     let mut rest = Vec::new();
     body.pose_blend(0.0, &mut rest);
     assert_eq!(rest.len(), obj.positions.len());

@@ -662,7 +662,7 @@ fn the_long_skirt_and_blouse_on_the_dancing_mannequin_stay_sewn_outside_and_uncr
 /// spread over the mannequin's box (inside and outside, near its surface and far from it).
 #[test]
 fn binned_point_in_body_test_agrees_with_brute_force() {
-    let body = cloth_mesh::read_obj_data(&assets().join("mannequin/mannequin.obj")).expect("body");
+    let body = cloth_mesh::read_obj_data(assets().join("mannequin/mannequin.obj")).expect("body");
     let (v, tris) = (&body.positions, &body.triangles);
     let lo = v.iter().fold(Vec3::repeat(f64::INFINITY), |m, p| m.inf(p));
     let hi = v

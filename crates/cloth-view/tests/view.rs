@@ -232,7 +232,7 @@ fn write_run(dir: &Path, run: &Run, colliders: bool) {
     for k in 0..run.positions.len() {
         std::fs::write(dir.join(format!("frame_{k:04}.obj")), obj_text(run, k)).unwrap();
     }
-    report(run).write(&dir.join("stats.json")).unwrap();
+    report(run).write(dir.join("stats.json")).unwrap();
     if colliders {
         std::fs::write(
             dir.join("colliders.json"),

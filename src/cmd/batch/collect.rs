@@ -92,7 +92,7 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), String> {
 
 fn row(dir: &Path, t: &super::TaskRecord, state: &TaskState) -> Row {
     let out = dir.join(&t.output);
-    let report = RunReport::read(&out.join(STATS_FILE)).ok();
+    let report = RunReport::read(out.join(STATS_FILE)).ok();
     let mut digest = FNV_START;
     for k in 0..=t.estimate.frames {
         match std::fs::read(frame_path(&out, k)) {
@@ -225,7 +225,7 @@ fn last_frame(out: &Path) -> Option<Animation> {
         .ok()?
         .filter_map(|e| frame_number(e.ok()?.file_name().to_str()?))
         .max()?;
-    let obj = cloth::mesh::read_obj_data(&frame_path(out, last)).ok()?;
+    let obj = cloth::mesh::read_obj_data(frame_path(out, last)).ok()?;
     Some(Animation {
         frame_numbers: vec![last],
         positions: vec![obj.positions.iter().map(|p| [p.x, p.y, p.z]).collect()],

@@ -88,7 +88,7 @@ fn write_plan(out: &Path, plan: &Plan, texts: &[String]) -> Result<(), String> {
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     let table = serde_json::to_string_pretty(plan).map_err(|e| e.to_string())?;
-    cloth::mesh::write_atomic_bytes(&out.join(TASKS_FILE), table.as_bytes())
+    cloth::mesh::write_atomic_bytes(out.join(TASKS_FILE), table.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", out.join(TASKS_FILE).display()))
 }
 

@@ -57,7 +57,7 @@ const INTERRUPTED: &str = "interrupted";
 
 /// The state of the run in `run_dir`, which was planned for `frames` frames.
 pub fn task_state(run_dir: &Path, frames: usize) -> TaskState {
-    let report = RunReport::read(&run_dir.join(STATS_FILE)).ok();
+    let report = RunReport::read(run_dir.join(STATS_FILE)).ok();
     if let Some(r) = &report
         && r.complete
         && r.frames.len() == frames
