@@ -3,7 +3,10 @@
 
 use cloth::forces::{ClothModel, Definiteness, External, Material};
 use cloth::mesh::{GridPattern, grid};
-use cloth::sim::{ClothSystem, ImplicitSettings, Integrator, Motion, PinGroup, Simulation, World};
+use cloth::sim::{
+    collide::Motion, implicit::ImplicitSettings, pins::PinGroup, simulation::Integrator,
+    simulation::Simulation, system::ClothSystem, world::World,
+};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn fixed_sheet() -> Simulation {

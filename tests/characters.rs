@@ -11,7 +11,7 @@ use sim_common::inside;
 
 use cloth::collide::{GltfBody, GltfOptions};
 use cloth::mesh::Vec3;
-use cloth::sim::{Scene, build_simulation};
+use cloth::sim::{scene::Scene, scene::build_simulation};
 use std::path::Path;
 
 fn mannequin() -> std::path::PathBuf {
@@ -374,7 +374,7 @@ fn colliders_json_holds_the_body_posed_at_each_output_frame() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let file = cloth::sim::CollidersFile::read(out.join("colliders.json")).unwrap();
+    let file = cloth::sim::tracks::CollidersFile::read(out.join("colliders.json")).unwrap();
     let track = &file.colliders[0];
     let options = GltfOptions {
         clip: Some("walk".into()),

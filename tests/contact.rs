@@ -4,7 +4,7 @@
 //! acceleration, Coulomb's law at impact, and no self-intersection after folding.
 
 use cloth::mesh::Vec3;
-use cloth::sim::{Scene, Simulation, build_simulation};
+use cloth::sim::{scene::Scene, scene::build_simulation, simulation::Simulation};
 use std::path::Path;
 
 const G: f64 = 9.81;

@@ -3,8 +3,9 @@
 use cloth::forces::{ClothModel, Definiteness, External, Material};
 use cloth::mesh::{GridPattern, Vec3, grid};
 use cloth::sim::{
-    ClothSystem, DirectionalConstraint, Implicit, ImplicitSettings, Integrator, Motion, PinGroup,
-    Reject, Simulation, State, Step, StepControl, World,
+    collide::Motion, error::Reject, implicit::Implicit, implicit::ImplicitSettings, implicit::Step,
+    implicit::StepControl, pins::PinGroup, simulation::Integrator, simulation::Simulation,
+    state::State, system::ClothSystem, world::DirectionalConstraint, world::World,
 };
 use cloth::solver::Constraint;
 
@@ -147,7 +148,7 @@ fn hanging_sheet_pins_hold_the_weight_and_come_to_rest() {
 
 #[test]
 fn animated_pins_land_exactly_on_their_targets() {
-    use cloth::sim::Keyframe;
+    use cloth::sim::collide::Keyframe;
     let material = Material::default();
     let n = 9;
     let sys = sheet(n, 0.4, &material);
@@ -371,7 +372,7 @@ fn results_are_bit_identical_for_one_and_two_threads() {
 
 #[test]
 fn optional_strain_limit_after_implicit_steps_keeps_edges_in_range() {
-    use cloth::sim::StrainLimit;
+    use cloth::sim::strain::StrainLimit;
     // A very soft cloth would sag far; the maximum-stretch pass holds every edge to 5%.
     let material = Material {
         stretch: [20.0, 20.0],

@@ -5,7 +5,7 @@
 mod common;
 
 use cloth::mesh::Vec3;
-use cloth::sim::{Scene, SimError, build_simulation};
+use cloth::sim::{error::SimError, scene::Scene, scene::build_simulation};
 use common::{cloth_cmd, temp_dir};
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
 //! `cloth check`: validate a scene and print what it contains.
 
 use cloth::mesh::{ClothMesh, RestMap, RestShape, count_boundary_loops};
-use cloth::sim::{ClothPart, Scene, build_simulation};
+use cloth::sim::{scene::Scene, scene::build_simulation, system::ClothPart};
 use std::path::Path;
 use std::process::ExitCode;
 

@@ -26,7 +26,7 @@ pub fn render(
         .split_once(['x', 'X'])
         .and_then(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)))
         .ok_or_else(|| format!("--size must look like 800x600, got `{size}`"))?;
-    let out = out.unwrap_or_else(|| dir.join(cloth::sim::PREVIEW_FILE));
+    let out = out.unwrap_or_else(|| dir.join(cloth::sim::output::PREVIEW_FILE));
     let opts = cloth::view::RenderOptions {
         view,
         width: w,

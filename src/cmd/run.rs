@@ -2,9 +2,10 @@
 
 use cloth::mesh::ObjFrames;
 use cloth::sim::{
-    CHECKPOINT_FILE, COLLIDERS_FILE, Checkpoint, CollidersFile, FrameStats, OutputDir,
-    PREVIEW_FILE, RunReport, STATS_FILE, Scene, Simulation, Totals, USD_FILE, build_simulation,
-    frame_path,
+    checkpoint::Checkpoint, output::CHECKPOINT_FILE, output::COLLIDERS_FILE, output::OutputDir,
+    output::PREVIEW_FILE, output::STATS_FILE, output::USD_FILE, output::frame_path, scene::Scene,
+    scene::build_simulation, simulation::Simulation, stats::FrameStats, stats::RunReport,
+    stats::Totals, tracks::CollidersFile,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -430,7 +431,7 @@ fn print_summary(sim: &Simulation, records: &[FrameStats], wall: f64, out: &Path
         pct(t.timings.other)
     );
     println!("max stretch        {:.2} %", t.max_stretch * 100.0);
-    if let Some(bytes) = cloth::sim::peak_memory_bytes() {
+    if let Some(bytes) = cloth::sim::budget::peak_memory_bytes() {
         let n = sim.system().num_vertices().max(1) as f64;
         let b = bytes as f64;
         let size = if b >= 1e9 {

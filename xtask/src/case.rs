@@ -3,8 +3,9 @@
 //! pool belong to that case alone.
 
 use cloth::sim::{
-    FrameStats, IntegratorKind, MeshSpec, Scene, Simulation, SolverChoice, SolverSettings, Timings,
-    Totals, build_simulation,
+    scene::IntegratorKind, scene::MeshSpec, scene::Scene, scene::SolverChoice,
+    scene::SolverSettings, scene::build_simulation, simulation::Simulation, stats::FrameStats,
+    stats::Timings, stats::Totals,
 };
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -432,7 +433,7 @@ fn method_names(scene: &Scene) -> (&'static str, &'static str) {
     match scene.solver.integrator {
         IntegratorKind::Implicit => (
             "implicit",
-            match cloth::sim::resolve_preconditioner(scene) {
+            match cloth::sim::scene::resolve_preconditioner(scene) {
                 SolverChoice::Auto => "block_jacobi",
                 SolverChoice::Diagonal => "diagonal",
                 SolverChoice::BlockJacobi => "block_jacobi",
@@ -498,7 +499,7 @@ pub(crate) fn measure(spec: &CaseSpec) -> Result<CaseResult, String> {
         setup_seconds,
         wall_seconds: run.wall_seconds,
         percent: phase_percent(&totals.timings, run.wall_seconds),
-        peak_memory_bytes: cloth::sim::peak_memory_bytes(),
+        peak_memory_bytes: cloth::sim::budget::peak_memory_bytes(),
         threads: rayon::current_num_threads(),
         max_kinetic_energy: max_or_nan(run.stats.iter().map(|s| s.kinetic_energy)),
         energy_bound,

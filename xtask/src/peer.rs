@@ -18,7 +18,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use cloth::collide::euler_degrees;
-use cloth::sim::{ColliderSettings, ColliderShape, Scene, build_mesh};
+use cloth::sim::{scene::ColliderSettings, scene::ColliderShape, scene::Scene, scene::build_mesh};
 use nalgebra::{Matrix3, Matrix4, Vector3};
 use serde::{Deserialize, Serialize};
 use serde_json::json;

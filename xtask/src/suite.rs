@@ -4,7 +4,7 @@
 use crate::analysis::{self, PowerFit};
 use crate::case::{CaseResult, CaseSpec, IntegratorOverride};
 use crate::peer::{self, PeerRun};
-use cloth::sim::{Scene, SolverChoice};
+use cloth::sim::{scene::Scene, scene::SolverChoice};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -1069,7 +1069,7 @@ pub fn problems(s: &SuiteResults) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cloth::sim::MeshSpec;
+    use cloth::sim::scene::MeshSpec;
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()

@@ -2,12 +2,12 @@
 //! `cloth-mannequin` binary of this crate).
 //!
 //! An adult body, 1.70 m tall, standing in A-pose at the origin (y up, metres, feet on y = 0,
-//! facing +z), made in code: a smooth union of signed-distance primitives ([`body`]) whose
-//! zero level set is extracted by marching cubes and relaxed ([`surface`]). Written as
+//! facing +z), made in code: a smooth union of signed-distance primitives (`body`) whose
+//! zero level set is extracted by marching cubes and relaxed (`surface`). Written as
 //!
 //! * `assets/mannequin/mannequin.obj`: the closed, outward-wound collision mesh;
 //! * `assets/mannequin/mannequin.glb`: the same mesh skinned to a 19-joint skeleton with three
-//!   clips, `twist`, `walk` and `dance` ([`glb`]).
+//!   clips, `twist`, `walk` and `dance` (`glb`).
 //!
 //! Vertex and joint coordinates are multiples of 2^-12 m (0.24 mm), so they are exact in the
 //! glTF file's f32 and in the OBJ's decimals: the glTF bind pose reproduces the OBJ exactly.

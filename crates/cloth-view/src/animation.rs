@@ -1,7 +1,7 @@
 //! A run loaded into memory ([`Animation`]): cloth positions per frame, shared topology, the
 //! cloths it holds ([`ClothPart`]) and the colliders' tracks.
 
-pub use cloth_sim::{ColliderFrame, ColliderTrack};
+pub use cloth_sim::{tracks::ColliderFrame, tracks::ColliderTrack};
 use std::ops::Range;
 
 /// One cloth of an [`Animation`]: its name and where its vertices and triangles lie in the

@@ -1,7 +1,7 @@
 //! The crate's error type.
 
 use cloth_mesh::MeshError;
-use cloth_sim::SimError;
+use cloth_sim::error::SimError;
 use std::path::PathBuf;
 
 /// Everything that can go wrong while reading a run's output directory or writing previews.
@@ -24,7 +24,7 @@ pub enum ViewError {
         #[source]
         source: Box<MeshError>,
     },
-    /// `stats.json` could not be read as a [`cloth_sim::RunReport`] (the message names the
+    /// `stats.json` could not be read as a [`cloth_sim::stats::RunReport`] (the message names the
     /// file and, for malformed JSON, the line).
     #[error("run statistics: {source}")]
     Stats {

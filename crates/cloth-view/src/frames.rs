@@ -7,21 +7,22 @@ use crate::animation::{Animation, ClothPart, ColliderFrame, ColliderTrack};
 use crate::usd_read::read_usd;
 use cloth_mesh::{ObjData, read_obj_data};
 use cloth_sim::{
-    COLLIDERS_FILE, CollidersFile, DEFAULT_FPS, RunReport, STATS_FILE, SimError, USD_FILE,
+    error::SimError, output::COLLIDERS_FILE, output::STATS_FILE, output::USD_FILE,
+    stats::DEFAULT_FPS, stats::RunReport, tracks::CollidersFile,
 };
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
-/// The number `k` when `name` is exactly the name [`cloth_sim::frame_path`] gives frame `k`,
+/// The number `k` when `name` is exactly the name [`cloth_sim::output::frame_path`] gives frame `k`,
 /// with extension `ext` instead of `obj` (`frame_0007.png` is 7 for `"png"`); `None` for every
 /// other name (`frame_7.obj`, `frame_x.obj`, ...). The viewer thus accepts exactly the names
 /// the simulator writes.
 pub(crate) fn frame_file_number(name: &str, ext: &str) -> Option<usize> {
     let stem = name.strip_suffix(ext)?.strip_suffix('.')?;
-    cloth_sim::frame_number(&format!("{stem}.obj"))
+    cloth_sim::output::frame_number(&format!("{stem}.obj"))
 }
 
-/// The OBJ frames of `dir` (named as [`cloth_sim::frame_path`] writes them:
+/// The OBJ frames of `dir` (named as [`cloth_sim::output::frame_path`] writes them:
 /// `frame_0000.obj`, `frame_0001.obj`, ...), sorted by frame number.
 ///
 /// Returns `(frame number, path)` pairs; other files are ignored. A directory without frames

@@ -2,8 +2,8 @@
 //!
 //! This crate holds no simulation logic: it reads what a run left in its output directory,
 //! through the workspace's one definition of each format — OBJ frames with cloth-mesh's reader
-//! ([`cloth_mesh::read_obj_data`]), `stats.json` as cloth-sim's [`cloth_sim::RunReport`], frame
-//! file names after [`cloth_sim::frame_path`] — and writes every file with cloth-mesh's atomic
+//! ([`cloth_mesh::read_obj_data`]), `stats.json` as cloth-sim's [`cloth_sim::stats::RunReport`], frame
+//! file names after [`cloth_sim::output::frame_path`] — and writes every file with cloth-mesh's atomic
 //! writer ([`cloth_mesh::write_atomic`]).
 //!
 //! A run's output directory holds `frame_NNNN.obj` (the cloths, one `o NAME` group each, same

@@ -2,8 +2,8 @@
 //! [`RunReport`].
 
 use crate::ViewError;
-use cloth_sim::STATS_FILE;
-use cloth_sim::{FrameStats, RunReport};
+use cloth_sim::output::STATS_FILE;
+use cloth_sim::{stats::FrameStats, stats::RunReport};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -32,7 +32,7 @@ type Series = (String, Vec<(f64, f64)>);
 /// Writes the SVG charts of `dir/stats.json` into `out_dir` (created if needed) and returns their
 /// paths ([`PLOT_FILES`]), one point per [`FrameStats`] record at its `time`: step sizes
 /// h_min/h_max (milliseconds), CG iterations (per frame and per accepted step), kinetic energy,
-/// max stretch/compression, rejected steps by reason ([`cloth_sim::Rejections`]), and the
+/// max stretch/compression, rejected steps by reason ([`cloth_sim::stats::Rejections`]), and the
 /// stacked wall-time split EVAL / CG / C/C / C/S / other. Frames that took no step are left out
 /// of the step-size and per-step curves. Each file is written atomically.
 ///

@@ -296,7 +296,7 @@ fn target(out: &Path) -> Result<Target, ViewError> {
 ///   duration stays exact, at least 2/100 s);
 /// - an existing directory or a path without extension: the directory is created if needed and
 ///   receives one PNG per rendered frame, named after its frame number as the frame files are
-///   ([`cloth_sim::frame_path`] with `.png`: frame 7 is `frame_0007.png`); `frame_NNNN.png`
+///   ([`cloth_sim::output::frame_path`] with `.png`: frame 7 is `frame_0007.png`); `frame_NNNN.png`
 ///   files of other frames (an earlier render) are removed, other files are left alone;
 /// - any other path (`x.mp4`) is [`ViewError::UnknownOutput`], before anything is read.
 ///
@@ -354,7 +354,7 @@ pub fn render(
 
 /// The PNG of frame `frame` in `out`: the frame file's name with `.png`.
 fn png_path(out: &Path, frame: usize) -> PathBuf {
-    cloth_sim::frame_path(out, frame).with_extension("png")
+    cloth_sim::output::frame_path(out, frame).with_extension("png")
 }
 
 /// Removes the `frame_NNNN.png` files of `out` whose frame is not in `frames` (left by an

@@ -2,7 +2,7 @@
 //! and error reporting. Fixtures are physics-free synthetic runs generated into unique
 //! temporary directories.
 
-use cloth_sim::{FrameStats, Rejections, RunReport, Timings};
+use cloth_sim::{stats::FrameStats, stats::Rejections, stats::RunReport, stats::Timings};
 use cloth_view::{
     Aabb, Animation, Camera, Canvas, ClothPart, ColliderTrack, FRAME_FILL, Image, Material,
     PLOT_FILES, RenderOptions, Style, View, ViewError, animation_bounds, gif_delays, gif_palette,
@@ -1373,7 +1373,7 @@ fn fps_is_the_run_reports_or_the_scene_default() {
 #[test]
 fn directory_without_frames_is_reported() {
     let tmp = TempDir::new("empty");
-    // Only the names the simulator writes (cloth_sim::frame_path) are frames.
+    // Only the names the simulator writes (cloth_sim::output::frame_path) are frames.
     for name in [
         "frame_x.obj",
         "frame_7.obj",
@@ -1498,14 +1498,14 @@ fn bad_render_options_are_rejected_before_reading() {
 fn frames_are_listed_by_frame_number() {
     let tmp = TempDir::new("list");
     for k in [10, 2, 0, 12345] {
-        std::fs::write(cloth_sim::frame_path(tmp.path(), k), "").unwrap();
+        std::fs::write(cloth_sim::output::frame_path(tmp.path(), k), "").unwrap();
     }
     std::fs::write(tmp.path().join("frame_3.obj"), "").unwrap();
     let frames = list_frames(tmp.path()).unwrap();
     let numbers: Vec<usize> = frames.iter().map(|f| f.0).collect();
     assert_eq!(numbers, [0, 2, 10, 12345]);
     for (k, path) in frames {
-        assert_eq!(path, cloth_sim::frame_path(tmp.path(), k));
+        assert_eq!(path, cloth_sim::output::frame_path(tmp.path(), k));
     }
 }
 
@@ -1675,7 +1675,11 @@ fn png_images_are_numbered_by_frame_number() {
     // Frame numbers from the file names: a run whose frames start at 3.
     let late = TempDir::new("png-late");
     for k in 3..6 {
-        std::fs::write(cloth_sim::frame_path(late.path(), k), obj_text(&run, k)).unwrap();
+        std::fs::write(
+            cloth_sim::output::frame_path(late.path(), k),
+            obj_text(&run, k),
+        )
+        .unwrap();
     }
     let summary = render(late.path(), late.path().join("p"), &opts).unwrap();
     assert_eq!(summary.frames, [3]);
@@ -2249,7 +2253,7 @@ fn obj_groups_are_the_cloths_and_survive_usd() {
     let tmp = TempDir::new("two-cloths");
     for k in 0..3 {
         let obj = grouped_obj(&anim, k, &["lower", "upper"]);
-        std::fs::write(cloth_sim::frame_path(tmp.path(), k + 4), obj).unwrap();
+        std::fs::write(cloth_sim::output::frame_path(tmp.path(), k + 4), obj).unwrap();
     }
     let loaded = load_animation(tmp.path()).unwrap();
     assert_eq!(loaded, anim);
@@ -2258,7 +2262,7 @@ fn obj_groups_are_the_cloths_and_survive_usd() {
     assert_eq!(read_usd(tmp.path().join("two.usda")).unwrap(), anim);
 
     // A frame whose cloths differ from the first frame's is refused, naming the file.
-    let renamed = cloth_sim::frame_path(tmp.path(), 6);
+    let renamed = cloth_sim::output::frame_path(tmp.path(), 6);
     std::fs::write(&renamed, grouped_obj(&anim, 2, &["lower", "top"])).unwrap();
     match load_animation(tmp.path()) {
         Err(e @ ViewError::Parts { .. }) => {
@@ -2275,7 +2279,7 @@ fn obj_groups_are_the_cloths_and_survive_usd() {
     let mut crossing = anim.clone();
     crossing.triangles[1] = [0, 2, 5];
     let cross = TempDir::new("crossing");
-    let first = cloth_sim::frame_path(cross.path(), 0);
+    let first = cloth_sim::output::frame_path(cross.path(), 0);
     std::fs::write(&first, grouped_obj(&crossing, 0, &["lower", "upper"])).unwrap();
     match load_animation(cross.path()) {
         Err(e @ ViewError::Parts { .. }) => {
@@ -2287,7 +2291,7 @@ fn obj_groups_are_the_cloths_and_survive_usd() {
     // Without group lines: one cloth named `cloth`.
     let plain = TempDir::new("no-groups");
     let text = grouped_obj(&anim, 0, &[]);
-    std::fs::write(cloth_sim::frame_path(plain.path(), 0), text).unwrap();
+    std::fs::write(cloth_sim::output::frame_path(plain.path(), 0), text).unwrap();
     assert_eq!(
         load_animation(plain.path()).unwrap().cloths,
         [ClothPart::whole("cloth", 7, 3)]

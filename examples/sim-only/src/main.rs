@@ -7,8 +7,9 @@ use cloth_sim::collide::{Collider, ColliderSet, Shape};
 use cloth_sim::forces::{ClothModel, Definiteness, External, Material};
 use cloth_sim::mesh::{GridPattern, grid};
 use cloth_sim::{
-    ClothSystem, ContactSettings, Implicit, ImplicitSettings, Integrator, Motion, Par, PinGroup,
-    Simulation, State, Step, Vec3, World,
+    collide::Motion, contact::ContactSettings, implicit::Implicit, implicit::ImplicitSettings,
+    implicit::Step, mesh::Par, mesh::Vec3, pins::PinGroup, simulation::Integrator,
+    simulation::Simulation, state::State, system::ClothSystem, world::World,
 };
 use std::process::ExitCode;
 

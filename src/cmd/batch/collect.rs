@@ -5,7 +5,9 @@
 
 use super::state::{TaskState, states};
 use super::{FNV_START, Plan, fnv1a};
-use cloth::sim::{RunReport, STATS_FILE, Totals, frame_number, frame_path};
+use cloth::sim::{
+    output::STATS_FILE, output::frame_number, output::frame_path, stats::RunReport, stats::Totals,
+};
 use cloth::view::{Aabb, Animation, Camera, Image, Style, View, render_frame};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -234,7 +236,7 @@ fn last_frame(out: &Path) -> Option<Animation> {
         triangle_uvs: None,
         cloths: Vec::new(),
         colliders: cloth::view::read_colliders(out).unwrap_or_default(),
-        fps: cloth::view::read_fps(out).unwrap_or(cloth::sim::DEFAULT_FPS),
+        fps: cloth::view::read_fps(out).unwrap_or(cloth::sim::stats::DEFAULT_FPS),
     })
 }
 

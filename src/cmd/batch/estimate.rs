@@ -8,7 +8,7 @@
 //! `FRAME_SECONDS_PER_VERTEX * n`; a process starts in `STARTUP_SECONDS`. Adaptive stepping may
 //! take more steps than the minimum, so the Slurm limits add a safety factor on top.
 
-use cloth::sim::{IntegratorKind, Scene, Simulation};
+use cloth::sim::{scene::IntegratorKind, scene::Scene, simulation::Simulation};
 use serde::{Deserialize, Serialize};
 
 /// Process start, scene load and build (s).

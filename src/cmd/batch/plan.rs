@@ -12,7 +12,7 @@ use super::estimate::Estimate;
 use super::keypath::{KeyPath, display_value};
 use super::manifest::Manifest;
 use super::{AxisRecord, Plan, TASKS_FILE, TaskRecord, task_output_rel, task_scene_rel};
-use cloth::sim::{Scene, SceneError, build_simulation};
+use cloth::sim::{scene::Scene, scene::SceneError, scene::build_simulation};
 use rayon::prelude::*;
 use std::path::Path;
 use std::process::ExitCode;

@@ -12,7 +12,7 @@
 //! - **pending**: no folder or nothing in it yet.
 
 use super::Plan;
-use cloth::sim::{LOCK_FILE, RunReport, STATS_FILE, frame_path};
+use cloth::sim::{output::LOCK_FILE, output::STATS_FILE, output::frame_path, stats::RunReport};
 use std::path::Path;
 
 /// State of one task.

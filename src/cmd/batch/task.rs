@@ -13,7 +13,7 @@
 
 use super::state::{TaskState, task_state};
 use super::{Plan, task_log};
-use cloth::sim::CHECKPOINT_FILE;
+use cloth::sim::output::CHECKPOINT_FILE;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};

@@ -134,7 +134,7 @@ mod tests {
     use crate::case::CaseSpec;
     use crate::peer::PeerRun;
     use crate::suite::{Outcome, Spread, parse_options};
-    use cloth::sim::Totals;
+    use cloth::sim::stats::Totals;
     use std::path::PathBuf;
 
     /// A case that ran `vertices` vertices at `seconds` per frame.

@@ -523,7 +523,7 @@ pub fn explicit(w: &mut String, s: &SuiteResults) {
              not stable over all frames, the steps per frame grow by 25% until it is. Compare \
              the max stretch column: the implicit sheet stays near its 3% step-control \
              threshold.\n",
-            cloth::sim::DEFAULT_VERLET_ITERATIONS
+            cloth::sim::explicit::DEFAULT_VERLET_ITERATIONS
         );
         for search in &s.searches {
             probe_table(w, search);
@@ -652,8 +652,8 @@ pub fn compare(w: &mut String, s: &SuiteResults) {
              stretch should agree. Verlet's projection iterates to 0.5% of the rest length or \
              {} sweeps per step (global projections from sweep {} on); a max stretch above \
              `s + 0.5%` means the sweeps hit the cap.\n",
-            cloth::sim::DEFAULT_VERLET_ITERATIONS,
-            cloth::sim::DEFAULT_GLOBAL_AFTER + 1
+            cloth::sim::explicit::DEFAULT_VERLET_ITERATIONS,
+            cloth::sim::explicit::DEFAULT_GLOBAL_AFTER + 1
         );
         w.push_str(&largest_holding_steps(&compare));
         let rows: Vec<Vec<String>> = compare.iter().map(|r| case_row(r)).collect();
