@@ -25,6 +25,9 @@ pub fn check(path: &Path) -> Result<ExitCode, String> {
         sim.pins().len()
     );
     println!("colliders  {}", scene.colliders.len());
+    for note in super::run::mesh_notices(&sim) {
+        println!("           {note}");
+    }
     println!("frames     {} at {} fps", scene.run.frames, scene.run.fps);
     let stitches: Vec<[usize; 2]> = sim.world().sewing.pairs().collect();
     for (part, c) in sys.parts.iter().zip(&scene.cloths) {

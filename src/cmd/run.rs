@@ -159,6 +159,9 @@ fn fresh(args: &RunArgs) -> Result<Prepared, String> {
         .clone()
         .unwrap_or_else(|| Path::new("out").join(path.file_stem().unwrap_or_default()));
     let sim = build_simulation(&scene).map_err(|e| e.to_string())?;
+    for note in mesh_notices(&sim) {
+        eprintln!("note: {note}");
+    }
     let u = sim.start_untangled();
     if u.found > 0 {
         eprintln!(
@@ -180,6 +183,19 @@ fn fresh(args: &RunArgs) -> Result<Prepared, String> {
     };
     write_colliders(&p.sim, &p.scene, p.out.path())?;
     Ok(p)
+}
+
+/// What the collider set did to the mesh colliders as given (welded vertices, open parts), one
+/// line per collider that needed it.
+pub(crate) fn mesh_notices(sim: &Simulation) -> Vec<String> {
+    sim.colliders()
+        .map(|set| {
+            set.mesh_reports()
+                .iter()
+                .filter_map(|r| r.notice())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Continues the run in `dir` from its checkpoint: the frames after it are removed (they are

@@ -3,7 +3,8 @@
 //!
 //! - **Memory.** [`IMPLICIT_BYTES_PER_VERTEX`] / [`EXPLICIT_BYTES_PER_VERTEX`] times the
 //!   cloth's vertices plus [`COLLIDER_BYTES_PER_VERTEX`] times the mesh colliders' vertices
-//!   (per frame for OBJ sequences), upper bounds of the peak resident memory of `cloth run`.
+//!   (per frame for OBJ sequences) plus [`GLTF_COLLIDER_BYTES_PER_VERTEX`] times a skinned
+//!   glTF body's vertices (read from its accessors), upper bounds of the peak resident memory of `cloth run`.
 //!   The limit is `run.max_memory_gb` when the scene sets it, else 80% of the memory the
 //!   machine has available (`MemAvailable` of `/proc/meminfo`; 8 GiB where it cannot be
 //!   read).
@@ -27,6 +28,10 @@ pub const IMPLICIT_BYTES_PER_VERTEX: f64 = 16_000.0;
 pub const EXPLICIT_BYTES_PER_VERTEX: f64 = 2_000.0;
 /// Memory per vertex of a mesh collider, per stored frame (bytes).
 pub const COLLIDER_BYTES_PER_VERTEX: f64 = 1_000.0;
+/// Memory per vertex of a skinned glTF collider (bytes): the body, its collider mesh and the
+/// two poses kept around the current time (about 1.1 KB measured; posed on demand, so the
+/// run's length does not count).
+pub const GLTF_COLLIDER_BYTES_PER_VERTEX: f64 = 2_000.0;
 /// Step the implicit estimate assumes when `h_max` is larger (s).
 pub const TYPICAL_IMPLICIT_STEP: f64 = 1.0 / 60.0;
 /// Vertex-steps per second assumed for the time estimate (an implicit step of a 2,601-vertex
@@ -64,7 +69,7 @@ pub fn estimate(scene: &Scene) -> Result<Budget, SimError> {
         IntegratorKind::Verlet => (EXPLICIT_BYTES_PER_VERTEX, scene.solver.verlet_h),
     };
     let mut bytes = per_vertex * vertices as f64;
-    for c in &scene.colliders {
+    for (k, c) in scene.colliders.iter().enumerate() {
         if let ColliderShape::Obj { path, frames, .. } = &c.shape {
             let (v, _) = count_obj(path)?;
             let stored = if frames.is_some() {
@@ -74,12 +79,20 @@ pub fn estimate(scene: &Scene) -> Result<Budget, SimError> {
             };
             bytes += COLLIDER_BYTES_PER_VERTEX * v as f64 * stored;
         }
-        if let ColliderShape::Gltf { path, .. } = &c.shape {
-            // At most one vertex per 12 bytes of file (three f32 coordinates), posed at every
-            // sample of the run.
-            let size = std::fs::metadata(path).map_or(0, |m| m.len()) as f64;
-            let samples = duration * crate::scene::gltf_sample_rate(scene.run.fps) + 2.0;
-            bytes += COLLIDER_BYTES_PER_VERTEX * size / 12.0 * samples;
+        if let ColliderShape::Gltf {
+            path, animation, ..
+        } = &c.shape
+        {
+            // Posed on demand: the body and two samples, whatever the run's length. The
+            // counts come from the file's accessors, before welding (an upper bound).
+            let counts =
+                cloth_collide::GltfCounts::read(path, animation.as_deref()).map_err(|e| {
+                    SimError::Invalid {
+                        key: format!("collider[{k}].path"),
+                        message: e.to_string(),
+                    }
+                })?;
+            bytes += GLTF_COLLIDER_BYTES_PER_VERTEX * counts.vertices as f64;
         }
     }
     let steps = (duration / h).ceil();

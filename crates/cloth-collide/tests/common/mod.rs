@@ -116,25 +116,11 @@ pub fn mesh_distance(p: &Vec3, v: &[Vec3], t: &[[usize; 3]]) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-/// The `shared` folder: `$CLOTH_SHARED_DIR`, else `shared` next to this repository, else next
-/// to the main repository of a git worktree.
+/// A file of the workspace's `assets/` folder, which holds copies of real inputs written by
+/// other projects (`garmentcode/`: GarmentCode's patterns and body; `characters/`: a skinned
+/// body exported from Blender), byte for byte as their authors made them.
 pub fn shared(file: &str) -> std::path::PathBuf {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut tried = Vec::new();
-    if let Some(dir) = std::env::var_os("CLOTH_SHARED_DIR") {
-        tried.push(std::path::PathBuf::from(dir).join(file));
-    }
-    tried.push(root.join("../shared").join(file));
-    // A worktree's `.git` file names `<main>/.git/worktrees/<name>`.
-    if let Ok(text) = std::fs::read_to_string(root.join(".git"))
-        && let Some(gitdir) = text.trim().strip_prefix("gitdir: ")
-        && let Some(main) = std::path::Path::new(gitdir).ancestors().nth(3)
-    {
-        tried.push(main.join("../shared").join(file));
-    }
-    tried
-        .iter()
-        .find(|p| p.exists())
-        .cloned()
-        .unwrap_or_else(|| panic!("{file} not found; tried {tried:?} (set CLOTH_SHARED_DIR)"))
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../assets")
+        .join(file)
 }

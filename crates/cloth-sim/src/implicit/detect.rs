@@ -11,7 +11,7 @@ use crate::error::Reject;
 use crate::state::State;
 use crate::stats::Clock;
 use crate::world::World;
-use cloth_collide::{Contact, FeatureContact, Motion, ProximityKind};
+use cloth_collide::{Contact, FeatureContact, ProximityKind};
 use cloth_mesh::Vec3;
 use nalgebra::{Isometry3, Point3};
 
@@ -87,10 +87,7 @@ impl Detection {
         // static contact then lands exactly where the surface goes, also across keyframes.
         self.back.clear();
         for (k, c) in set.colliders().iter().enumerate() {
-            let deforming = matches!(
-                c.motion,
-                Motion::MeshSequence { .. } | Motion::Composite { .. }
-            );
+            let deforming = c.motion.is_deforming();
             let back = match set.pose(k) {
                 Some(now) if !deforming => Some(c.pose(t) * now.inverse()),
                 _ => None,

@@ -17,7 +17,9 @@ use crate::simulation::{Integrator, Simulation};
 use crate::strain::StrainLimit;
 use crate::system::{ClothPart, ClothSystem};
 use crate::world::World;
-use cloth_collide::{Collider, ColliderSet, GltfBody, GltfOptions, Motion, SelfCollision, Shape};
+use cloth_collide::{
+    Collider, ColliderSet, GltfBody, GltfOptions, Motion, SelfCollision, Shape, SkinnedTrack,
+};
 use cloth_forces::{ClothModel, External};
 use cloth_mesh::{ClothMesh, GarmentSummary, ObjImport, RestShape, Vec3};
 use cloth_solver::{MultigridParams, NearNullSpace, PcgParams, Preconditioner};
@@ -612,8 +614,9 @@ pub fn build_collider(scene: &Scene, k: usize, c: &ColliderSettings) -> Result<C
     })
 }
 
-/// A glTF collider: the skinned body posed at [`gltf_sample_rate`] over the whole run, as a
-/// deforming mesh (with the collider's own rigid motion on top).
+/// A glTF collider: the skinned body sampled at [`gltf_sample_rate`] as a deforming mesh posed
+/// on demand (with the collider's own rigid motion on top), so that its memory does not grow
+/// with the run's length.
 fn gltf_collider(
     scene: &Scene,
     k: usize,
@@ -640,27 +643,17 @@ fn gltf_collider(
         key: format!("collider[{k}].path"),
         message: e.to_string(),
     })?;
-    let rate = gltf_sample_rate(scene.run.fps);
     // The preroll, rounded up to whole samples so that output frames fall on poses, blends
     // from the bind pose (its first sample) into the clip's first pose at t = 0.
-    let before = (scene.run.preroll * rate).ceil() as usize;
-    let samples = before + (scene.run.duration() * rate).round() as usize + 1;
-    let mut poses = Vec::with_capacity(samples);
-    for i in 0..samples {
-        let mut pose = Vec::new();
-        if i < before {
-            body.pose_blend(i as f64 / before as f64, &mut pose);
-        } else {
-            body.pose((i - before) as f64 / rate, &mut pose);
-        }
-        poses.push(pose);
-    }
+    let rate = gltf_sample_rate(scene.run.fps);
+    let track = SkinnedTrack::new(body, rate, scene.run.preroll, scene.run.duration());
+    let mut vertices = Vec::new();
+    track.sample(0, &mut vertices);
     let shape = Shape::Mesh {
-        vertices: poses[0].clone(),
-        triangles: body.triangles().to_vec(),
+        vertices,
+        triangles: track.body().triangles().to_vec(),
     };
-    let motion = Motion::deforming(rigid, poses, rate, -(before as f64) / rate);
-    Ok((shape, motion))
+    Ok((shape, Motion::skinned(rigid, track)))
 }
 
 /// The deforming-mesh motion of an OBJ collider with `frames`: every frame file (already
