@@ -13,3 +13,8 @@ pub use cloth_sim as sim;
 pub use cloth_solver as solver;
 #[cfg(feature = "view")]
 pub use cloth_view as view;
+
+/// The README's example, compiled and run as a doc test so that the front door stays true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -10,7 +10,8 @@
 //!
 //! Findings are printed as `path:line: message`, paths relative to the workspace; the exit
 //! status is 1 when there is any. `target/`, `.git/` and other hidden directories are not
-//! read.
+//! read, nor the top-level `assets/` (third-party inputs kept as their authors made them),
+//! `bench-results/` and `out/`.
 
 mod cycles;
 mod lex;
@@ -141,7 +142,12 @@ pub fn is_test_like(rel: &Path) -> bool {
     })
 }
 
-/// The `.rs` and `.md` files under `root`, sorted, without `target` and hidden directories.
+/// Top-level directories that hold no text of the project's own: build and run outputs, and
+/// `assets/`, whose third-party inputs are kept byte for byte as their authors made them.
+const SKIPPED_TOP: [&str; 3] = ["assets", "bench-results", "out"];
+
+/// The `.rs` and `.md` files under `root`, sorted, without `target`, hidden directories and
+/// the [`SKIPPED_TOP`] directories.
 fn walk(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut dirs = vec![root.to_path_buf()];
@@ -153,7 +159,8 @@ fn walk(root: &Path) -> Vec<PathBuf> {
             let path = entry.path();
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with('.') || name == "target" {
+            let top = dir == root && SKIPPED_TOP.contains(&name.as_ref());
+            if name.starts_with('.') || name == "target" || top {
                 continue;
             }
             if path.is_dir() {
