@@ -191,6 +191,10 @@ pub enum SimError {
         /// What the JSON reader reported.
         message: String,
     },
+    /// The stop flag given to [`crate::simulation::Simulation::set_stop_flag`] was set (a
+    /// signal): the simulation stopped between two steps.
+    #[error("stopped on request")]
+    Stopped,
     /// The output directory is in use by another run.
     #[error(
         "output directory {dir} is in use by another run (process {pid}); \

@@ -13,6 +13,8 @@ use crate::stats::{FrameStats, Stopwatch};
 use crate::world::{DirectionalConstraint, World};
 use cloth_collide::Untangled;
 use cloth_mesh::Vec3;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// Steps of the relaxation after a coarse copy's state is carried to a garment.
@@ -61,6 +63,8 @@ pub struct Simulation {
     coarse: Option<(Box<Simulation>, CoarseStart)>,
     /// What untangling the initial positions did ([`Simulation::with_untangled_start`]).
     start_untangled: Untangled,
+    /// Checked between steps ([`Simulation::set_stop_flag`]).
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl Simulation {
@@ -99,6 +103,7 @@ impl Simulation {
             crossings: Default::default(),
             coarse: None,
             start_untangled: Untangled::default(),
+            stop: None,
         })
     }
 
@@ -263,6 +268,22 @@ impl Simulation {
         Ok(())
     }
 
+    /// Lets `flag` stop the simulation promptly: once it is set, the step loops of the
+    /// preroll (a coarse sewing copy's included) and of the frames end after the step being
+    /// computed with [`SimError::Stopped`], leaving the state at that step's end and the frame
+    /// uncounted. A signal handler sets it; reading it changes nothing else in the run.
+    pub fn set_stop_flag(&mut self, flag: Arc<AtomicBool>) {
+        self.stop = Some(flag);
+    }
+
+    /// [`SimError::Stopped`] when the stop flag is set.
+    fn check_stop(stop: Option<&AtomicBool>) -> Result<(), SimError> {
+        match stop {
+            Some(s) if s.load(Ordering::Relaxed) => Err(SimError::Stopped),
+            _ => Ok(()),
+        }
+    }
+
     /// Starts the run `seconds` (finite, >= 0) before t = 0: a preroll in which the cloth
     /// settles while deforming colliders move into their first pose (glTF bodies blend from
     /// their bind pose) and garments sew (`sew_time` counts from the new start). Pinned
@@ -338,6 +359,10 @@ impl Simulation {
         let mut done = 0;
         let mut result = Ok(());
         while done < RELAX_STEPS && h >= stepper.settings.h_min {
+            if let Err(e) = Self::check_stop(self.stop.as_deref()) {
+                result = Err(e);
+                break;
+            }
             match stepper.step(&mut self.world, &mut self.state, h) {
                 Ok(Step::Accepted(_)) => {
                     done += 1;
@@ -404,7 +429,11 @@ impl Simulation {
             key: "cloth.mesh.sew_edge_length".into(),
             message: format!("the coarse copy failed while sewing (its own vertex numbers): {e}"),
         };
-        let stats = (copy.advance(c.until, 0, &mut |s: &State| progress(s.t))).map_err(failed)?;
+        copy.stop = self.stop.clone();
+        let stats = match copy.advance(c.until, 0, &mut |s: &State| progress(s.t)) {
+            Err(SimError::Stopped) => return Err(SimError::Stopped),
+            other => other.map_err(failed)?,
+        };
         let n = self.state.len();
         self.state.x = c.carry(&copy.state.x, n)?;
         self.state.v = c.carry(&copy.state.v, n)?;
@@ -458,6 +487,7 @@ impl Simulation {
             sanity: &mut self.sanity,
             stats: &mut stats,
             after_step,
+            stop: self.stop.as_deref(),
         };
         match &mut self.engine {
             Engine::Implicit {
@@ -526,6 +556,8 @@ struct Frame<'a> {
     stats: &'a mut FrameStats,
     /// Shown the state after every accepted step.
     after_step: &'a mut dyn FnMut(&State),
+    /// Checked before every step ([`Simulation::set_stop_flag`]).
+    stop: Option<&'a AtomicBool>,
 }
 
 /// Implicit steps from `state.t` to `t_end`, adapting h (paper §7).
@@ -541,6 +573,7 @@ fn implicit_frame(
         (s.grow_after, s.h_max, s.h_min, s.stretch_threshold)
     };
     while t_end - state.t > 1e-12 * t_end.max(1.0) {
+        Simulation::check_stop(f.stop)?;
         let h = controller.fit(t_end - state.t);
         let t = state.t;
         let step = stepper
@@ -584,6 +617,7 @@ fn verlet_frame(verlet: &mut Verlet, f: &mut Frame) -> Result<(), SimError> {
     let n = (dt / verlet.settings.h * (1.0 - 1e-9)).ceil().max(1.0) as usize;
     let h = dt / n as f64;
     for _ in 0..n {
+        Simulation::check_stop(f.stop)?;
         verlet.step(world, state, h)?;
         let info = verlet.last_step();
         stats.strain_iterations += info.iterations;
