@@ -195,16 +195,18 @@ pub enum SimError {
     /// signal): the simulation stopped between two steps.
     #[error("stopped on request")]
     Stopped,
-    /// The output directory is in use by another run.
+    /// The output directory is in use by another run (see [`crate::output::lock`]).
     #[error(
-        "output directory {dir} is in use by another run (process {pid}); \
-         wait for it or choose another --out"
+        "output directory {dir} is in use by another run ({holder}); \
+         wait for it, choose another --out, or take it over with --force"
     )]
     Locked {
         /// The output directory.
         dir: PathBuf,
-        /// The process holding the lock.
+        /// The process holding the lock (in its own PID namespace).
         pid: u32,
+        /// Who holds it, for the message: process, host, when last touched.
+        holder: String,
     },
 }
 

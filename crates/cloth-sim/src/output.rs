@@ -8,10 +8,15 @@
 //! Decision: a run into a directory that holds an earlier run's files **removes exactly those
 //! files** (the names above, and temporary files of interrupted writes) before writing
 //! anything, and leaves every other file alone; a second run into a directory that is being
-//! written (its lock file names a live process) is refused with [`SimError::Locked`].
+//! written (its lock file names a run that still holds it, see [`lock`]) is refused with
+//! [`SimError::Locked`], unless it takes the lock over on purpose
+//! ([`OutputDir::create_with`]'s `force`). A resumed run removes the temporary files of the
+//! writes its predecessor did not finish.
+
+pub mod lock;
 
 use crate::error::SimError;
-use std::io::Write;
+use lock::{LockHolder, LockVerdict, Refresher, judge_lock, take_lock};
 use std::path::{Path, PathBuf};
 
 /// Name of the lock file a run keeps in its output directory while it runs.
@@ -64,27 +69,44 @@ fn is_run_file(name: &str) -> bool {
 }
 
 /// An output directory held by this process for one run. The lock is released when it is
-/// dropped.
+/// dropped (if it is still this run's).
 #[derive(Debug)]
 pub struct OutputDir {
     dir: PathBuf,
     lock: PathBuf,
+    /// The lock file's text as this run wrote it.
+    mine: String,
+    /// What holding the lock replaced: a stale lock, or a held one with `force`.
+    took_over: Option<String>,
+    _refresher: Refresher,
 }
 
 impl OutputDir {
     /// Creates `dir` if needed, takes its lock, and removes the files of an earlier run.
     ///
-    /// A lock file whose process no longer exists (a run killed without cleaning up) is taken
-    /// over.
+    /// A lock that no run holds any more (see [`lock`]) is taken over; a held one is refused
+    /// with [`SimError::Locked`].
     pub fn create(dir: impl AsRef<Path>) -> Result<OutputDir, SimError> {
+        Self::create_with(dir, false)
+    }
+
+    /// As [`OutputDir::create`]; with `force`, a held lock is taken over too (the run holding
+    /// it stops at its next frame, see [`OutputDir::check_held`]).
+    pub fn create_with(dir: impl AsRef<Path>, force: bool) -> Result<OutputDir, SimError> {
         let dir = dir.as_ref();
-        let out = Self::open(dir)?;
+        let out = Self::open(dir, force)?;
         out.clear_earlier_run()?;
         Ok(out)
     }
 
-    /// Takes the lock of an existing run's directory to continue it; nothing is removed.
+    /// Takes the lock of an existing run's directory to continue it; only the temporary files
+    /// of writes the earlier run did not finish are removed.
     pub fn resume(dir: impl AsRef<Path>) -> Result<OutputDir, SimError> {
+        Self::resume_with(dir, false)
+    }
+
+    /// As [`OutputDir::resume`], taking a held lock over with `force`.
+    pub fn resume_with(dir: impl AsRef<Path>, force: bool) -> Result<OutputDir, SimError> {
         let dir = dir.as_ref();
         if !dir.is_dir() {
             return Err(SimError::io(
@@ -92,35 +114,57 @@ impl OutputDir {
                 std::io::Error::new(std::io::ErrorKind::NotFound, "no such run directory"),
             ));
         }
-        Self::open(dir)
+        let out = Self::open(dir, force)?;
+        out.remove_files(|name| name.starts_with('.') && is_run_file(name))?;
+        Ok(out)
     }
 
-    fn open(dir: &Path) -> Result<OutputDir, SimError> {
+    fn open(dir: &Path, force: bool) -> Result<OutputDir, SimError> {
         std::fs::create_dir_all(dir).map_err(|e| SimError::io(dir, e))?;
         let lock = dir.join(LOCK_FILE);
-        take_lock(dir, &lock)?;
+        let mut mine = serde_json::to_string(&LockHolder::this_process())
+            .map_err(|e| SimError::io(&lock, std::io::Error::other(e)))?;
+        mine.push('\n');
+        let took_over = take_lock(dir, &lock, &mine, force)?;
         Ok(OutputDir {
             dir: dir.to_path_buf(),
+            _refresher: Refresher::start(lock.clone(), mine.clone()),
             lock,
+            mine,
+            took_over,
         })
+    }
+
+    /// What taking the lock replaced (a lock no run held any more, or with `force` a held
+    /// one), to tell the user; `None` when the directory was free.
+    pub fn took_over(&self) -> Option<&str> {
+        self.took_over.as_deref()
+    }
+
+    /// Whether the lock is still this run's: an error naming the new holder when another run
+    /// took it over (with `--force`, or as stale after this process stopped refreshing it).
+    /// A run checks before it writes.
+    pub fn check_held(&self) -> Result<(), SimError> {
+        let text = std::fs::read_to_string(&self.lock).unwrap_or_default();
+        if text == self.mine {
+            return Ok(());
+        }
+        let who = judge_lock(&self.lock).map_or_else(
+            || "the lock file is gone".to_string(),
+            |(_, v)| match v {
+                LockVerdict::Held(who) | LockVerdict::Stale(who) => format!("now held by {who}"),
+            },
+        );
+        Err(SimError::io(
+            &self.lock,
+            std::io::Error::other(format!("another run took this output directory over ({who})")),
+        ))
     }
 
     /// Removes the frames numbered above `last` (written after the checkpoint a run resumes
     /// from; the resumed run writes them again).
     pub fn remove_frames_after(&self, last: usize) -> Result<(), SimError> {
-        let entries = std::fs::read_dir(&self.dir).map_err(|e| SimError::io(&self.dir, e))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| SimError::io(&self.dir, e))?;
-            let name = entry.file_name();
-            let later = name
-                .to_str()
-                .and_then(frame_number)
-                .is_some_and(|k| k > last);
-            if later && entry.file_type().is_ok_and(|t| t.is_file()) {
-                std::fs::remove_file(entry.path()).map_err(|e| SimError::io(entry.path(), e))?;
-            }
-        }
-        Ok(())
+        self.remove_files(|name| frame_number(name).is_some_and(|k| k > last))
     }
 
     /// The directory.
@@ -130,12 +174,17 @@ impl OutputDir {
 
     /// Removes the files an earlier run wrote (see the module docs), and nothing else.
     fn clear_earlier_run(&self) -> Result<(), SimError> {
+        self.remove_files(is_run_file)
+    }
+
+    /// Removes the regular files of the directory whose (UTF-8) names pass `remove`.
+    fn remove_files(&self, remove: impl Fn(&str) -> bool) -> Result<(), SimError> {
         let entries = std::fs::read_dir(&self.dir).map_err(|e| SimError::io(&self.dir, e))?;
         for entry in entries {
             let entry = entry.map_err(|e| SimError::io(&self.dir, e))?;
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            if is_run_file(name) && entry.file_type().is_ok_and(|t| t.is_file()) {
+            if remove(name) && entry.file_type().is_ok_and(|t| t.is_file()) {
                 std::fs::remove_file(entry.path()).map_err(|e| SimError::io(entry.path(), e))?;
             }
         }
@@ -145,56 +194,18 @@ impl OutputDir {
 
 impl Drop for OutputDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.lock);
-    }
-}
-
-/// Creates the lock file exclusively; a stale lock (dead process) is replaced once.
-fn take_lock(dir: &Path, lock: &Path) -> Result<(), SimError> {
-    for _ in 0..2 {
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(lock)
-        {
-            Ok(mut f) => {
-                writeln!(f, "{}", std::process::id()).map_err(|e| SimError::io(lock, e))?;
-                return Ok(());
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let holder = std::fs::read_to_string(lock)
-                    .ok()
-                    .and_then(|s| s.trim().parse::<u32>().ok());
-                match holder {
-                    Some(pid) if process_alive(pid) => {
-                        return Err(SimError::Locked {
-                            dir: dir.to_path_buf(),
-                            pid,
-                        });
-                    }
-                    // Dead or unreadable holder: the lock is stale.
-                    _ => std::fs::remove_file(lock).map_err(|e| SimError::io(lock, e))?,
-                }
-            }
-            Err(e) => return Err(SimError::io(lock, e)),
+        // A lock another run took over is that run's.
+        if std::fs::read_to_string(&self.lock).is_ok_and(|t| t == self.mine) {
+            let _ = std::fs::remove_file(&self.lock);
         }
     }
-    Err(SimError::io(
-        lock,
-        std::io::Error::other("lock file keeps reappearing"),
-    ))
 }
 
-/// Whether a process with this id exists (Linux: /proc; elsewhere assume it does).
-fn process_alive(pid: u32) -> bool {
-    if pid == std::process::id() {
-        return true;
-    }
-    let proc = Path::new("/proc");
-    if proc.is_dir() {
-        proc.join(pid.to_string()).exists()
-    } else {
-        true
+/// The run holding the lock of `dir`, if one does (see [`lock`]): who, for messages.
+pub fn held_by(dir: impl AsRef<Path>) -> Option<String> {
+    match judge_lock(&dir.as_ref().join(LOCK_FILE))? {
+        (_, LockVerdict::Held(who)) => Some(who),
+        (_, LockVerdict::Stale(_)) => None,
     }
 }
 
