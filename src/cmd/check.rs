@@ -1,5 +1,6 @@
 //! `cloth check`: validate a scene and print what it contains.
 
+use crate::cmd::print::outln;
 use cloth::mesh::{ClothMesh, RestMap, RestShape, count_boundary_loops};
 use cloth::sim::{scene::Scene, scene::build_simulation, system::ClothPart};
 use std::path::Path;
@@ -12,29 +13,29 @@ pub fn check(path: &Path) -> Result<ExitCode, String> {
     let sim = build_simulation(&scene).map_err(|e| e.to_string())?;
     let sys = sim.system();
     let mesh = &sys.mesh;
-    println!("scene      {}", path.display());
-    println!("vertices   {}", mesh.num_vertices());
-    println!("triangles  {}", mesh.num_triangles());
-    println!("edges      {}", mesh.edges().len());
-    println!("bend edges {}", mesh.hinges().len());
-    println!("area       {:.6} m^2", mesh.total_rest_area());
-    println!("mass       {:.6} kg", sys.masses.iter().sum::<f64>());
-    println!(
+    outln!("scene      {}", path.display());
+    outln!("vertices   {}", mesh.num_vertices());
+    outln!("triangles  {}", mesh.num_triangles());
+    outln!("edges      {}", mesh.edges().len());
+    outln!("bend edges {}", mesh.hinges().len());
+    outln!("area       {:.6} m^2", mesh.total_rest_area());
+    outln!("mass       {:.6} kg", sys.masses.iter().sum::<f64>());
+    outln!(
         "pinned     {} vertices in {} groups",
         sim.pins().iter().map(|p| p.vertices.len()).sum::<usize>(),
         sim.pins().len()
     );
-    println!("colliders  {}", scene.colliders.len());
+    outln!("colliders  {}", scene.colliders.len());
     for note in super::run::mesh_notices(&sim) {
-        println!("           {note}");
+        outln!("           {note}");
     }
-    println!("frames     {} at {} fps", scene.run.frames, scene.run.fps);
+    outln!("frames     {} at {} fps", scene.run.frames, scene.run.fps);
     let stitches: Vec<[usize; 2]> = sim.world().sewing.pairs().collect();
     for (part, c) in sys.parts.iter().zip(&scene.cloths) {
         print_cloth(mesh, part, &stitches);
         if let Some(time) = c.sew_time {
             let start = c.sew_start.unwrap_or(0.0);
-            println!(
+            outln!(
                 "  sews       from {start} s to {} s after the start of the {}",
                 start + time,
                 if scene.run.preroll > 0.0 {
@@ -47,7 +48,7 @@ pub fn check(path: &Path) -> Result<ExitCode, String> {
     }
     let u = sim.start_untangled();
     if u.found > 0 {
-        println!(
+        outln!(
             "crossings  {} pair{} of triangles at the start; {} left after moving the vertices \
              that poke through",
             u.found,
@@ -55,13 +56,13 @@ pub fn check(path: &Path) -> Result<ExitCode, String> {
             u.remaining
         );
     }
-    println!("problems   none");
+    outln!("problems   none");
     Ok(ExitCode::SUCCESS)
 }
 
 /// One cloth's block of the report.
 fn print_cloth(mesh: &ClothMesh, part: &ClothPart, stitches: &[[usize; 2]]) {
-    println!(
+    outln!(
         "cloth      {}: {} vertices, {} triangles",
         part.name,
         part.vertices.len(),
@@ -73,7 +74,7 @@ fn print_cloth(mesh: &ClothMesh, part: &ClothPart, stitches: &[[usize; 2]]) {
         _ if part.garment.is_some() => "pattern (panels flat)",
         _ => "builder (flat)",
     };
-    println!("  rest       {rest}");
+    outln!("  rest       {rest}");
     let tris = &mesh.triangles()[part.triangles.clone()];
     let base = part.vertices.start;
     let local: Vec<[usize; 3]> = tris.iter().map(|t| t.map(|v| v - base)).collect();
@@ -82,7 +83,7 @@ fn print_cloth(mesh: &ClothMesh, part: &ClothPart, stitches: &[[usize; 2]]) {
         .filter(|s| part.vertices.contains(&s[0]))
         .map(|s| s.map(|v| v - base))
         .collect();
-    println!(
+    outln!(
         "  boundary   {} loops",
         count_boundary_loops(part.vertices.len(), &local, &[])
     );
@@ -95,13 +96,13 @@ fn print_cloth(mesh: &ClothMesh, part: &ClothPart, stitches: &[[usize; 2]]) {
             .filter(|e| !e.is_boundary() && part.triangles.contains(&e.tris[0]))
             .filter(|e| mesh.rest_map(e.tris[0], e.tris[1]) != Some(RestMap::Identity))
             .count();
-        println!("  uv seams   {seams} edges (kept closed)");
+        outln!("  uv seams   {seams} edges (kept closed)");
     }
     if let Some(g) = &part.garment {
         for line in g.to_string().lines() {
-            println!("  {line}");
+            outln!("  {line}");
         }
-        println!(
+        outln!(
             "  sewn       {} boundary loops once the {} stitched pairs close",
             count_boundary_loops(part.vertices.len(), &local, &own),
             own.len()

@@ -2,5 +2,6 @@
 
 pub mod batch;
 pub mod check;
+pub mod print;
 pub mod render;
 pub mod run;

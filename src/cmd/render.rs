@@ -1,5 +1,6 @@
 //! `cloth render` and `cloth plot`: looking at a run's output directory.
 
+use crate::cmd::print::outln;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -7,7 +8,7 @@ pub fn plot(dir: &Path, out: Option<PathBuf>) -> Result<ExitCode, String> {
     let out = out.unwrap_or_else(|| dir.join("plots"));
     let files = cloth::view::plot(dir, &out).map_err(|e| e.to_string())?;
     for f in files {
-        println!("{}", f.display());
+        outln!("{}", f.display());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -34,6 +35,6 @@ pub fn render(
         every,
     };
     let summary = cloth::view::render(dir, &out, &opts).map_err(|e| e.to_string())?;
-    println!("rendered {} images to {}", summary.images, out.display());
+    outln!("rendered {} images to {}", summary.images, out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -3,6 +3,7 @@
 //! runs of one plan on any machines must give the same file); and `DIR/contact_sheet.png`,
 //! the last frame of every task in a grid, under one camera.
 
+use crate::cmd::print::outln;
 use super::state::{TaskState, states};
 use super::{FNV_START, Plan, fnv1a};
 use cloth::sim::{
@@ -69,14 +70,14 @@ pub fn collect(dir: &Path, tile: &str, sheet_limit: usize) -> Result<ExitCode, S
     let done = rows.iter().filter(|r| r.state == "done").count();
     let seconds: f64 = rows.iter().map(|r| r.seconds).sum();
     let steps: usize = rows.iter().map(|r| r.totals.steps).sum();
-    println!(
+    outln!(
         "{} tasks: {done} done, {} not done; {:.1} s of runs in all ({:.2} s per task), {steps} steps",
         rows.len(),
         rows.len() - done,
         seconds,
         seconds / rows.len().max(1) as f64
     );
-    println!(
+    outln!(
         "wrote {}, {}, {} and {}",
         dir.join("results.csv").display(),
         dir.join("results.json").display(),

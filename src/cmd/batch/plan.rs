@@ -8,6 +8,7 @@
 //! must load back from `DIR/tasks/` into an equal scene. Any failure refuses the whole plan
 //! before a file is written, naming the lowest failing task, its values and the key.
 
+use crate::cmd::print::outln;
 use super::estimate::Estimate;
 use super::keypath::{KeyPath, display_value};
 use super::manifest::Manifest;
@@ -101,7 +102,7 @@ fn print_summary(out: &Path, plan: &Plan) {
         .map(|t| t.estimate.seconds)
         .fold(0.0, f64::max);
     let disk: f64 = plan.tasks.iter().map(|t| t.estimate.output_mib).sum();
-    println!(
+    outln!(
         "planned {} tasks in {} ({} axes, {}); every task passes `cloth check`",
         plan.tasks.len(),
         out.display(),
@@ -111,7 +112,7 @@ fn print_summary(out: &Path, plan: &Plan) {
             super::manifest::Combine::Zip => "zip",
         }
     );
-    println!(
+    outln!(
         "estimate: {total:.1} core-seconds in all, {longest:.2} s for the longest task, {disk:.1} MiB of frames"
     );
 }
@@ -139,7 +140,7 @@ pub fn plan(manifest_path: &Path, out: &Path) -> Result<ExitCode, String> {
         tasks,
     };
     if existing_plan(&out, &plan, &texts)? {
-        println!(
+        outln!(
             "{}: unchanged plan of {} tasks (runs kept)",
             out.display(),
             plan.tasks.len()

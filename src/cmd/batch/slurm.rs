@@ -12,6 +12,7 @@
 //! otherwise. Indices at or above the cluster's `MaxArraySize` are submitted as further arrays
 //! whose elements add an offset (`INDEX = OFFSET + SLURM_ARRAY_TASK_ID`).
 
+use crate::cmd::print::outln;
 use super::state::states;
 use super::{FNV_START, Plan, fnv1a, ranges};
 use clap::Args;
@@ -226,11 +227,11 @@ impl Arrays<'_> {
         cloth::mesh::write_atomic_bytes(&script_path, script.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", script_path.display()))?;
         if !a.submit {
-            println!("sbatch {}", script_path.display());
+            outln!("sbatch {}", script_path.display());
             return Ok(None);
         }
         let id = submit(&slurm_dir, &script_path, &spec)?;
-        println!(
+        outln!(
             "submitted job {id}: {} tasks (array {spec}, offset {offset}), --time {} --mem {}",
             list.len(),
             self.time,
@@ -252,7 +253,7 @@ pub fn slurm(a: SlurmArgs) -> Result<ExitCode, String> {
         .filter(|&i| states[i].wants_run(a.retry_failed))
         .collect();
     if todo.is_empty() {
-        println!(
+        outln!(
             "nothing to submit: {} tasks, none unfinished{}",
             states.len(),
             if a.retry_failed {
@@ -295,9 +296,9 @@ pub fn slurm(a: SlurmArgs) -> Result<ExitCode, String> {
         submitted.extend(arrays.write(*offset, list)?);
     }
     if a.submit {
-        println!("{}", submitted.join(" "));
+        outln!("{}", submitted.join(" "));
     } else {
-        println!(
+        outln!(
             "wrote {} script(s) for {} unfinished tasks (--time {} --mem {}); submit them with the lines above or with --submit",
             chunks.len(),
             todo.len(),

@@ -1,6 +1,7 @@
 //! `cloth batch status`: the tasks counted by state ([`super::state`]), the failures' errors
 //! and the batch's Slurm jobs still queued or running.
 
+use crate::cmd::print::outln;
 use super::slurm::live_jobs;
 use super::state::{TaskState, states};
 use super::{Plan, ranges};
@@ -11,7 +12,7 @@ use std::process::ExitCode;
 pub fn status(dir: &Path) -> Result<ExitCode, String> {
     let plan = Plan::read(dir)?;
     let states = states(dir, &plan);
-    println!("{}: {} tasks", dir.display(), plan.tasks.len());
+    outln!("{}: {} tasks", dir.display(), plan.tasks.len());
     for name in ["done", "failed", "running", "interrupted", "pending"] {
         let idx: Vec<usize> = (0..states.len())
             .filter(|&i| states[i].name() == name)
@@ -24,15 +25,15 @@ pub fn status(dir: &Path) -> Result<ExitCode, String> {
         } else {
             format!("  {}", ranges(&idx))
         };
-        println!("{name:<12}{:>7}{list}", idx.len());
+        outln!("{name:<12}{:>7}{list}", idx.len());
     }
     for (i, s) in states.iter().enumerate() {
         if let TaskState::Failed(e) = s {
-            println!("task {i} failed: {e}");
+            outln!("task {i} failed: {e}");
         }
     }
     if let Some(jobs) = live_jobs(dir) {
-        println!("slurm       {jobs} job(s) of this batch queued or running");
+        outln!("slurm       {jobs} job(s) of this batch queued or running");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -11,6 +11,7 @@
 //! small against tasks of seconds. The simulation is deterministic for any thread count, so
 //! `--threads` changes no byte either.
 
+use crate::cmd::print::{errln, outln};
 use super::state::{TaskState, task_state};
 use super::{Plan, task_log};
 use cloth::sim::output::CHECKPOINT_FILE;
@@ -210,7 +211,7 @@ impl Pool<'_> {
             ),
             Err(e) => format!("FAILED to start: {e}"),
         };
-        println!(
+        outln!(
             "[{n:>width$}/{}] task {i:06} {what} in {:.2} s",
             self.todo.len(),
             t.elapsed().as_secs_f64(),
@@ -225,7 +226,7 @@ impl Pool<'_> {
         let mut failed = self.failed.into_inner().expect("no panics hold it");
         failed.sort_unstable();
         let ran = self.finished.load(Ordering::SeqCst);
-        println!(
+        outln!(
             "ran {ran} tasks in {:.1} s; {} failed{}",
             t0.elapsed().as_secs_f64(),
             failed.len(),
@@ -236,7 +237,7 @@ impl Pool<'_> {
             }
         );
         if self.stop.load(Ordering::SeqCst) {
-            eprintln!(
+            errln!(
                 "error: interrupted; {} tasks not started; rerun to finish",
                 self.todo.len() - ran
             );
@@ -277,7 +278,7 @@ pub fn run_local(
         .filter(|&i| states[i].wants_run(retry_failed))
         .collect();
     let skipped = states.len() - todo.len();
-    println!(
+    outln!(
         "{}: {} tasks, {} to run ({} jobs x {} threads), {} done or skipped",
         dir.display(),
         states.len(),
