@@ -47,6 +47,11 @@ enum Command {
         /// Render a preview GIF (`DIR/preview.gif`, iso view) at the end.
         #[arg(long)]
         render: bool,
+        /// Take the output directory over even while another run holds its lock (that run
+        /// stops at its next frame). Without it a held lock refuses the run; a lock nobody
+        /// holds any more is taken over either way.
+        #[arg(long)]
+        force: bool,
     },
     /// Render the frames of a run to PNG images or an animated GIF (CPU, headless).
     Render {
@@ -96,6 +101,7 @@ fn main() -> ExitCode {
             quiet,
             format,
             render,
+            force,
         } => cmd::run::run(RunArgs {
             scene,
             resume,
@@ -106,6 +112,7 @@ fn main() -> ExitCode {
             quiet,
             format,
             render,
+            force,
         }),
         Command::Check { scene } => cmd::check::check(&scene),
         Command::Render {
@@ -121,7 +128,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("error: {message}");
+            cmd::print::errln!("error: {message}");
             ExitCode::FAILURE
         }
     }

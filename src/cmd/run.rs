@@ -1,7 +1,8 @@
 //! `cloth run`: simulate a scene into an output directory.
 
+use super::print::{errln, outln};
 use cloth::mesh::ObjFrames;
-use cloth::sim::{
+use cloth::sim::{error::SimError, 
     checkpoint::Checkpoint, output::CHECKPOINT_FILE, output::COLLIDERS_FILE, output::OutputDir,
     output::PREVIEW_FILE, output::STATS_FILE, output::USD_FILE, output::frame_path, scene::Scene,
     scene::build_simulation, simulation::Simulation, stats::FrameStats, stats::RunReport,
@@ -47,16 +48,34 @@ pub struct RunArgs {
     pub format: Format,
     /// Render a preview GIF at the end.
     pub render: bool,
+    /// Take the output directory's lock over even when another run holds it.
+    pub force: bool,
 }
 
 /// How a run ended.
 enum RunEnd {
-    /// Every requested frame was computed.
+    /// Every requested frame and export was written.
     Complete,
     /// Ctrl-C, SIGTERM or SIGHUP: the frames so far are valid.
     Interrupted,
-    /// The simulation or an output failed; the frames before the failure are valid.
+    /// The simulation failed; the frames before the failure are valid.
     Failed(String),
+    /// An output could not be written (a full disk, an unwritable path); the frames before
+    /// it are valid and a rerun can succeed.
+    OutputFailed(String),
+    /// Another run took the directory over (`--force`, or this run's lock judged stale):
+    /// nothing more is written there.
+    LockLost(String),
+}
+
+impl RunEnd {
+    /// The end a simulation error means: a stop on request is an interruption.
+    fn simulation(e: SimError) -> RunEnd {
+        match e {
+            SimError::Stopped => RunEnd::Interrupted,
+            e => RunEnd::Failed(e.to_string()),
+        }
+    }
 }
 
 /// A run ready to go: its scene (and the scene's resolved text for checkpoints), the
@@ -78,52 +97,93 @@ pub fn run(args: RunArgs) -> Result<ExitCode, String> {
     if let Some(n) = args.threads {
         start_threads(n)?;
     }
+    // Installed first, so that a signal while the scene is built still ends the run with its
+    // report written.
+    let stop = stop_on_signals();
     let mut p = match &args.resume {
-        Some(dir) => resume(dir, args.frames)?,
+        Some(dir) => resume(dir, args.frames, args.force)?,
         None => fresh(&args)?,
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        // SIGINT, SIGTERM and SIGHUP end the run after the frame being computed, with
-        // stats.json listing every written frame. If a handler cannot be installed (already
-        // set), a signal simply ends the process; frames are written atomically either way.
-        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
-    }
-    let start = Instant::now();
-    let bar = progress_bar(p.scene.run.frames, p.sim.frame(), args.quiet);
-    let end = simulate(&mut p, args.checkpoint_every, &stop, &bar, start);
-    bar.finish_and_clear();
-    let error = match &end {
-        RunEnd::Complete => None,
-        RunEnd::Interrupted => Some("interrupted".to_string()),
-        RunEnd::Failed(e) => Some(e.clone()),
-    };
-    let complete = matches!(end, RunEnd::Complete);
-    let report = write_report(&p, start, complete, error);
-    if !args.quiet {
-        print_summary(
-            &p.sim,
-            &p.records,
-            start.elapsed().as_secs_f64(),
-            p.out.path(),
+    if let Some(what) = p.out.took_over() {
+        errln!(
+            "warning: took over the lock of {}: {what}",
+            p.out.path().display()
         );
     }
-    report?;
-    if complete {
-        exports(&args, &p.sim, p.out.path())?;
+    p.sim.set_stop_flag(stop.clone());
+    let start = Instant::now();
+    let bar = progress_bar(p.scene.run.frames, p.sim.frame(), args.quiet);
+    let end = match frames(&mut p, args.checkpoint_every, &stop, &bar, start) {
+        Ok(()) => RunEnd::Complete,
+        Err(end) => end,
+    };
+    bar.finish_and_clear();
+    let (end, lines) = match end {
+        RunEnd::Complete => match exports(&args, &p) {
+            Ok(lines) => (RunEnd::Complete, lines),
+            Err(end) => (end, Vec::new()),
+        },
+        end => (end, Vec::new()),
+    };
+    let end = match (&end, write_final_report(&p, start, &end)) {
+        (RunEnd::LockLost(_), _) | (_, Ok(())) => end,
+        (_, Err(e)) => RunEnd::OutputFailed(e),
+    };
+    if args.format == Format::Usd && matches!(end, RunEnd::Complete) {
+        // The frames were the USD export's input; it is written and the run is complete.
+        for k in 0..=p.sim.frame() {
+            let _ = std::fs::remove_file(frame_path(p.out.path(), k));
+        }
     }
+    if !args.quiet {
+        let wall = start.elapsed().as_secs_f64();
+        print_summary(&p.sim, &p.records, wall, p.out.path());
+        for line in lines {
+            outln!("{line}");
+        }
+    }
+    let frame0 = frame_path(p.out.path(), 0).is_file();
+    exit_status(end, p.sim.frame(), frame0)
+}
+
+/// A flag set by SIGINT, SIGTERM and SIGHUP: the simulation stops after the step being
+/// computed, with stats.json listing every written frame. If a handler cannot be installed
+/// (already set), a signal simply ends the process; frames are written atomically either way.
+fn stop_on_signals() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    stop
+}
+
+/// The process's exit status for how the run ended (see docs/cli.md).
+/// `frame` is the last frame computed, `frame0` whether frame 0 is written.
+fn exit_status(end: RunEnd, frame: usize, frame0: bool) -> Result<ExitCode, String> {
     match end {
         RunEnd::Complete => Ok(ExitCode::SUCCESS),
-        RunEnd::Interrupted => {
-            eprintln!(
-                "error: interrupted after frame {}; frames so far are valid",
-                p.sim.frame()
-            );
+        RunEnd::Interrupted if frame == 0 && !frame0 => {
+            errln!("error: interrupted before frame 0 was written");
             Ok(ExitCode::from(130))
         }
-        RunEnd::Failed(e) => Err(e),
+        RunEnd::Interrupted => {
+            errln!("error: interrupted after frame {frame}; frames so far are valid");
+            Ok(ExitCode::from(130))
+        }
+        RunEnd::Failed(e) | RunEnd::OutputFailed(e) | RunEnd::LockLost(e) => Err(e),
     }
+}
+
+/// The last stats.json: `complete` only for a run that wrote everything, the error otherwise.
+/// Nothing is written into a directory another run took over.
+fn write_final_report(p: &Prepared, start: Instant, end: &RunEnd) -> Result<(), String> {
+    let (complete, error, output_error) = match end {
+        RunEnd::Complete => (true, None, false),
+        RunEnd::Interrupted => (false, Some("interrupted".to_string()), false),
+        RunEnd::Failed(e) => (false, Some(e.clone()), false),
+        RunEnd::OutputFailed(e) => (false, Some(e.clone()), true),
+        RunEnd::LockLost(_) => return Ok(()),
+    };
+    write_report(p, start, complete, error, output_error)
 }
 
 /// A global pool of `n` threads, capped at the machine's cores.
@@ -133,7 +193,7 @@ fn start_threads(mut n: usize) -> Result<(), String> {
     }
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
     if n > cores {
-        eprintln!("warning: --threads {n} is more than the {cores} cores here; using {cores}");
+        errln!("warning: --threads {n} is more than the {cores} cores here; using {cores}");
         n = cores;
     }
     rayon::ThreadPoolBuilder::new()
@@ -160,18 +220,18 @@ fn fresh(args: &RunArgs) -> Result<Prepared, String> {
         .unwrap_or_else(|| Path::new("out").join(path.file_stem().unwrap_or_default()));
     let sim = build_simulation(&scene).map_err(|e| e.to_string())?;
     for note in mesh_notices(&sim) {
-        eprintln!("note: {note}");
+        errln!("note: {note}");
     }
     let u = sim.start_untangled();
     if u.found > 0 {
-        eprintln!(
+        errln!(
             "warning: the cloth starts crossing itself ({} pairs of triangles); moving vertices \
              back through the surfaces they poke through left {} (crossings kept at the start \
              stay for good)",
             u.found, u.remaining
         );
     }
-    let out = OutputDir::create(&dir).map_err(|e| e.to_string())?;
+    let out = OutputDir::create_with(&dir, args.force).map_err(|e| e.to_string())?;
     let p = Prepared {
         scene,
         scene_text,
@@ -200,8 +260,8 @@ pub(crate) fn mesh_notices(sim: &Simulation) -> Vec<String> {
 
 /// Continues the run in `dir` from its checkpoint: the frames after it are removed (they are
 /// computed again, to the same bits) and the statistics of the frames before it kept.
-fn resume(dir: &Path, frames: Option<usize>) -> Result<Prepared, String> {
-    let out = OutputDir::resume(dir).map_err(|e| e.to_string())?;
+fn resume(dir: &Path, frames: Option<usize>, force: bool) -> Result<Prepared, String> {
+    let out = OutputDir::resume_with(dir, force).map_err(|e| e.to_string())?;
     let checkpoint = Checkpoint::read(dir.join(CHECKPOINT_FILE)).map_err(|e| e.to_string())?;
     let mut scene =
         Scene::from_toml_str(&checkpoint.scene, dir).map_err(|e| format!("checkpoint: {e}"))?;
@@ -216,7 +276,7 @@ fn resume(dir: &Path, frames: Option<usize>) -> Result<Prepared, String> {
     };
     records.retain(|r| r.frame <= checkpoint.frame);
     if records.len() != checkpoint.frame {
-        eprintln!(
+        errln!(
             "warning: stats.json lists {} of the {} frames before the checkpoint; the others \
              have no statistics",
             records.len(),
@@ -254,59 +314,33 @@ fn progress_bar(frames: usize, done: usize, quiet: bool) -> ProgressBar {
     bar
 }
 
-/// The frame loop (see [`frames`]) and how it ended.
-fn simulate(
-    p: &mut Prepared,
-    every: usize,
-    stop: &AtomicBool,
-    bar: &ProgressBar,
-    start: Instant,
-) -> RunEnd {
-    match frames(p, every, stop, bar, start) {
-        Ok(true) => RunEnd::Complete,
-        Ok(false) => RunEnd::Interrupted,
-        Err(e) => RunEnd::Failed(e),
-    }
-}
-
 /// Writes frame 0 of a fresh run, then steps and writes each frame (its statistics are kept
 /// only once it is written), a checkpoint every `every` frames and stats.json every 10 frames.
-/// `Ok(false)` when a signal stopped it.
+/// `Err` with how the run ended early.
 fn frames(
     p: &mut Prepared,
     every: usize,
     stop: &AtomicBool,
     bar: &ProgressBar,
     start: Instant,
-) -> Result<bool, String> {
+) -> Result<(), RunEnd> {
     let due = |frame: usize| every > 0 && frame.is_multiple_of(every);
+    if stop.load(Ordering::SeqCst) {
+        return Err(RunEnd::Interrupted);
+    }
     if p.sim.frame() == 0 {
-        let mut shown = f64::NEG_INFINITY;
-        let mut progress = |t: f64| {
-            // A message per millisecond of simulated time at most.
-            if t - shown >= 1e-3 {
-                shown = t;
-                bar.set_message(format!("preroll, t = {t:.3} s"));
-            }
-        };
-        let stats = (p.sim.preroll_with(&mut progress)).map_err(|e| format!("preroll: {e}"))?;
-        // A resumed run restores the state after the preroll; it keeps the record read
-        // from stats.json.
-        if stats.steps > 0 {
-            p.preroll = Some(stats);
-        }
-        bar.set_message("");
-        write_frame(&p.sim, &p.obj, p.out.path(), 0)?;
+        preroll(p, bar)?;
+        write_frame(p, 0)?;
     }
     if due(p.sim.frame()) {
         checkpoint(p, start)?;
     }
     while p.sim.frame() < p.scene.run.frames {
         if stop.load(Ordering::SeqCst) {
-            return Ok(false);
+            return Err(RunEnd::Interrupted);
         }
-        let stats = p.sim.step_frame().map_err(|e| e.to_string())?;
-        write_frame(&p.sim, &p.obj, p.out.path(), p.sim.frame())?;
+        let stats = p.sim.step_frame().map_err(RunEnd::simulation)?;
+        write_frame(p, p.sim.frame())?;
         bar.set_message(format!(
             "t = {:.3} s  steps {}  CG {}",
             stats.time, stats.steps, stats.cg_iterations
@@ -317,44 +351,74 @@ fn frames(
         if due(frame) {
             checkpoint(p, start)?;
         } else if frame.is_multiple_of(10) {
-            write_report(p, start, false, None)?;
+            held(p)?;
+            write_report(p, start, false, None, false).map_err(RunEnd::OutputFailed)?;
         }
     }
-    Ok(true)
+    Ok(())
+}
+
+/// Runs the preroll (nothing when there is none or a resumed run restored its end), showing
+/// its simulated time on the bar.
+fn preroll(p: &mut Prepared, bar: &ProgressBar) -> Result<(), RunEnd> {
+    let mut shown = f64::NEG_INFINITY;
+    let mut progress = |t: f64| {
+        // A message per millisecond of simulated time at most.
+        if t - shown >= 1e-3 {
+            shown = t;
+            bar.set_message(format!("preroll, t = {t:.3} s"));
+        }
+    };
+    let stats = p.sim.preroll_with(&mut progress).map_err(|e| match e {
+        SimError::Stopped => RunEnd::Interrupted,
+        e => RunEnd::Failed(format!("preroll: {e}")),
+    })?;
+    // A resumed run restores the state after the preroll; it keeps the record read from
+    // stats.json.
+    if stats.steps > 0 {
+        p.preroll = Some(stats);
+    }
+    bar.set_message("");
+    Ok(())
+}
+
+/// [`RunEnd::LockLost`] once another run took the directory over.
+fn held(p: &Prepared) -> Result<(), RunEnd> {
+    p.out
+        .check_held()
+        .map_err(|e| RunEnd::LockLost(e.to_string()))
 }
 
 /// Writes `DIR/checkpoint.json` for the current frame, and stats.json with it so a run
 /// resumed from the checkpoint keeps the statistics of every frame before it.
-fn checkpoint(p: &mut Prepared, start: Instant) -> Result<(), String> {
-    write_report(p, start, false, None)?;
+fn checkpoint(p: &mut Prepared, start: Instant) -> Result<(), RunEnd> {
+    held(p)?;
+    write_report(p, start, false, None, false).map_err(RunEnd::OutputFailed)?;
     let c = p.sim.checkpoint(p.scene_text.clone());
     c.write(p.out.path().join(CHECKPOINT_FILE))
-        .map_err(|e| e.to_string())
+        .map_err(|e| RunEnd::OutputFailed(e.to_string()))
 }
 
-/// USD export and preview rendering after the run.
-fn exports(args: &RunArgs, sim: &Simulation, out: &Path) -> Result<(), String> {
+/// USD export and preview rendering after the last frame; the lines to print after the
+/// summary.
+fn exports(args: &RunArgs, p: &Prepared) -> Result<Vec<String>, RunEnd> {
+    let out = p.out.path();
+    let mut lines = Vec::new();
     if args.format != Format::Obj {
+        held(p)?;
         let usd = out.join(USD_FILE);
-        cloth::view::write_usd(out, &usd).map_err(|e| e.to_string())?;
-        if !args.quiet {
-            println!("usd                {}", usd.display());
-        }
+        cloth::view::write_usd(out, &usd)
+            .map_err(|e| RunEnd::OutputFailed(format!("{}: {e}", usd.display())))?;
+        lines.push(format!("usd                {}", usd.display()));
     }
     if args.render {
+        held(p)?;
         let gif = out.join(PREVIEW_FILE);
         cloth::view::render(out, &gif, &cloth::view::RenderOptions::default())
-            .map_err(|e| e.to_string())?;
-        if !args.quiet {
-            println!("preview            {}", gif.display());
-        }
+            .map_err(|e| RunEnd::OutputFailed(format!("{}: {e}", gif.display())))?;
+        lines.push(format!("preview            {}", gif.display()));
     }
-    if args.format == Format::Usd {
-        for k in 0..=sim.frame() {
-            let _ = std::fs::remove_file(frame_path(out, k));
-        }
-    }
-    Ok(())
+    Ok(lines)
 }
 
 /// Writes `DIR/colliders.json` ([`CollidersFile`]): each collider's surface and its pose at
@@ -373,10 +437,13 @@ fn obj_frames(sim: &Simulation) -> Result<ObjFrames, String> {
     ObjFrames::new(&sys.mesh, &sys.obj_groups()).map_err(|e| format!("cloth groups: {e}"))
 }
 
-fn write_frame(sim: &Simulation, obj: &ObjFrames, out: &Path, k: usize) -> Result<(), String> {
-    let path = frame_path(out, k);
-    obj.write_file_atomic(&path, &sim.system().mesh, sim.positions())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+/// Writes frame `k` (after checking that the directory is still this run's).
+fn write_frame(p: &Prepared, k: usize) -> Result<(), RunEnd> {
+    held(p)?;
+    let path = frame_path(p.out.path(), k);
+    p.obj
+        .write_file_atomic(&path, &p.sim.system().mesh, p.sim.positions())
+        .map_err(|e| RunEnd::OutputFailed(format!("cannot write {}: {e}", path.display())))
 }
 
 fn write_report(
@@ -384,6 +451,7 @@ fn write_report(
     start: Instant,
     complete: bool,
     error: Option<String>,
+    output_error: bool,
 ) -> Result<(), String> {
     let report = RunReport {
         settings: serde_json::to_value(&p.scene).map_err(|e| e.to_string())?,
@@ -396,6 +464,7 @@ fn write_report(
         totals: Totals::from_frames(&p.records, start.elapsed().as_secs_f64()),
         complete,
         error,
+        output_error,
     };
     report
         .write(p.out.path().join(STATS_FILE))
@@ -406,12 +475,12 @@ fn print_summary(sim: &Simulation, records: &[FrameStats], wall: f64, out: &Path
     let t = Totals::from_frames(records, wall);
     let total = t.timings.total().max(1e-300);
     let pct = |x: f64| 100.0 * x / total;
-    println!(
+    outln!(
         "cloth verts/tris   {} / {}",
         sim.system().num_vertices(),
         sim.system().mesh.num_triangles()
     );
-    println!(
+    outln!(
         "frames / steps     {} / {} ({} Newton-corrected; {} rejected: {} stretch, {} penetration, {} inside solid, {} self-crossing, {} not SPD)",
         t.frames,
         t.steps,
@@ -423,22 +492,22 @@ fn print_summary(sim: &Simulation, records: &[FrameStats], wall: f64, out: &Path
         t.rejections.self_crossing,
         t.rejections.not_positive_definite + t.rejections.factorization
     );
-    println!(
+    outln!(
         "step min / max     {:.3} / {:.3} ms",
         t.h_min * 1e3,
         t.h_max * 1e3
     );
-    println!(
+    outln!(
         "time per frame     {:.2} ms ({} threads)",
         t.seconds_per_frame * 1e3,
         rayon::current_num_threads()
     );
-    println!(
+    outln!(
         "CG iterations      {} ({:.1} per solve, corrections and rejected attempts included)",
         t.cg_iterations,
         t.cg_iterations as f64 / (t.steps + t.rejected_steps + t.corrections).max(1) as f64
     );
-    println!(
+    outln!(
         "EVAL / CG / C/C / C/S / other  {:.1} / {:.1} / {:.1} / {:.1} / {:.1} %",
         pct(t.timings.eval),
         pct(t.timings.cg),
@@ -446,7 +515,7 @@ fn print_summary(sim: &Simulation, records: &[FrameStats], wall: f64, out: &Path
         pct(t.timings.cloth_solid),
         pct(t.timings.other)
     );
-    println!("max stretch        {:.2} %", t.max_stretch * 100.0);
+    outln!("max stretch        {:.2} %", t.max_stretch * 100.0);
     if let Some(bytes) = cloth::sim::budget::peak_memory_bytes() {
         let n = sim.system().num_vertices().max(1) as f64;
         let b = bytes as f64;
@@ -455,10 +524,10 @@ fn print_summary(sim: &Simulation, records: &[FrameStats], wall: f64, out: &Path
         } else {
             format!("{:.0} MB", b / 1e6)
         };
-        println!(
+        outln!(
             "peak memory        {size} ({:.1} KB per cloth vertex, whole process)",
             b / n / 1e3
         );
     }
-    println!("output             {}", out.display());
+    outln!("output             {}", out.display());
 }

@@ -335,12 +335,19 @@ pub struct RunReport {
     /// Totals.
     #[serde(default)]
     pub totals: Totals,
-    /// Whether the run finished all requested frames.
+    /// Whether the run wrote every requested output: all frames, and the USD export and the
+    /// preview when they were asked for.
     #[serde(default)]
     pub complete: bool,
-    /// The error that ended the run early, if any.
+    /// The error that ended the run early or left an output unwritten, if any
+    /// (`"interrupted"` for a signal).
     #[serde(default)]
     pub error: Option<String>,
+    /// Whether `error` is an output that could not be written (a full disk, an unwritable
+    /// path) rather than the simulation's own failure: a rerun of the same scene can succeed.
+    /// Written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub output_error: bool,
 }
 
 /// Frames per second of a scene that does not say (`run.fps`), and of a report without `fps`.
@@ -373,6 +380,7 @@ impl Default for RunReport {
             totals: Totals::default(),
             complete: false,
             error: None,
+            output_error: false,
         }
     }
 }

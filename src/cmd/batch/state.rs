@@ -6,13 +6,15 @@
 //!   commit record.
 //! - **failed**: `stats.json` records an error from the simulation itself (say, the step fell
 //!   below `h_min`). Rerunning gives the same error, so failed tasks are only rerun when asked.
-//! - **running**: the run's lock file names a live process on this machine.
+//! - **running**: a run holds the folder's lock (see [`cloth::sim::output::lock`]: a live
+//!   process on this machine, or a lock another host or container keeps fresh).
 //! - **interrupted**: anything else left in the folder (Ctrl-C, `scancel`, a killed node, a
-//!   full disk): rerun.
+//!   full disk or another output that could not be written, `output_error` in stats.json):
+//!   rerun.
 //! - **pending**: no folder or nothing in it yet.
 
 use super::Plan;
-use cloth::sim::{output::LOCK_FILE, output::STATS_FILE, output::frame_path, stats::RunReport};
+use cloth::sim::{output::STATS_FILE, output::frame_path, output::held_by, stats::RunReport};
 use std::path::Path;
 
 /// State of one task.
@@ -22,7 +24,7 @@ pub enum TaskState {
     Done,
     /// The simulation stopped with this error.
     Failed(String),
-    /// A live process holds the run's lock (this machine only).
+    /// A run holds the folder's lock.
     Running,
     /// Started but not finished: rerun.
     Interrupted,
@@ -65,12 +67,13 @@ pub fn task_state(run_dir: &Path, frames: usize) -> TaskState {
     {
         return TaskState::Done;
     }
-    if lock_alive(&run_dir.join(LOCK_FILE)) {
+    if held_by(run_dir).is_some() {
         return TaskState::Running;
     }
     if let Some(RunReport {
         error: Some(e),
         complete: false,
+        output_error: false,
         ..
     }) = &report
         && e != INTERRUPTED
@@ -83,23 +86,6 @@ pub fn task_state(run_dir: &Path, frames: usize) -> TaskState {
     } else {
         TaskState::Pending
     }
-}
-
-/// Whether the lock file names a live process here (Linux /proc). A killed run stays a zombie
-/// until its parent reaps it (slurmstepd, or a slow PID 1): that one is dead.
-fn lock_alive(lock: &Path) -> bool {
-    let Some(pid) = std::fs::read_to_string(lock)
-        .ok()
-        .and_then(|s| s.trim().parse::<u32>().ok())
-    else {
-        return false;
-    };
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // The state is the field after the parenthesised command name.
-    let state = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
-    !(state.starts_with('Z') || state.starts_with('X'))
 }
 
 /// The state of every task of the plan in `dir`, by index.
