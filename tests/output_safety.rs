@@ -95,13 +95,20 @@ fn can_unshare() -> bool {
 /// PID equal to the lock's would hide the question).
 fn cloth_in_namespace(before: usize, args: &[&str]) -> Command {
     let mut c = Command::new("unshare");
-    c.args(["--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c"])
-        .arg(format!(
-            "{}\"$0\" \"$@\"; exit $?",
-            "true & wait; ".repeat(before)
-        ))
-        .arg(env!("CARGO_BIN_EXE_cloth"))
-        .args(args);
+    c.args([
+        "--pid",
+        "--fork",
+        "--mount-proc",
+        "--kill-child",
+        "sh",
+        "-c",
+    ])
+    .arg(format!(
+        "{}\"$0\" \"$@\"; exit $?",
+        "true & wait; ".repeat(before)
+    ))
+    .arg(env!("CARGO_BIN_EXE_cloth"))
+    .args(args);
     c
 }
 
@@ -129,7 +136,10 @@ fn a_run_from_another_pid_namespace_is_refused_and_the_first_keeps_its_frames() 
     let lock = std::fs::read_to_string(out.join(".cloth-run.lock")).unwrap();
     let holder: serde_json::Value = serde_json::from_str(&lock).unwrap();
     assert_eq!(holder["boot_id"], this_boot());
-    assert_eq!(holder["pid"], 2, "the shell is PID 1 of the first namespace, cloth 2");
+    assert_eq!(
+        holder["pid"], 2,
+        "the shell is PID 1 of the first namespace, cloth 2"
+    );
     let short = sheet_scene(&dir, 6, 2);
     let second = cloth_in_namespace(3, &["run", short.to_str().unwrap(), "--quiet", "--out"])
         .arg(&out)
@@ -144,7 +154,10 @@ fn a_run_from_another_pid_namespace_is_refused_and_the_first_keeps_its_frames() 
         "{}",
         stderr(&second)
     );
-    assert!(first.try_wait().unwrap().is_none(), "the first run still runs");
+    assert!(
+        first.try_wait().unwrap().is_none(),
+        "the first run still runs"
+    );
     // Nor from this test's own namespace, where a process with the first run's PID may exist.
     let third = run(&short, &out, &[]);
     assert!(!third.status.success(), "{}", stderr(&third));
@@ -191,7 +204,10 @@ fn a_lock_from_another_host_holds_while_fresh_and_force_takes_it_over() {
     assert!(!o.status.success());
     let err = stderr(&o);
     assert!(err.contains("in use by another run"), "{err}");
-    assert!(err.contains("another-node") && err.contains("--force"), "{err}");
+    assert!(
+        err.contains("another-node") && err.contains("--force"),
+        "{err}"
+    );
     let after: Vec<Vec<u8>> = frame_files(&out)
         .iter()
         .map(|f| std::fs::read(out.join(f)).unwrap())
@@ -205,7 +221,11 @@ fn a_lock_from_another_host_holds_while_fresh_and_force_takes_it_over() {
     assert!(!o.status.success(), "a resume is refused too");
 
     // Eleven minutes without a touch: the holder is gone, the lock is taken over.
-    plant_lock(&out, "11111111-2222-3333-4444-555555555555", Duration::from_secs(660));
+    plant_lock(
+        &out,
+        "11111111-2222-3333-4444-555555555555",
+        Duration::from_secs(660),
+    );
     let o = run(&scene, &out, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("took over the lock"), "{}", stderr(&o));
@@ -259,7 +279,10 @@ fn a_failed_usd_export_leaves_the_run_incomplete_with_its_error() {
     assert!(stderr(&o).contains("animation.usda"), "{}", stderr(&o));
     let s = stats(&out);
     assert_eq!(s["complete"], false, "{s}");
-    assert!(s["error"].as_str().unwrap().contains("animation.usda"), "{s}");
+    assert!(
+        s["error"].as_str().unwrap().contains("animation.usda"),
+        "{s}"
+    );
     assert_eq!(s["output_error"], true, "{s}");
     assert_eq!(frame_files(&out).len(), 5, "the frames stay for a rerun");
     let _ = std::fs::remove_dir_all(&dir);
@@ -298,7 +321,10 @@ fn a_full_disk_during_the_usd_export_leaves_the_run_incomplete() {
     let s = stats(&kept);
     assert_eq!(s["complete"], false, "{s}");
     assert_eq!(s["output_error"], true, "{s}");
-    assert!(s["error"].as_str().unwrap().contains("animation.usda"), "{s}");
+    assert!(
+        s["error"].as_str().unwrap().contains("animation.usda"),
+        "{s}"
+    );
     assert_eq!(frame_files(&kept).len(), 9);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -382,5 +408,50 @@ fn sigterm_during_a_garment_preroll_stops_within_two_seconds() {
         assert_eq!(s["error"], "interrupted", "{s}");
         assert!(s["frames"].as_array().unwrap().is_empty());
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A batch task whose output could not be written (its third frame's path is a directory, as
+/// a full disk would refuse it) is not a failed simulation: `cloth batch` counts it
+/// interrupted and reruns it without `--retry-failed`.
+#[test]
+fn cloth_batch_reruns_a_task_whose_output_could_not_be_written() {
+    let dir = temp_dir("batch-output");
+    std::fs::write(
+        dir.join("base.toml"),
+        "[run]\nframes = 4\n[cloth]\nmesh = { kind = \"grid\", nx = 5, ny = 5, width = 0.3, height = 0.3 }\n\
+         material = \"cotton\"\n[[pin]]\nvertices = [0, 4]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("batch.toml"),
+        "base = \"base.toml\"\n[[axis]]\nkey = \"cloth.material\"\nvalues = [\"cotton\", \"silk\"]\n",
+    )
+    .unwrap();
+    let b = dir.join("b");
+    let cloth = |args: &[&str]| cloth_cmd().args(args).output().unwrap();
+    let manifest = dir.join("batch.toml");
+    let o = cloth(&[
+        "batch",
+        "plan",
+        manifest.to_str().unwrap(),
+        "--out",
+        b.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let blocked = b.join("runs/000001/frame_0003.obj");
+    std::fs::create_dir_all(&blocked).unwrap();
+    let o = cloth(&["batch", "run", b.to_str().unwrap()]);
+    assert!(!o.status.success(), "task 1 cannot write its frame 3");
+    let s = stats(&b.join("runs/000001"));
+    assert_eq!(s["output_error"], true, "{s}");
+    let status = String::from_utf8_lossy(&cloth(&["batch", "status", b.to_str().unwrap()]).stdout)
+        .into_owned();
+    assert!(status.contains("interrupted       1  1"), "{status}");
+    std::fs::remove_dir(&blocked).unwrap();
+    let o = cloth(&["batch", "run", b.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("1 to run"));
+    assert_whole_run(&b.join("runs/000001"), 4);
     let _ = std::fs::remove_dir_all(&dir);
 }

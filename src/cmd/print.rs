@@ -22,7 +22,9 @@ pub fn out_line(args: std::fmt::Arguments) {
     if let Err(e) = o.write_fmt(args).and_then(|()| o.write_all(b"\n")) {
         STDOUT_CLOSED.store(true, Ordering::Relaxed);
         if e.kind() != std::io::ErrorKind::BrokenPipe {
-            err_line(format_args!("warning: cannot write to standard output: {e}"));
+            err_line(format_args!(
+                "warning: cannot write to standard output: {e}"
+            ));
         }
     }
 }

@@ -2,11 +2,11 @@
 
 use super::print::{errln, outln};
 use cloth::mesh::ObjFrames;
-use cloth::sim::{error::SimError, 
-    checkpoint::Checkpoint, output::CHECKPOINT_FILE, output::COLLIDERS_FILE, output::OutputDir,
-    output::PREVIEW_FILE, output::STATS_FILE, output::USD_FILE, output::frame_path, scene::Scene,
-    scene::build_simulation, simulation::Simulation, stats::FrameStats, stats::RunReport,
-    stats::Totals, tracks::CollidersFile,
+use cloth::sim::{
+    checkpoint::Checkpoint, error::SimError, output::CHECKPOINT_FILE, output::COLLIDERS_FILE,
+    output::OutputDir, output::PREVIEW_FILE, output::STATS_FILE, output::USD_FILE,
+    output::frame_path, scene::Scene, scene::build_simulation, simulation::Simulation,
+    stats::FrameStats, stats::RunReport, stats::Totals, tracks::CollidersFile,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -228,7 +228,8 @@ fn fresh(args: &RunArgs) -> Result<Prepared, String> {
             "warning: the cloth starts crossing itself ({} pairs of triangles); moving vertices \
              back through the surfaces they poke through left {} (crossings kept at the start \
              stay for good)",
-            u.found, u.remaining
+            u.found,
+            u.remaining
         );
     }
     let out = OutputDir::create_with(&dir, args.force).map_err(|e| e.to_string())?;

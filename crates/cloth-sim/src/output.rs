@@ -157,7 +157,9 @@ impl OutputDir {
         );
         Err(SimError::io(
             &self.lock,
-            std::io::Error::other(format!("another run took this output directory over ({who})")),
+            std::io::Error::other(format!(
+                "another run took this output directory over ({who})"
+            )),
         ))
     }
 

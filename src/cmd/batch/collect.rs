@@ -3,9 +3,9 @@
 //! runs of one plan on any machines must give the same file); and `DIR/contact_sheet.png`,
 //! the last frame of every task in a grid, under one camera.
 
-use crate::cmd::print::outln;
 use super::state::{TaskState, states};
 use super::{FNV_START, Plan, fnv1a};
+use crate::cmd::print::outln;
 use cloth::sim::{
     output::STATS_FILE, output::frame_number, output::frame_path, stats::RunReport, stats::Totals,
 };

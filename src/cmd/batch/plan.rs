@@ -8,11 +8,11 @@
 //! must load back from `DIR/tasks/` into an equal scene. Any failure refuses the whole plan
 //! before a file is written, naming the lowest failing task, its values and the key.
 
-use crate::cmd::print::outln;
 use super::estimate::Estimate;
 use super::keypath::{KeyPath, display_value};
 use super::manifest::Manifest;
 use super::{AxisRecord, Plan, TASKS_FILE, TaskRecord, task_output_rel, task_scene_rel};
+use crate::cmd::print::outln;
 use cloth::sim::{scene::Scene, scene::SceneError, scene::build_simulation};
 use rayon::prelude::*;
 use std::path::Path;

@@ -12,9 +12,9 @@
 //! otherwise. Indices at or above the cluster's `MaxArraySize` are submitted as further arrays
 //! whose elements add an offset (`INDEX = OFFSET + SLURM_ARRAY_TASK_ID`).
 
-use crate::cmd::print::outln;
 use super::state::states;
 use super::{FNV_START, Plan, fnv1a, ranges};
+use crate::cmd::print::outln;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};

@@ -1,10 +1,10 @@
 //! `cloth batch status`: the tasks counted by state ([`super::state`]), the failures' errors
 //! and the batch's Slurm jobs still queued or running.
 
-use crate::cmd::print::outln;
 use super::slurm::live_jobs;
 use super::state::{TaskState, states};
 use super::{Plan, ranges};
+use crate::cmd::print::outln;
 use std::path::Path;
 use std::process::ExitCode;
 

@@ -11,9 +11,9 @@
 //! small against tasks of seconds. The simulation is deterministic for any thread count, so
 //! `--threads` changes no byte either.
 
-use crate::cmd::print::{errln, outln};
 use super::state::{TaskState, task_state};
 use super::{Plan, task_log};
+use crate::cmd::print::{errln, outln};
 use cloth::sim::output::CHECKPOINT_FILE;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -310,7 +310,10 @@ mod tests {
             pid: u32::MAX - 1,
             ..here.clone()
         };
-        assert!(matches!(verdict(&gone, fresh, &here), LockVerdict::Stale(_)));
+        assert!(matches!(
+            verdict(&gone, fresh, &here),
+            LockVerdict::Stale(_)
+        ));
         // PID 1 exists here but started before this process: a later start time is another
         // process that once had the PID.
         let reused = LockHolder {
@@ -318,7 +321,10 @@ mod tests {
             proc_start: Some(u64::MAX),
             ..here.clone()
         };
-        assert!(matches!(verdict(&reused, fresh, &here), LockVerdict::Stale(_)));
+        assert!(matches!(
+            verdict(&reused, fresh, &here),
+            LockVerdict::Stale(_)
+        ));
         // Another boot, another host, another namespace: only the age counts, whether or not
         // a process with that PID exists here.
         for other in [
@@ -334,7 +340,10 @@ mod tests {
                 ..here.clone()
             },
         ] {
-            assert!(matches!(verdict(&other, fresh, &here), LockVerdict::Held(_)));
+            assert!(matches!(
+                verdict(&other, fresh, &here),
+                LockVerdict::Held(_)
+            ));
             assert!(matches!(verdict(&other, old, &here), LockVerdict::Stale(_)));
         }
     }
