@@ -64,6 +64,7 @@ pub mod sanity;
 pub mod scene;
 pub mod sewing;
 pub mod simulation;
+pub mod start;
 pub mod state;
 pub mod stats;
 pub mod strain;

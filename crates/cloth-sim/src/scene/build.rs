@@ -454,6 +454,7 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
     }
     world.contact = contact;
     let mut sim = Simulation::new(world, build_integrator(scene), scene.run.fps)?;
+    crate::start::check_start_bounds(sim.world(), sim.state())?;
     let ranges: Vec<_> = sim
         .system()
         .parts

@@ -8,6 +8,7 @@ use cloth_mesh::{GridPattern, RestShape};
 use super::raw::*;
 use super::validate::Ctx;
 use super::*;
+use crate::start::MAX_SPEED;
 
 /// Default `sew_time` of a sewing pattern (s).
 const DEFAULT_SEW_TIME: f64 = 0.5;
@@ -104,16 +105,16 @@ impl Ctx<'_> {
             sew_time,
             sew_start,
             sew_gravity,
-            position: self.opt_vec3(&key("position"), c.position)?,
+            position: self.opt_coordinates(&key("position"), c.position)?,
             rotation: self.opt_vec3(&key("rotation"), c.rotation)?,
             material,
-            thickness: self.non_negative(&key("thickness"), c.thickness.unwrap_or(0.005))?,
+            thickness: self.thickness(&key("thickness"), c.thickness.unwrap_or(0.005))?,
             drag: self.non_negative(&key("drag"), c.drag.unwrap_or(0.0))?,
-            wind: self.opt_vec3(&key("wind"), c.wind)?,
+            wind: self.opt_speed(&key("wind"), c.wind, MAX_SPEED, "m/s")?,
             self_collision: c.self_collision.unwrap_or(garment),
             friction: self.non_negative(&key("friction"), c.friction.unwrap_or(0.3))?,
             self_ccd: c.self_ccd.unwrap_or(true),
-            velocity: self.opt_vec3(&key("velocity"), c.velocity)?,
+            velocity: self.opt_speed(&key("velocity"), c.velocity, MAX_SPEED, "m/s")?,
         })
     }
 
@@ -159,7 +160,7 @@ impl Ctx<'_> {
         let need = |name: &str, v: Option<f64>| -> Result<f64, SceneError> {
             let key = format!("{k}.{name}");
             let v = v.ok_or_else(|| self.invalid(&key, "is required for this mesh kind"))?;
-            self.positive(&key, v)
+            self.size(&key, v)
         };
         let need_count = |name: &str, v: Option<usize>, min: usize| {
             let key = format!("{k}.{name}");
@@ -189,20 +190,20 @@ impl Ctx<'_> {
             },
             MeshKind::Obj => MeshSpec::Obj {
                 path: path("obj")?,
-                uv_scale: self.positive(&format!("{k}.uv_scale"), m.uv_scale.unwrap_or(1.0))?,
+                uv_scale: self.scale(&format!("{k}.uv_scale"), m.uv_scale.unwrap_or(1.0))?,
                 rest: m.rest.unwrap_or(RestShape::Auto),
                 rest_angles: m.rest_angles,
                 split_seams: m.split_seams.unwrap_or(false),
             },
             MeshKind::Garmentcode => MeshSpec::Garmentcode {
                 path: path("garmentcode")?,
-                edge_length: self.positive(
+                edge_length: self.size(
                     &format!("{k}.edge_length"),
                     m.edge_length.unwrap_or(DEFAULT_EDGE_LENGTH),
                 )?,
                 sew_edge_length: m
                     .sew_edge_length
-                    .map(|h| self.positive(&format!("{k}.sew_edge_length"), h))
+                    .map(|h| self.size(&format!("{k}.sew_edge_length"), h))
                     .transpose()?,
             },
         };

@@ -3,7 +3,6 @@
 
 use std::fmt;
 
-use cloth_collide::Keyframe;
 use cloth_forces::{BendModel, Definiteness, PRESET_NAMES};
 use cloth_mesh::{GridPattern, RestShape};
 use serde::Deserialize;
@@ -30,6 +29,7 @@ pub(super) struct RawScene {
 pub(super) struct RawRun {
     pub(super) fps: Option<f64>,
     pub(super) frames: Option<usize>,
+    #[serde(default, deserialize_with = "opt_exact")]
     pub(super) gravity: Option<[f64; 3]>,
     pub(super) preroll: Option<f64>,
     pub(super) count_intersections: Option<bool>,
@@ -80,17 +80,23 @@ pub(super) struct RawCloth {
     pub(super) sew_time: Option<f64>,
     pub(super) sew_start: Option<f64>,
     pub(super) sew_gravity: Option<f64>,
+    #[serde(default, deserialize_with = "opt_exact")]
     pub(super) position: Option<[f64; 3]>,
+    #[serde(default, deserialize_with = "opt_exact")]
     pub(super) rotation: Option<[f64; 3]>,
     pub(super) material: Option<RawMaterial>,
     pub(super) thickness: Option<f64>,
     pub(super) drag: Option<f64>,
+    #[serde(default, deserialize_with = "opt_exact")]
     pub(super) wind: Option<[f64; 3]>,
     pub(super) self_collision: Option<bool>,
     pub(super) friction: Option<f64>,
     pub(super) self_ccd: Option<bool>,
+    #[serde(default, deserialize_with = "opt_exact")]
     pub(super) velocity: Option<[f64; 3]>,
+    #[serde(default, deserialize_with = "opt_exact")]
     pub(super) stretch_targets: Option<[f64; 2]>,
+    #[serde(default, deserialize_with = "opt_exact")]
     pub(super) bend_uv: Option<[f64; 2]>,
 }
 
@@ -139,7 +145,9 @@ pub(super) struct RawMaterialTable {
     pub(super) stretch_damping: Option<f64>,
     pub(super) shear_damping: Option<f64>,
     pub(super) bend_damping: Option<f64>,
+    #[serde(default, deserialize_with = "opt_exact")]
     pub(super) stretch_targets: Option<[f64; 2]>,
+    #[serde(default, deserialize_with = "opt_exact")]
     pub(super) bend_uv: Option<[f64; 2]>,
     pub(super) bend_model: Option<BendModel>,
 }
@@ -209,8 +217,58 @@ impl<'de> Deserialize<'de> for PairOrScalar {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRegion {
+    #[serde(deserialize_with = "exact")]
     pub(super) min: [f64; 3],
+    #[serde(deserialize_with = "exact")]
     pub(super) max: [f64; 3],
+}
+
+/// One keyframe of a pin group or a collider (see [`cloth_collide::Keyframe`]), its arrays of exactly three
+/// numbers.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawKeyframe {
+    pub(super) t: f64,
+    #[serde(default, deserialize_with = "exact")]
+    pub(super) translation: [f64; 3],
+    #[serde(default, deserialize_with = "exact")]
+    pub(super) rotation: [f64; 3],
+}
+
+/// An array of exactly `N` numbers; a longer or a shorter one is an error that names the key
+/// (serde's own fixed-size arrays stop reading after `N` and drop the rest unseen).
+fn exact<'de, D: Deserializer<'de>, const N: usize>(d: D) -> Result<[f64; N], D::Error> {
+    struct V<const N: usize>;
+    impl<'de, const N: usize> Visitor<'de> for V<N> {
+        type Value = [f64; N];
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            write!(f, "an array of {N} numbers")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<[f64; N], A::Error> {
+            let mut out = [0.0; N];
+            for (i, slot) in out.iter_mut().enumerate() {
+                *slot = seq
+                    .next_element()?
+                    .ok_or_else(|| de::Error::invalid_length(i, &self))?;
+            }
+            let mut n = N;
+            while seq.next_element::<de::IgnoredAny>()?.is_some() {
+                n += 1;
+            }
+            if n != N {
+                return Err(de::Error::invalid_length(n, &self));
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(V::<N>)
+}
+
+/// [`exact`] for an optional key.
+fn opt_exact<'de, D: Deserializer<'de>, const N: usize>(
+    d: D,
+) -> Result<Option<[f64; N]>, D::Error> {
+    exact(d).map(Some)
 }
 
 #[derive(Deserialize)]
@@ -220,7 +278,7 @@ pub(super) struct RawPin {
     pub(super) cloth: Option<String>,
     pub(super) vertices: Option<Vec<usize>>,
     pub(super) region: Option<RawRegion>,
-    pub(super) keyframes: Option<Vec<Keyframe>>,
+    pub(super) keyframes: Option<Vec<RawKeyframe>>,
     pub(super) attach: Option<String>,
 }
 
@@ -243,6 +301,7 @@ pub(super) struct RawCollider {
     pub(super) shape: ShapeKind,
     pub(super) radius: Option<f64>,
     pub(super) length: Option<f64>,
+    #[serde(default, deserialize_with = "opt_exact")]
     pub(super) size: Option<[f64; 3]>,
     pub(super) path: Option<String>,
     pub(super) frames: Option<String>,
@@ -252,12 +311,16 @@ pub(super) struct RawCollider {
     pub(super) time_offset: Option<f64>,
     #[serde(rename = "loop")]
     pub(super) looping: Option<bool>,
+    #[serde(default, deserialize_with = "opt_exact")]
     pub(super) position: Option<[f64; 3]>,
+    #[serde(default, deserialize_with = "opt_exact")]
     pub(super) rotation: Option<[f64; 3]>,
     pub(super) friction: Option<f64>,
     pub(super) thickness: Option<f64>,
-    pub(super) keyframes: Option<Vec<Keyframe>>,
+    pub(super) keyframes: Option<Vec<RawKeyframe>>,
+    #[serde(default, deserialize_with = "opt_exact")]
     pub(super) velocity: Option<[f64; 3]>,
+    #[serde(default, deserialize_with = "opt_exact")]
     pub(super) angular_velocity: Option<[f64; 3]>,
 }
 
@@ -272,6 +335,7 @@ pub(super) struct RawSolver {
     pub(super) preconditioner: Option<SolverChoice>,
     pub(super) definiteness: Option<Definiteness>,
     pub(super) stretch_threshold: Option<f64>,
+    #[serde(default, deserialize_with = "opt_exact")]
     pub(super) strain_limit: Option<[f64; 2]>,
     pub(super) strain_iterations: Option<usize>,
     pub(super) strain_tolerance: Option<f64>,

@@ -13,6 +13,7 @@ use toml::de::DeTable;
 use super::pattern::FramePattern;
 use super::raw::*;
 use super::*;
+use crate::start::{MAX_ANGULAR_SPEED, MAX_COORDINATE, MAX_SIZE, MAX_SPEED, MIN_SIZE, SCALE_RANGE};
 
 /// Validation context: the text (for line/column), its spanned parse (for key spans) and the
 /// directory relative paths are resolved against.
@@ -82,6 +83,83 @@ impl Ctx<'_> {
         v: Option<[f64; 3]>,
     ) -> Result<Vector3<f64>, SceneError> {
         v.map_or(Ok(Vector3::zeros()), |v| self.vec3(key, v))
+    }
+
+    /// A point or offset (m): every coordinate within [`MAX_COORDINATE`].
+    pub(super) fn coordinates(&self, key: &str, v: [f64; 3]) -> Result<Vector3<f64>, SceneError> {
+        let v = self.vec3(key, v)?;
+        if let Some(i) = (0..3).find(|&i| v[i].abs() > MAX_COORDINATE) {
+            return Err(self.invalid(
+                &format!("{key}[{i}]"),
+                format!(
+                    "{:e} m is beyond the admitted |coordinate| <= {MAX_COORDINATE:e} m",
+                    v[i]
+                ),
+            ));
+        }
+        Ok(v)
+    }
+
+    /// An optional point or offset (default the origin), see [`Ctx::coordinates`].
+    pub(super) fn opt_coordinates(
+        &self,
+        key: &str,
+        v: Option<[f64; 3]>,
+    ) -> Result<Vector3<f64>, SceneError> {
+        v.map_or(Ok(Vector3::zeros()), |v| self.coordinates(key, v))
+    }
+
+    /// An optional velocity (default zero) of magnitude at most `max` (in `unit`).
+    pub(super) fn opt_speed(
+        &self,
+        key: &str,
+        v: Option<[f64; 3]>,
+        max: f64,
+        unit: &str,
+    ) -> Result<Vector3<f64>, SceneError> {
+        let v = self.opt_vec3(key, v)?;
+        let norm = scaled_norm(&v);
+        if norm > max {
+            return Err(self.invalid(
+                key,
+                format!("magnitude {norm:.3e} {unit} is above the limit of {max:e} {unit}"),
+            ));
+        }
+        Ok(v)
+    }
+
+    /// A dimension (m) in [[`MIN_SIZE`], [`MAX_SIZE`]].
+    pub(super) fn size(&self, key: &str, v: f64) -> Result<f64, SceneError> {
+        self.positive(key, v)?;
+        if (MIN_SIZE..=MAX_SIZE).contains(&v) {
+            Ok(v)
+        } else {
+            Err(self.invalid(
+                key,
+                format!("must be in [{MIN_SIZE:e}, {MAX_SIZE:e}] m, got {v:e}"),
+            ))
+        }
+    }
+
+    /// A thickness (m) in [0, [`MAX_SIZE`]].
+    pub(super) fn thickness(&self, key: &str, v: f64) -> Result<f64, SceneError> {
+        self.non_negative(key, v)?;
+        if v <= MAX_SIZE {
+            Ok(v)
+        } else {
+            Err(self.invalid(key, format!("must be <= {MAX_SIZE:e} m, got {v:e}")))
+        }
+    }
+
+    /// A scale factor in [`SCALE_RANGE`].
+    pub(super) fn scale(&self, key: &str, v: f64) -> Result<f64, SceneError> {
+        self.positive(key, v)?;
+        let [lo, hi] = SCALE_RANGE;
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(self.invalid(key, format!("must be in [{lo:e}, {hi:e}], got {v:e}")))
+        }
     }
 
     pub(super) fn unused<T>(
@@ -168,13 +246,7 @@ impl Ctx<'_> {
     /// (energies overflow to infinity), which is no simulation.
     fn gravity(&self, g: [f64; 3]) -> Result<Vector3<f64>, SceneError> {
         let g = self.vec3("run.gravity", g)?;
-        // Scaled so that 1e300 components do not overflow the norm to infinity.
-        let big = g.amax();
-        let norm = if big > 0.0 {
-            big * (g / big).norm()
-        } else {
-            0.0
-        };
+        let norm = scaled_norm(&g);
         if norm > MAX_GRAVITY {
             return Err(self.invalid(
                 "run.gravity",
@@ -190,7 +262,7 @@ impl Ctx<'_> {
     fn keyframes(
         &self,
         key: &str,
-        keys: Option<Vec<Keyframe>>,
+        keys: Option<Vec<RawKeyframe>>,
     ) -> Result<Vec<Keyframe>, SceneError> {
         let mut out: Vec<Keyframe> = Vec::new();
         for (i, k) in keys.unwrap_or_default().into_iter().enumerate() {
@@ -209,8 +281,8 @@ impl Ctx<'_> {
             }
             out.push(Keyframe {
                 t,
-                translation: self.vec3(&format!("{p}.translation"), k.translation.into())?,
-                rotation: self.vec3(&format!("{p}.rotation"), k.rotation.into())?,
+                translation: self.coordinates(&format!("{p}.translation"), k.translation)?,
+                rotation: self.vec3(&format!("{p}.rotation"), k.rotation)?,
             });
         }
         Ok(out)
@@ -245,8 +317,8 @@ impl Ctx<'_> {
         }
         let region = match p.region {
             Some(r) => {
-                let min = self.vec3(&format!("{k}.region.min"), r.min)?;
-                let max = self.vec3(&format!("{k}.region.max"), r.max)?;
+                let min = self.coordinates(&format!("{k}.region.min"), r.min)?;
+                let max = self.coordinates(&format!("{k}.region.max"), r.max)?;
                 if let Some(axis) = (0..3).find(|&a| min[a] > max[a]) {
                     return Err(self.invalid(
                         &format!("{k}.region"),
@@ -289,8 +361,13 @@ impl Ctx<'_> {
         self.collider_unused_keys(k, &c)?;
         let shape = self.collider_shape(k, &c, run)?;
         let keyframes = self.keyframes(&key("keyframes"), c.keyframes)?;
-        let velocity = self.opt_vec3(&key("velocity"), c.velocity)?;
-        let angular_velocity = self.opt_vec3(&key("angular_velocity"), c.angular_velocity)?;
+        let velocity = self.opt_speed(&key("velocity"), c.velocity, MAX_SPEED, "m/s")?;
+        let angular_velocity = self.opt_speed(
+            &key("angular_velocity"),
+            c.angular_velocity,
+            MAX_ANGULAR_SPEED,
+            "degrees/s",
+        )?;
         if !keyframes.is_empty()
             && (velocity != Vector3::zeros() || angular_velocity != Vector3::zeros())
         {
@@ -307,10 +384,10 @@ impl Ctx<'_> {
         Ok(ColliderSettings {
             name: c.name,
             shape,
-            position: self.opt_vec3(&key("position"), c.position)?,
+            position: self.opt_coordinates(&key("position"), c.position)?,
             rotation: self.opt_vec3(&key("rotation"), c.rotation)?,
             friction: self.non_negative(&key("friction"), c.friction.unwrap_or(0.4))?,
-            thickness: self.non_negative(&key("thickness"), c.thickness.unwrap_or(0.005))?,
+            thickness: self.thickness(&key("thickness"), c.thickness.unwrap_or(0.005))?,
             keyframes,
             velocity,
             angular_velocity,
@@ -373,22 +450,26 @@ impl Ctx<'_> {
         };
         Ok(match c.shape {
             ShapeKind::Sphere => ColliderShape::Sphere {
-                radius: self.positive(&key("radius"), need("radius", c.radius)?)?,
+                radius: self.size(&key("radius"), need("radius", c.radius)?)?,
             },
             ShapeKind::Cylinder => ColliderShape::Cylinder {
-                radius: self.positive(&key("radius"), need("radius", c.radius)?)?,
-                length: self.positive(&key("length"), need("length", c.length)?)?,
+                radius: self.size(&key("radius"), need("radius", c.radius)?)?,
+                length: self.size(&key("length"), need("length", c.length)?)?,
             },
             ShapeKind::Capsule => ColliderShape::Capsule {
-                radius: self.positive(&key("radius"), need("radius", c.radius)?)?,
-                length: self.non_negative(&key("length"), need("length", c.length)?)?,
+                radius: self.size(&key("radius"), need("radius", c.radius)?)?,
+                // 0: a sphere.
+                length: match need("length", c.length)? {
+                    0.0 => 0.0,
+                    l => self.size(&key("length"), l)?,
+                },
             },
             ShapeKind::Box => {
                 let size = c
                     .size
                     .ok_or_else(|| self.invalid(&key("size"), "is required for shape = \"box\""))?;
                 for (i, s) in size.iter().enumerate() {
-                    self.positive(&format!("{k}.size[{i}]"), *s)?;
+                    self.size(&format!("{k}.size[{i}]"), *s)?;
                 }
                 ColliderShape::Box {
                     size: Vector3::from(size),
@@ -421,7 +502,7 @@ impl Ctx<'_> {
                 ColliderShape::Gltf {
                     path: self.existing_file(&key("path"), rel)?,
                     animation: c.animation.clone(),
-                    scale: self.positive(&key("scale"), c.scale.unwrap_or(1.0))?,
+                    scale: self.scale(&key("scale"), c.scale.unwrap_or(1.0))?,
                     time_offset: self.finite(&key("time_offset"), c.time_offset.unwrap_or(0.0))?,
                     looping: c.looping.unwrap_or(false),
                 }
@@ -605,5 +686,15 @@ impl Ctx<'_> {
             )?,
             verlet_damping,
         })
+    }
+}
+
+/// The Euclidean norm, scaled so that components of 1e300 do not overflow it to infinity.
+fn scaled_norm(v: &Vector3<f64>) -> f64 {
+    let big = v.amax();
+    if big > 0.0 {
+        big * (v / big).norm()
+    } else {
+        0.0
     }
 }
