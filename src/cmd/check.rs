@@ -2,12 +2,14 @@
 
 use crate::cmd::print::outln;
 use cloth::mesh::{ClothMesh, RestMap, RestShape, count_boundary_loops};
-use cloth::sim::{scene::Scene, scene::build_simulation, system::ClothPart};
+use cloth::sim::{scene::Scene, scene::build_simulation, start::start_contacts, system::ClothPart};
 use std::path::Path;
 use std::process::ExitCode;
 
 /// Loads and builds the scene at `path` and prints its counts, then one block per cloth: rest
-/// shape, boundary loops, UV seams, and for sewing patterns the panels and stitches.
+/// shape, boundary loops, UV seams, and for sewing patterns the panels and stitches; then the
+/// crossings of the cloth with itself and, per collider, the cloth vertices that start inside
+/// its solid or within its contact layer.
 pub fn check(path: &Path) -> Result<ExitCode, String> {
     let scene = Scene::load(path).map_err(|e| e.to_string())?;
     let sim = build_simulation(&scene).map_err(|e| e.to_string())?;
@@ -55,6 +57,11 @@ pub fn check(path: &Path) -> Result<ExitCode, String> {
             if u.found == 1 { "" } else { "s" },
             u.remaining
         );
+    }
+    for c in start_contacts(sim.world(), sim.state()).colliders {
+        if let Some(line) = c.summary() {
+            outln!("inside     {line}");
+        }
     }
     outln!("problems   none");
     Ok(ExitCode::SUCCESS)

@@ -1,0 +1,227 @@
+//! Cloth that starts inside a solid is reported: GarmentCode's flare skirt, placed as its
+//! file places it, starts partly inside GarmentCode's body, and the start report (and
+//! `cloth check`) counts those vertices as an independent point-in-mesh test does.
+
+mod common;
+
+use cloth::sim::{scene::Scene, scene::build_simulation, start::start_contacts};
+use common::{cloth_cmd, temp_dir};
+use nalgebra::Vector3;
+use std::path::Path;
+
+type V = Vector3<f64>;
+
+/// The flare skirt on the body as an OBJ collider named `body`.
+fn flare_skirt_scene(dir: &Path) -> std::path::PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/garmentcode");
+    let scene = dir.join("flare.toml");
+    std::fs::write(
+        &scene,
+        format!(
+            "[run]\nframes = 10\n[cloth]\nmesh = {{ kind = \"garmentcode\", path = \"{}\" }}\n\
+             [[collider]]\nname = \"body\"\nshape = \"obj\"\npath = \"{}\"\n",
+            root.join("flare_skirt_specification.json").display(),
+            root.join("mean_female.obj").display()
+        ),
+    )
+    .unwrap();
+    scene
+}
+
+/// The `v` and `f` lines of an OBJ file (1-based, `a/b/c` corners, triangles only).
+fn read_obj(path: &Path) -> (Vec<V>, Vec<[usize; 3]>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let (mut v, mut f) = (Vec::new(), Vec::new());
+    for line in text.lines() {
+        let mut it = line.split_whitespace();
+        match it.next() {
+            Some("v") => {
+                let c: Vec<f64> = it.take(3).map(|s| s.parse().unwrap()).collect();
+                v.push(V::new(c[0], c[1], c[2]));
+            }
+            Some("f") => {
+                let c: Vec<usize> = it
+                    .map(|s| s.split('/').next().unwrap().parse::<usize>().unwrap() - 1)
+                    .collect();
+                assert_eq!(c.len(), 3, "triangles only");
+                f.push([c[0], c[1], c[2]]);
+            }
+            _ => {}
+        }
+    }
+    (v, f)
+}
+
+/// Whether the ray `p + s d` (s > 0) crosses triangle `abc` (Möller-Trumbore).
+fn ray_hits(p: &V, d: &V, a: &V, b: &V, c: &V) -> bool {
+    let (e1, e2) = (b - a, c - a);
+    let h = d.cross(&e2);
+    let det = e1.dot(&h);
+    if det.abs() < 1e-15 {
+        return false;
+    }
+    let s = p - a;
+    let u = s.dot(&h) / det;
+    let q = s.cross(&e1);
+    let v = d.dot(&q) / det;
+    let t = e2.dot(&q) / det;
+    (0.0..=1.0).contains(&u) && v >= 0.0 && u + v <= 1.0 && t > 0.0
+}
+
+/// Inside by the parity of ray crossings, the majority of three skew directions.
+fn inside(p: &V, v: &[V], f: &[[usize; 3]]) -> bool {
+    let dirs = [
+        V::new(0.5773, 0.5774, 0.5775),
+        V::new(-0.31, 0.83, -0.46),
+        V::new(0.71, -0.13, -0.69),
+    ];
+    let votes = dirs
+        .iter()
+        .filter(|d| {
+            f.iter()
+                .filter(|t| ray_hits(p, d, &v[t[0]], &v[t[1]], &v[t[2]]))
+                .count()
+                % 2
+                == 1
+        })
+        .count();
+    votes >= 2
+}
+
+/// Distance from `p` to triangle `abc` (Ericson, Real-Time Collision Detection §5.1.5).
+fn distance_to_triangle(p: &V, a: &V, b: &V, c: &V) -> f64 {
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let (d1, d2) = (ab.dot(&ap), ac.dot(&ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return ap.norm();
+    }
+    let bp = p - b;
+    let (d3, d4) = (ab.dot(&bp), ac.dot(&bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return bp.norm();
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        return (p - (a + ab * (d1 / (d1 - d3)))).norm();
+    }
+    let cp = p - c;
+    let (d5, d6) = (ab.dot(&cp), ac.dot(&cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return cp.norm();
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        return (p - (a + ac * (d2 / (d2 - d6)))).norm();
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0 {
+        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return (p - (b + (c - b) * w)).norm();
+    }
+    let denom = 1.0 / (va + vb + vc);
+    let (v, w) = (vb * denom, vc * denom);
+    (p - (a + ab * v + ac * w)).norm()
+}
+
+fn distance(p: &V, v: &[V], f: &[[usize; 3]]) -> f64 {
+    f.iter()
+        .map(|t| distance_to_triangle(p, &v[t[0]], &v[t[1]], &v[t[2]]))
+        .fold(f64::INFINITY, f64::min)
+}
+
+#[test]
+fn the_flare_skirt_starts_partly_inside_the_body_and_the_report_says_how_much() {
+    let dir = temp_dir("start-report");
+    let scene_path = flare_skirt_scene(&dir);
+    let scene = Scene::load(&scene_path).unwrap();
+    let sim = build_simulation(&scene).unwrap();
+    let report = start_contacts(sim.world(), sim.state());
+    assert_eq!(report.colliders.len(), 1);
+    let body = &report.colliders[0];
+    assert_eq!(body.name, "body");
+    assert!(report.any_inside());
+
+    // The independent count: ray parity for inside, brute-force distances for the layer.
+    let obj = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/garmentcode/mean_female.obj");
+    let (v, f) = read_obj(&obj);
+    let x = &sim.state().x;
+    let mut inside_ours = Vec::new();
+    let mut in_layer = 0;
+    for (i, p) in x.iter().enumerate() {
+        let d = distance(p, &v, &f);
+        if d > body.layer + 0.01 {
+            continue; // Far outside: no ray test needed.
+        }
+        if inside(p, &v, &f) {
+            inside_ours.push((i, d));
+        } else if d < body.layer {
+            in_layer += 1;
+        }
+    }
+    let deepest = inside_ours
+        .iter()
+        .copied()
+        .fold((0, 0.0f64), |a, b| if b.1 > a.1 { b } else { a });
+    eprintln!(
+        "report: {} inside (deepest {:?}), {} in the layer; independent: {} inside (deepest {:?}), {in_layer} in the layer",
+        body.inside,
+        body.deepest,
+        body.in_layer,
+        inside_ours.len(),
+        deepest
+    );
+    // Tens of vertices of the back panel, up to about two centimetres deep.
+    assert!(
+        (50..=200).contains(&inside_ours.len()),
+        "{}",
+        inside_ours.len()
+    );
+    assert_eq!(body.inside, inside_ours.len());
+    assert_eq!(body.in_layer, in_layer);
+    let (vertex, depth) = body.deepest.unwrap();
+    assert_eq!(vertex, deepest.0);
+    assert!((depth - deepest.1).abs() < 1e-9, "{depth} vs {}", deepest.1);
+    assert!((0.01..0.03).contains(&depth), "{depth}");
+
+    // `cloth check` prints it.
+    let o = cloth_cmd().arg("check").arg(&scene_path).output().unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("inside"))
+        .unwrap_or_else(|| panic!("no inside line:\n{text}"));
+    assert!(
+        line.contains(&format!("{} vertices inside 'body'", body.inside))
+            && line.contains(&format!("vertex {vertex}"))
+            && line.contains(&format!("{:.1} mm", depth * 1e3)),
+        "{line}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_cloth_clear_of_the_solids_reports_nothing() {
+    let dir = temp_dir("start-clear");
+    let scene = dir.join("s.toml");
+    std::fs::write(
+        &scene,
+        "[cloth]\nmesh = { kind = \"grid\", nx = 5, ny = 5, width = 0.5, height = 0.5 }\n\
+         position = [0, 1, 0]\n[[collider]]\nshape = \"sphere\"\nradius = 0.3\n\
+         [[collider]]\nname = \"floor\"\nshape = \"plane\"\nposition = [0, 0.996, 0]\n",
+    )
+    .unwrap();
+    let scene = Scene::load(&scene).unwrap();
+    let sim = build_simulation(&scene).unwrap();
+    let report = start_contacts(sim.world(), sim.state());
+    assert!(!report.any_inside());
+    assert_eq!(report.colliders[0].summary(), None, "the sphere is far");
+    // The floor 4 mm below: every vertex within its 10 mm layer, none inside.
+    let floor = &report.colliders[1];
+    assert_eq!((floor.inside, floor.in_layer), (0, 25));
+    assert_eq!(
+        floor.summary().unwrap(),
+        "no vertex inside 'floor'; 25 within its 10.0 mm layer"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
