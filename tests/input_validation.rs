@@ -1,5 +1,6 @@
 //! Input is refused rather than read wrongly: arrays of the wrong length and values that
-//! cannot be simulated are refused by `cloth check` (and so by `cloth run`) with the key.
+//! cannot be simulated are refused by `cloth check` (and so by `cloth run`) with the key; a
+//! batch pattern that meets a file it cannot use says so.
 
 mod common;
 
@@ -241,4 +242,93 @@ fn values_that_cannot_be_simulated_are_refused_by_check_and_run() {
     let o = check(&ok);
     assert!(o.status.success(), "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Files for a batch over bodies: a base scene and a manifest sweeping `collider[0].path`.
+fn body_batch(dir: &Path) -> PathBuf {
+    let bodies = dir.join("bodies");
+    std::fs::create_dir_all(&bodies).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(
+        root.join("assets/mannequin/mannequin.obj"),
+        bodies.join("a.obj"),
+    )
+    .unwrap();
+    write(
+        &dir.join("base.toml"),
+        &format!(
+            "[run]\nframes = 1\n{SHEET}position = [0, 2.2, 0]\n[[collider]]\nshape = \"obj\"\npath = \"bodies/a.obj\"\n"
+        ),
+    );
+    write(
+        &dir.join("batch.toml"),
+        "base = \"base.toml\"\n[[axis]]\nkey = \"collider[0].path\"\nfiles = \"bodies/**/*.obj\"\n",
+    )
+}
+
+#[test]
+fn a_batch_pattern_that_meets_a_file_it_cannot_use_says_so() {
+    let dir = temp_dir("glob-skips");
+    let manifest = body_batch(&dir);
+    let plan = |out: &str| {
+        let mut c = cloth_cmd();
+        c.args(["batch", "plan"])
+            .arg(&manifest)
+            .arg("--out")
+            .arg(dir.join(out));
+        c
+    };
+    let o = plan("b0").output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A link to nothing that matches: refused, naming it.
+    std::os::unix::fs::symlink(dir.join("gone.obj"), dir.join("bodies/b.obj")).unwrap();
+    let o = plan("b1").output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("bodies/b.obj") && err.contains("link to nothing"),
+        "{err}"
+    );
+    assert!(!dir.join("b1/tasks.json").exists(), "nothing is planned");
+    std::fs::remove_file(dir.join("bodies/b.obj")).unwrap();
+
+    // A directory that cannot be listed: a warning naming it, and the plan of the rest. Root
+    // reads any directory, so the plan then runs as `nobody`.
+    let locked = dir.join("bodies/locked");
+    std::fs::create_dir_all(&locked).unwrap();
+    std::fs::copy(dir.join("bodies/a.obj"), locked.join("c.obj")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let root = nix_is_root();
+    let mut cmd = plan("b2");
+    if root {
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let args: Vec<std::ffi::OsString> = std::iter::once(cmd.get_program().to_owned())
+            .chain(cmd.get_args().map(|a| a.to_owned()))
+            .collect();
+        cmd = std::process::Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .args(args);
+    }
+    let o = cmd.output().unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning") && err.contains("bodies/locked") && err.contains("cannot list"),
+        "{err}"
+    );
+    let tasks: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("b2/tasks.json")).unwrap()).unwrap();
+    assert_eq!(tasks["tasks"].as_array().unwrap().len(), 1, "{tasks}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Whether this test runs as root (whose reads no permission bit refuses).
+fn nix_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find(|l| l.starts_with("Uid:"))
+            .is_some_and(|l| l.split_whitespace().nth(1) == Some("0"))
+    })
 }
