@@ -1,12 +1,13 @@
 //! Input is refused rather than read wrongly: arrays of the wrong length and values that
 //! cannot be simulated are refused by `cloth check` (and so by `cloth run`) with the key; a
-//! batch pattern that meets a file it cannot use says so.
+//! batch pattern that meets a file it cannot use says so; a closed standard output ends the
+//! program quietly.
 
 mod common;
 
 use common::{cloth_cmd, temp_dir};
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Output, Stdio};
 
 const SHEET: &str =
     "[cloth]\nmesh = { kind = \"grid\", nx = 5, ny = 5, width = 0.5, height = 0.5 }\n";
@@ -331,4 +332,57 @@ fn nix_is_root() -> bool {
             .find(|l| l.starts_with("Uid:"))
             .is_some_and(|l| l.split_whitespace().nth(1) == Some("0"))
     })
+}
+
+/// Runs `cloth ARGS` with a standard output whose reader is already gone.
+fn into_closed_pipe(args: &[&std::ffi::OsStr]) -> Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    cloth_cmd()
+        .args(args)
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_closed_standard_output_ends_the_program_quietly() {
+    let dir = temp_dir("closed-pipe");
+    let scene = write(
+        &dir.join("s.toml"),
+        &format!("[run]\nframes = 3\n{SHEET}[[pin]]\nvertices = [0, 4]\n"),
+    );
+    let out = dir.join("out");
+    let s = |p: &Path| p.as_os_str().to_owned();
+    let runs: Vec<Vec<std::ffi::OsString>> = vec![
+        vec!["check".into(), s(&scene)],
+        vec!["run".into(), s(&scene), "--out".into(), s(&out)],
+        vec!["plot".into(), s(&out)],
+        vec!["render".into(), s(&out), "--size".into(), "40x30".into()],
+    ];
+    for args in &runs {
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let o = into_closed_pipe(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("failed printing"),
+            "{err}"
+        );
+    }
+    // The run behind the closed pipe is whole.
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["complete"], true);
+    assert!(out.join("plots").is_dir() && out.join("preview.gif").is_file());
+    // A refused scene still says why on standard error, and its status says no.
+    let bad = write(
+        &dir.join("bad.toml"),
+        &format!("{SHEET}position = [1, 2, 3, 4]\n"),
+    );
+    let o = into_closed_pipe(&["check".as_ref(), bad.as_os_str()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("cloth.position"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
 }
