@@ -12,6 +12,7 @@ use cloth_sim::scene::{
     ColliderSettings, ColliderShape, IntegratorKind, MeshSpec, PinSettings, SceneError,
     SolverChoice, build_collider,
 };
+use cloth_sim::start::{MAX_SIZE, MIN_SIZE};
 use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 use proptest::prelude::*;
 
@@ -811,11 +812,20 @@ proptest! {
         }
     }
 
-    /// Any number for a positive key: accepted exactly when finite and positive, and then
-    /// stored unchanged.
+    /// Any number for a size key: accepted exactly when finite and within the admitted sizes
+    /// ([`MIN_SIZE`], [`MAX_SIZE`]), and then stored unchanged.
     #[test]
     fn numbers_are_accepted_iff_in_range(
-        v in prop_oneof![any::<f64>(), -10.0..10.0f64, Just(f64::NAN), Just(f64::INFINITY)],
+        v in prop_oneof![
+            any::<f64>(),
+            -10.0..10.0f64,
+            5e-5..2e-4f64,
+            5e2..2e3f64,
+            Just(MIN_SIZE),
+            Just(MAX_SIZE),
+            Just(f64::NAN),
+            Just(f64::INFINITY),
+        ],
     ) {
         let lit = if v.is_nan() { "nan".to_owned() } else if v.is_infinite() {
             if v > 0.0 { "inf".to_owned() } else { "-inf".to_owned() }
@@ -823,11 +833,11 @@ proptest! {
         let text = format!("{GRID}[[collider]]\nshape = \"sphere\"\nradius = {lit}\n");
         match parse(&text) {
             Ok(s) => {
-                prop_assert!(v.is_finite() && v > 0.0);
+                prop_assert!((MIN_SIZE..=MAX_SIZE).contains(&v));
                 prop_assert_eq!(&s.colliders[0].shape, &ColliderShape::Sphere { radius: v });
             }
             Err(e) => {
-                prop_assert!(!(v.is_finite() && v > 0.0), "{e}");
+                prop_assert!(!(MIN_SIZE..=MAX_SIZE).contains(&v), "{e}");
                 prop_assert_eq!(e.key(), Some("collider[0].radius"));
             }
         }
