@@ -262,11 +262,15 @@ fn frames(py: Python<'_>, p: &mut Prepared, every: usize) -> PyResult<()> {
             .map_err(errors::sim)?;
         let frame = p.engine.sim.frame();
         write_frame(p, frame)?;
-        if p.callback.is_some() {
-            let value = convert::serialized(py, &stats)?;
+        // The frame is written: its statistics are kept whatever the callback does.
+        let value = match p.callback {
+            Some(_) => Some(convert::serialized(py, &stats)?),
+            None => None,
+        };
+        p.records.push(stats);
+        if let Some(value) = value {
             tell(py, &p.callback, "frame", value)?;
         }
-        p.records.push(stats);
         if due(frame) {
             checkpoint(p)?;
         } else if frame.is_multiple_of(10) {
