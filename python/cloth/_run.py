@@ -168,9 +168,14 @@ def run(
         out = Path("out") / s.path.stem
     bar = _Progress(s.frames, 0, progress)
     try:
-        path = _cloth.run(
-            s._native, os.fspath(out), checkpoint_every, threads, format, render, bar
-        )
+        options = {
+            "checkpoint_every": checkpoint_every,
+            "threads": threads,
+            "format": format,
+            "render": render,
+            "callback": bar,
+        }
+        path = _cloth.run(s._native, os.fspath(out), options)
     finally:
         bar.close()
     return _result(path)

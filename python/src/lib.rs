@@ -9,6 +9,11 @@
 //! The GIL is released while the simulator computes (`Python::detach`) and taken back
 //! between frames, where `Python::check_signals` lets Ctrl-C stop a long call.
 
+#![allow(
+    clippy::result_large_err,
+    reason = "closures around the simulator return its error type as it is; each is turned into a Python exception at once"
+)]
+
 mod convert;
 mod errors;
 mod objio;

@@ -60,41 +60,7 @@ pub(crate) fn write_mesh_obj(
     for p in v.rows() {
         let _ = writeln!(text, "v {:?} {:?} {:?}", p[0], p[1], p[2]);
     }
-    let corner_uv = match &uv {
-        None => None,
-        Some(Uv::PerVertex(a)) => {
-            let a = a.as_array();
-            if a.shape() != [n, 2] {
-                return Err(errors::input(
-                    &format!("{what}.uv"),
-                    format!("per vertex must have shape ({n}, 2), got {:?}", a.shape()),
-                ));
-            }
-            for q in a.rows() {
-                let _ = writeln!(text, "vt {:?} {:?}", q[0], q[1]);
-            }
-            Some(false)
-        }
-        Some(Uv::PerCorner(a)) => {
-            let a = a.as_array();
-            if a.shape() != [t.nrows(), 3, 2] {
-                return Err(errors::input(
-                    &format!("{what}.uv"),
-                    format!(
-                        "per corner must have shape ({}, 3, 2), got {:?}",
-                        t.nrows(),
-                        a.shape()
-                    ),
-                ));
-            }
-            for c in a.outer_iter() {
-                for q in c.outer_iter() {
-                    let _ = writeln!(text, "vt {:?} {:?}", q[0], q[1]);
-                }
-            }
-            Some(true)
-        }
-    };
+    let corner_uv = texcoords(&mut text, uv.as_ref(), n, t.nrows(), what)?;
     for (k, tri) in t.rows().into_iter().enumerate() {
         let (a, b, c) = (tri[0] + 1, tri[1] + 1, tri[2] + 1);
         let _ = match corner_uv {
@@ -108,4 +74,49 @@ pub(crate) fn write_mesh_obj(
     }
     std::fs::write(&path, text)
         .map_err(|e| errors::output(format!("cannot write {}: {e}", path.display())))
+}
+
+/// Appends the `vt` lines of `uv` (for `n` vertices and `m` triangles) to `text`: `None`
+/// without texture coordinates, `Some(per_corner)` with them.
+fn texcoords(
+    text: &mut String,
+    uv: Option<&Uv<'_>>,
+    n: usize,
+    m: usize,
+    what: &str,
+) -> PyResult<Option<bool>> {
+    match uv {
+        None => Ok(None),
+        Some(Uv::PerVertex(a)) => {
+            let a = a.as_array();
+            if a.shape() != [n, 2] {
+                return Err(errors::input(
+                    &format!("{what}.uv"),
+                    format!("per vertex must have shape ({n}, 2), got {:?}", a.shape()),
+                ));
+            }
+            for q in a.rows() {
+                let _ = writeln!(text, "vt {:?} {:?}", q[0], q[1]);
+            }
+            Ok(Some(false))
+        }
+        Some(Uv::PerCorner(a)) => {
+            let a = a.as_array();
+            if a.shape() != [m, 3, 2] {
+                return Err(errors::input(
+                    &format!("{what}.uv"),
+                    format!(
+                        "per corner must have shape ({m}, 3, 2), got {:?}",
+                        a.shape()
+                    ),
+                ));
+            }
+            for c in a.outer_iter() {
+                for q in c.outer_iter() {
+                    let _ = writeln!(text, "vt {:?} {:?}", q[0], q[1]);
+                }
+            }
+            Ok(Some(true))
+        }
+    }
 }

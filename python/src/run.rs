@@ -46,26 +46,40 @@ enum End {
     Failed(PyErr),
 }
 
-/// Simulates `scene` into `out`, as `cloth run SCENE --out OUT`; `callback(event, value)`
-/// hears about the run (`"note"`, `"warning"`, `"preroll"` with the simulated time,
-/// `"frame"` with the frame's statistics). Returns the output directory.
+/// The options of a run (`cloth run`'s), given by Python as a dict with every key.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+pub(crate) struct RunOptions {
+    /// Checkpoint interval in frames (0: none).
+    checkpoint_every: usize,
+    /// Worker threads (`None`: the global pool).
+    threads: Option<usize>,
+    /// `"obj"`, `"usd"` or `"both"`.
+    format: String,
+    /// Render `preview.gif` at the end.
+    render: bool,
+    /// `callback(event, value)` hears about the run: `"note"`, `"warning"`, `"preroll"` with
+    /// the simulated time, `"frame"` with the frame's statistics.
+    callback: Option<Py<PyAny>>,
+}
+
+/// Simulates `scene` into `out`, as `cloth run SCENE --out OUT` with `options`. Returns the
+/// output directory.
 #[pyfunction]
-#[pyo3(signature = (scene, out, checkpoint_every = 10, threads = None, format = "obj", render = false, callback = None))]
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the Python signature: keyword arguments with defaults"
-)]
 pub(crate) fn run(
     py: Python<'_>,
     scene: &PyScene,
     out: PathBuf,
-    checkpoint_every: usize,
-    threads: Option<usize>,
-    format: &str,
-    render: bool,
-    callback: Option<Py<PyAny>>,
+    options: RunOptions,
 ) -> PyResult<PathBuf> {
-    let exports = Exports::parse(format, render)?;
+    let RunOptions {
+        checkpoint_every,
+        threads,
+        format,
+        render,
+        callback,
+    } = options;
+    let exports = Exports::parse(&format, render)?;
     let pool = thread_pool(threads)?;
     let s = scene.scene.clone();
     let scene_text = s.to_toml_string().map_err(|e| errors::scene(e, false))?;
@@ -383,7 +397,7 @@ fn write_exports(exports: &Exports, out: &Path, last: usize) -> PyResult<()> {
     }
     if exports.gif {
         let opts = cloth_view::RenderOptions::default();
-        cloth_view::render(out, &out.join(PREVIEW_FILE), &opts)
+        cloth_view::render(out, out.join(PREVIEW_FILE), &opts)
             .map_err(|e| errors::output(e.to_string()))?;
     }
     if !exports.keep_obj {

@@ -101,6 +101,9 @@ impl PySimulation {
     }
 }
 
+/// A cloth of the system: name, first and end vertex, first and end triangle.
+type Part = (String, usize, usize, usize, usize);
+
 /// Positions or velocities as a new (n, 3) array.
 fn vec3_array<'py>(py: Python<'py>, v: &[Vec3]) -> Bound<'py, PyArray2<f64>> {
     let flat: Vec<f64> = v.iter().flat_map(|p| [p.x, p.y, p.z]).collect();
@@ -281,7 +284,7 @@ impl PySimulation {
 
     /// The cloths: `(name, first vertex, end vertex, first triangle, end triangle)` each.
     #[getter]
-    fn parts(&self) -> PyResult<Vec<(String, usize, usize, usize, usize)>> {
+    fn parts(&self) -> PyResult<Vec<Part>> {
         let g = self.lock()?;
         Ok((g.sim.system().parts.iter())
             .map(|p| {
