@@ -1,7 +1,7 @@
 //! `cloth._cloth.Simulation`: a scene's simulation stepped frame by frame from Python.
 
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use cloth_sim::mesh::{ObjFrames, Vec3};
 use cloth_sim::scene::build_simulation;
@@ -70,10 +70,22 @@ pub(crate) struct PySimulation {
 }
 
 impl PySimulation {
-    fn lock(&self) -> PyResult<MutexGuard<'_, Engine>> {
-        self.engine.lock().map_err(|_| {
-            PyRuntimeError::new_err("the simulation failed in another thread and is unusable")
-        })
+    /// The engine, waited for without holding the GIL: the thread that has it may need the
+    /// GIL back to finish (it computes with the GIL released).
+    fn lock(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, Engine>> {
+        loop {
+            match self.engine.try_lock() {
+                Ok(g) => return Ok(g),
+                Err(TryLockError::WouldBlock) => {
+                    py.detach(|| std::thread::sleep(std::time::Duration::from_millis(1)));
+                }
+                Err(TryLockError::Poisoned(_)) => {
+                    return Err(PyRuntimeError::new_err(
+                        "the simulation failed in another thread and is unusable",
+                    ));
+                }
+            }
+        }
     }
 
     /// The index of a collider given by index or name.
@@ -169,7 +181,7 @@ impl PySimulation {
 
     /// Runs the preroll (if the scene has one and it has not run) and returns its statistics.
     fn preroll<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let mut guard = self.lock()?;
+        let mut guard = self.lock(py)?;
         let e = &mut *guard;
         let (sim, pool) = (&mut e.sim, &e.pool);
         let stats = py
@@ -180,7 +192,7 @@ impl PySimulation {
 
     /// Advances one frame (running the preroll first if needed) and returns its statistics.
     fn step_frame<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let mut guard = self.lock()?;
+        let mut guard = self.lock(py)?;
         let e = &mut *guard;
         let (sim, pool) = (&mut e.sim, &e.pool);
         let stats = py
@@ -213,50 +225,50 @@ impl PySimulation {
     /// Current positions (m), a new (n, 3) float64 array.
     #[getter]
     fn positions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        Ok(vec3_array(py, self.lock()?.sim.positions()))
+        Ok(vec3_array(py, self.lock(py)?.sim.positions()))
     }
 
     /// Current velocities (m/s), a new (n, 3) float64 array.
     #[getter]
     fn velocities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        Ok(vec3_array(py, self.lock()?.sim.velocities()))
+        Ok(vec3_array(py, self.lock(py)?.sim.velocities()))
     }
 
     /// Constraint forces (N) of the last accepted implicit step, a new (n, 3) array (empty
     /// for the explicit integrator).
     #[getter]
     fn constraint_forces<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        Ok(vec3_array(py, self.lock()?.sim.constraint_forces()))
+        Ok(vec3_array(py, self.lock(py)?.sim.constraint_forces()))
     }
 
     /// Simulated time (s).
     #[getter]
-    fn time(&self) -> PyResult<f64> {
-        Ok(self.lock()?.sim.time())
+    fn time(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(self.lock(py)?.sim.time())
     }
 
     /// Frames computed so far.
     #[getter]
-    fn frame(&self) -> PyResult<usize> {
-        Ok(self.lock()?.sim.frame())
+    fn frame(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.lock(py)?.sim.frame())
     }
 
     /// Output frames per second.
     #[getter]
-    fn fps(&self) -> PyResult<f64> {
-        Ok(self.lock()?.sim.fps())
+    fn fps(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(self.lock(py)?.sim.fps())
     }
 
     /// Worker threads the simulation runs on.
     #[getter]
-    fn threads(&self) -> PyResult<usize> {
-        Ok(self.lock()?.threads())
+    fn threads(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.lock(py)?.threads())
     }
 
     /// Triangles (m, 3), vertex indices.
     #[getter]
     fn triangles<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<i64>>> {
-        let g = self.lock()?;
+        let g = self.lock(py)?;
         let t = g.sim.system().mesh.triangles();
         let flat: Vec<i64> = t.iter().flatten().map(|&i| i as i64).collect();
         Ok(Array2::from_shape_vec((t.len(), 3), flat)
@@ -267,7 +279,7 @@ impl PySimulation {
     /// Rest (u, v) of each triangle corner (m), (m, 3, 2).
     #[getter]
     fn rest_uv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray3<f64>>> {
-        let g = self.lock()?;
+        let g = self.lock(py)?;
         let c = g.sim.system().mesh.corner_rest();
         let flat: Vec<f64> = c.iter().flatten().flat_map(|r| [r.x, r.y]).collect();
         Ok(Array3::from_shape_vec((c.len(), 3, 2), flat)
@@ -278,14 +290,14 @@ impl PySimulation {
     /// Lumped vertex masses (kg), (n,).
     #[getter]
     fn masses<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let g = self.lock()?;
+        let g = self.lock(py)?;
         Ok(Array1::from_vec(g.sim.system().masses.clone()).into_pyarray(py))
     }
 
     /// The cloths: `(name, first vertex, end vertex, first triangle, end triangle)` each.
     #[getter]
-    fn parts(&self) -> PyResult<Vec<Part>> {
-        let g = self.lock()?;
+    fn parts(&self, py: Python<'_>) -> PyResult<Vec<Part>> {
+        let g = self.lock(py)?;
         Ok((g.sim.system().parts.iter())
             .map(|p| {
                 let (v, t) = (&p.vertices, &p.triangles);
@@ -297,7 +309,7 @@ impl PySimulation {
     /// Vertex indices of each pin group (sorted), in scene order.
     #[getter]
     fn pins<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyArray1<i64>>>> {
-        let g = self.lock()?;
+        let g = self.lock(py)?;
         Ok((g.sim.pins().iter())
             .map(|p| {
                 let v: Vec<i64> = p.vertices.iter().map(|&i| i as i64).collect();
@@ -312,7 +324,7 @@ impl PySimulation {
         py: Python<'py>,
         group: usize,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let g = self.lock()?;
+        let g = self.lock(py)?;
         let pins = g.sim.pins();
         let pin = pins
             .get(group)
@@ -323,10 +335,15 @@ impl PySimulation {
     }
 
     /// Drives pin group `group` to `targets` (k, 3), reached at the end of the next frame.
-    fn set_pin_targets(&self, group: usize, targets: PyReadonlyArray2<'_, f64>) -> PyResult<()> {
+    fn set_pin_targets(
+        &self,
+        py: Python<'_>,
+        group: usize,
+        targets: PyReadonlyArray2<'_, f64>,
+    ) -> PyResult<()> {
         let key = format!("pin[{group}]");
         let t = vectors(&targets, &key)?;
-        self.lock()?
+        self.lock(py)?
             .sim
             .set_pin_targets(group, &t)
             .map_err(errors::sim)
@@ -340,8 +357,9 @@ impl PySimulation {
 
     /// The pose of a collider (index or name) now: its origin (m) and its rotation matrix.
     fn collider_pose(&self, which: &Bound<'_, PyAny>) -> PyResult<([f64; 3], [[f64; 3]; 3])> {
+        let py = which.py();
         let i = self.collider_index(which)?;
-        let g = self.lock()?;
+        let g = self.lock(py)?;
         let set = g
             .sim
             .colliders()
@@ -362,11 +380,12 @@ impl PySimulation {
         position: Vec<f64>,
         rotation: Vec<f64>,
     ) -> PyResult<()> {
+        let py = which.py();
         let i = self.collider_index(which)?;
         let key = format!("collider[{i}]");
         let p = vec3(position, &format!("{key}.position"))?;
         let r = vec3(rotation, &format!("{key}.rotation"))?;
-        self.lock()?
+        self.lock(py)?
             .sim
             .set_collider_pose(i, p, r)
             .map_err(errors::sim)
@@ -374,8 +393,8 @@ impl PySimulation {
 
     /// Writes the current positions as an OBJ file, byte for byte as `cloth run` writes a
     /// frame.
-    fn write_obj(&self, path: PathBuf) -> PyResult<()> {
-        let g = self.lock()?;
+    fn write_obj(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        let g = self.lock(py)?;
         self.obj
             .write_file_atomic(&path, &g.sim.system().mesh, g.sim.positions())
             .map_err(|e| errors::output(format!("cannot write {}: {e}", path.display())))

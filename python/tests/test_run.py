@@ -114,3 +114,14 @@ def test_the_gil_is_released_while_a_frame_is_computed(repo):
     # The main thread kept running Python while the other thread simulated.
     assert ticks > 20, ticks
     assert sim.frame == 6
+
+
+def test_two_threads_stepping_one_simulation_take_turns(repo):
+    sim = cloth.Simulation(repo / "scenes" / "drape_sphere.toml")
+    threads = [threading.Thread(target=sim.step_frames, args=(3,)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    assert not any(t.is_alive() for t in threads), "deadlock"
+    assert sim.frame == 6
