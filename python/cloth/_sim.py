@@ -196,11 +196,12 @@ class Simulation:
         self,
         collider: Union[int, str],
         position: Sequence[float],
-        rotation: Sequence[float] = (0.0, 0.0, 0.0),
+        rotation: Optional[Sequence[float]] = None,
     ) -> None:
         """Moves a collider (index or name) from its pose now to the pose with its origin at
         ``position`` (m) and orientation ``rotation`` (degrees about world x, then y, then z,
-        as a scene's ``rotation``), reached at the end of the next frame and held after it.
+        as a scene's ``rotation``; default: the orientation it has now), reached at the end
+        of the next frame and held after it.
 
         The solid moves at constant speed over that frame, so the cloth meets a moving
         surface (contact uses its velocity), not one that jumps. This replaces the collider's
@@ -213,7 +214,10 @@ class Simulation:
             KeyError, IndexError: No such collider.
         """
         p = [float(x) for x in np.asarray(position, dtype=np.float64).ravel()]
-        r = [float(x) for x in np.asarray(rotation, dtype=np.float64).ravel()]
+        if rotation is None:
+            r = _euler_degrees(self.collider_pose(collider)[1])
+        else:
+            r = [float(x) for x in np.asarray(rotation, dtype=np.float64).ravel()]
         self._native.set_collider_pose(collider, p, r)
 
     # -- notes -----------------------------------------------------------------------------
@@ -234,3 +238,15 @@ class Simulation:
             f"<cloth.Simulation: {self.num_vertices} vertices, frame {self.frame}, "
             f"t = {self.time:.4f} s>"
         )
+
+
+def _euler_degrees(m: np.ndarray) -> List[float]:
+    """Angles (degrees) about x, then y, then z of the rotation matrix ``m = Rz Ry Rx``."""
+    b = np.arcsin(np.clip(-m[2, 0], -1.0, 1.0))
+    if abs(m[2, 0]) < 1.0 - 1e-12:
+        a = np.arctan2(m[2, 1], m[2, 2])
+        c = np.arctan2(m[1, 0], m[0, 0])
+    else:  # gimbal lock: the x and z turns are about one axis; put it all on x
+        a = np.arctan2(-m[1, 2], m[1, 1])
+        c = 0.0
+    return [float(np.degrees(x)) for x in (a, b, c)]

@@ -174,3 +174,25 @@ def test_scene_check_counts_the_cloth():
     assert c["area"] == pytest.approx(0.24)
     assert c["mass"] == pytest.approx(0.5 * 0.24)
     assert c["cloths"][0]["boundary_loops"] == 1
+
+
+def test_a_collider_moved_without_a_rotation_keeps_its_orientation():
+    box = cloth.Collider.box([0.2, 0.1, 0.3], name="box", position=[0, 0.2, 0], rotation=[10, 30, -20])
+    sim = cloth.Simulation(cloth=cloth.Cloth.grid(5, 5, 0.5, 0.5, position=[0, 0.6, 0]), colliders=[box])
+    _, r0 = sim.collider_pose("box")
+    # R = Rz Ry Rx for the scene's angles, built here from the angles.
+    a, b, c = np.radians([10, 30, -20])
+    rx = np.array([[1, 0, 0], [0, np.cos(a), -np.sin(a)], [0, np.sin(a), np.cos(a)]])
+    ry = np.array([[np.cos(b), 0, np.sin(b)], [0, 1, 0], [-np.sin(b), 0, np.cos(b)]])
+    rz = np.array([[np.cos(c), -np.sin(c), 0], [np.sin(c), np.cos(c), 0], [0, 0, 1]])
+    assert np.allclose(r0, rz @ ry @ rx, atol=1e-12)
+    sim.set_collider_pose("box", [0.1, 0.2, 0])
+    sim.step_frame()
+    p, r = sim.collider_pose(0)
+    assert np.allclose(p, [0.1, 0.2, 0], atol=1e-12)
+    assert np.allclose(r, r0, atol=1e-9)
+    sim.set_collider_pose("box", [0.1, 0.2, 0], rotation=[0, 0, 90])
+    sim.step_frame()
+    assert np.allclose(sim.collider_pose("box")[1], [[0, -1, 0], [1, 0, 0], [0, 0, 1]], atol=1e-9)
+    with pytest.raises(KeyError):
+        sim.set_collider_pose("ball", [0, 0, 0])
