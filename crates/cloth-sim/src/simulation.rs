@@ -11,7 +11,7 @@ use crate::sanity::Sanity;
 use crate::state::State;
 use crate::stats::{FrameStats, Stopwatch};
 use crate::world::{DirectionalConstraint, World};
-use cloth_collide::Untangled;
+use cloth_collide::{Keyframe, Motion, Untangled};
 use cloth_mesh::Vec3;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -197,6 +197,107 @@ impl Simulation {
             stepper.shift_vertex(i, shift);
             self.sanity.external_work();
         }
+    }
+
+    /// Drives collider `i` (its index in the scene) from its pose now to the pose with its
+    /// origin at `position` (m) and orientation `rotation` (degrees about world x, then y,
+    /// then z, as a scene's `rotation`), reached at the end of the next frame and held after
+    /// it. The solid moves at constant speed over that frame (rotation interpolated in those
+    /// angles), so the cloth meets a moving surface with its velocity, not one that jumps.
+    /// Replaces the collider's rigid motion (a deforming body keeps deforming). Rigid motions
+    /// hold their t = 0 pose during a preroll, so a pose set before the preroll has run is
+    /// reached at the end of frame 1. Driven colliders do work on the cloth, so the
+    /// kinetic-energy sanity check is off while one moves.
+    pub fn set_collider_pose(
+        &mut self,
+        i: usize,
+        position: Vec3,
+        rotation: Vec3,
+    ) -> Result<(), SimError> {
+        let bad = |message: String| SimError::Invalid {
+            key: format!("collider[{i}]"),
+            message,
+        };
+        if !(position.iter().chain(rotation.iter())).all(|x| x.is_finite()) {
+            return Err(bad("the pose must be finite".into()));
+        }
+        let t1 = (self.frame + 1) as f64 / self.fps;
+        let t0 = self.state.t.max(0.0).min(t1 * (1.0 - 1e-9));
+        let Some(c) = self.world.colliders().and_then(|s| s.colliders().get(i)) else {
+            let n = self.world.colliders().map_or(0, |s| s.len());
+            return Err(bad(format!("no such collider (the simulation has {n})")));
+        };
+        let r0_inv = cloth_collide::euler_degrees(&c.rotation).inverse();
+        let now = c.pose(t0);
+        let degrees = |q: nalgebra::UnitQuaternion<f64>| {
+            let (x, y, z) = q.euler_angles();
+            Vec3::new(x, y, z).map(f64::to_degrees)
+        };
+        let r_now = degrees(now.rotation * r0_inv);
+        let mut r_next = degrees(cloth_collide::euler_degrees(&rotation) * r0_inv);
+        // The same angles within a turn of the current ones: no spin through 360 degrees.
+        for k in 0..3 {
+            r_next[k] += 360.0 * ((r_now[k] - r_next[k]) / 360.0).round();
+        }
+        let keys = vec![
+            Keyframe {
+                t: t0,
+                translation: now.translation.vector - c.position,
+                rotation: r_now,
+            },
+            Keyframe {
+                t: t1,
+                translation: position - c.position,
+                rotation: r_next,
+            },
+        ];
+        if let Some(set) = self.world.colliders.as_mut() {
+            set.set_rigid_motion(i, Motion::Keyframes(keys))?;
+        }
+        self.sanity = Sanity::new(&self.world, &self.state);
+        Ok(())
+    }
+
+    /// Drives pin group `g`'s vertices (in the order of [`PinGroup::vertices`]) in straight
+    /// lines from their targets now to `targets` (m), reached at the end of the next frame and
+    /// held after it. Replaces the group's motion: from then on the group is a set of moving
+    /// points, not a rigid clamp (the bending of triangles it holds whole is no longer
+    /// clamped to it). Driven pins do work on the cloth, so the kinetic-energy sanity check is
+    /// off while they move.
+    pub fn set_pin_targets(&mut self, g: usize, targets: &[Vec3]) -> Result<(), SimError> {
+        let bad = |message: String| SimError::Invalid {
+            key: format!("pin[{g}]"),
+            message,
+        };
+        let n = self.world.pins.len();
+        let Some(pin) = self.world.pins.get_mut(g) else {
+            return Err(bad(format!("no such pin group (the simulation has {n})")));
+        };
+        if targets.len() != pin.vertices.len() {
+            return Err(bad(format!(
+                "{} targets given for a group of {} vertices",
+                targets.len(),
+                pin.vertices.len()
+            )));
+        }
+        if let Some(k) = targets
+            .iter()
+            .position(|p| !p.iter().all(|x| x.is_finite()))
+        {
+            return Err(bad(format!("target {k} is not finite")));
+        }
+        let t0 = self.state.t;
+        let t1 = (self.frame + 1) as f64 / self.fps;
+        let mut now = Vec::new();
+        pin.targets(t0, &mut now);
+        pin.motion = Motion::MeshSequence {
+            frames: vec![now, targets.to_vec()],
+            fps: 1.0 / (t1 - t0),
+            start: t0,
+        };
+        self.world.refresh();
+        self.sanity = Sanity::new(&self.world, &self.state);
+        Ok(())
     }
 
     /// A checkpoint of the run at the end of the current frame, made from `scene` (the

@@ -157,7 +157,7 @@ impl World {
     }
 
     /// Recomputes derived per-vertex and per-collider data after pins or colliders change.
-    fn refresh(&mut self) {
+    pub(crate) fn refresh(&mut self) {
         self.pinned = vec![false; self.cloth.num_vertices()];
         for pin in &self.pins {
             for &i in &pin.vertices {

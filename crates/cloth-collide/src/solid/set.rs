@@ -10,6 +10,7 @@ use super::mesh::analysis::MeshAnalysis;
 use super::motion::{Deformation, Motion, RigidVelocity};
 use super::report::{MeshReport, WeldReport};
 use super::shapes;
+use super::validate::validate_motion;
 use crate::error::CollideError;
 use crate::geometry::bvh::{Aabb, Bvh};
 use crate::geometry::primitives::{closest_on_triangle, triangle_normal};
@@ -143,6 +144,45 @@ impl ColliderSet {
             p.aabb = local_bounds(c, p.mesh.as_ref()).map(|b| transform_aabb(&p.pose, &b));
             p.features = features(c, p);
         }
+    }
+
+    /// Replaces the rigid part of collider `i`'s motion with `rigid` (static, keyframes or
+    /// velocity), keeping the deformation of a deforming mesh (a mesh sequence or a skinned
+    /// body goes on deforming, placed by the new rigid motion), and moves the set to its
+    /// current time again. `rigid` is checked as [`ColliderSet::new`] checks motions; on an
+    /// error the collider keeps its motion.
+    ///
+    /// # Panics
+    ///
+    /// If `i >= self.len()`.
+    pub fn set_rigid_motion(&mut self, i: usize, rigid: Motion) -> Result<(), CollideError> {
+        let c = &mut self.colliders[i];
+        let label = c.label(Some(i));
+        if !matches!(
+            rigid,
+            Motion::Static | Motion::Keyframes(_) | Motion::Velocity { .. }
+        ) {
+            return Err(CollideError::BadFrames {
+                collider: label,
+                reason: "a rigid motion must be static, keyframes or velocity".into(),
+            });
+        }
+        validate_motion(&label, &rigid, &c.shape, true)?;
+        let deformation = match std::mem::take(&mut c.motion) {
+            Motion::Composite { deformation, .. } => Some(*deformation),
+            d @ (Motion::MeshSequence { .. } | Motion::Skinned(_)) => Some(d),
+            _ => None,
+        };
+        c.motion = match (deformation, rigid) {
+            (Some(d), Motion::Static) => d,
+            (Some(d), rigid) => Motion::Composite {
+                rigid: Box::new(rigid),
+                deformation: Box::new(d),
+            },
+            (None, rigid) => rigid,
+        };
+        self.update(self.time);
+        Ok(())
     }
 
     /// What was done to each mesh collider's mesh (welding, open parts), in collider order:

@@ -126,7 +126,7 @@ fn validate_shape(label: &str, shape: &Shape) -> Result<(), CollideError> {
 /// Motion checks: finite numbers, strictly increasing keyframe times, a composite motion made
 /// of a rigid part and a mesh sequence (not nested), and mesh sequences on mesh shapes with
 /// one finite position per mesh vertex in every frame.
-fn validate_motion(
+pub(super) fn validate_motion(
     label: &str,
     motion: &Motion,
     shape: &Shape,
