@@ -317,6 +317,8 @@ struct Case {
     solid: Solid,
     /// Contact layer: cloth plus collider thickness (m).
     layer: f64,
+    /// Where the cloth starts: inside the solid, inside the contact layer only, or clear.
+    start: &'static str,
 }
 
 /// The collider's TOML keys and the solid, with the height of its top (m) where the cloth
@@ -493,12 +495,21 @@ integrator = "{integrator}"
         thickness * 1e3,
         collider_thickness * 1e3,
     );
+    let layer = thickness + collider_thickness;
+    let start = if offset < 0.0 {
+        "starts inside the solid"
+    } else if offset < layer {
+        "starts inside the contact layer"
+    } else {
+        "starts clear of the layer"
+    };
     Case {
         index,
         label,
         toml,
         solid,
-        layer: thickness + collider_thickness,
+        layer,
+        start,
     }
 }
 
@@ -510,9 +521,18 @@ struct Outcome {
     deepest: (f64, usize, usize),
     /// Largest kinetic energy over its bound: (kinetic J, bound J, time s).
     energy: (f64, f64, f64),
+    /// Wall time of the scene (s).
+    seconds: f64,
 }
 
 fn run_case(case: &Case, dir: &Path) -> Outcome {
+    let clock = std::time::Instant::now();
+    let mut out = run_frames(case, dir);
+    out.seconds = clock.elapsed().as_secs_f64();
+    out
+}
+
+fn run_frames(case: &Case, dir: &Path) -> Outcome {
     let mut out = Outcome {
         deepest: (f64::NEG_INFINITY, 0, 0),
         energy: (0.0, 1.0, 0.0),
@@ -595,6 +615,7 @@ fn generated_contact_scenes_run_without_stops_penetration_or_energy_gain() {
     let mut results = results.into_inner().unwrap();
     results.sort_by_key(|r| r.0);
     let mut failures = Vec::new();
+    let mut ran = Vec::new();
     let mut per_kind = std::collections::BTreeMap::<String, [usize; 2]>::new();
     for (k, o) in &results {
         let case = &cases[*k];
@@ -618,8 +639,15 @@ fn generated_contact_scenes_run_without_stops_penetration_or_energy_gain() {
         }
         let kind = case.label.split(" offset").next().unwrap()[case.label.find(' ').unwrap() + 1..]
             .to_string();
-        let e = per_kind.entry(kind).or_default();
-        e[usize::from(!why.is_empty())] += 1;
+        for key in [
+            kind,
+            format!("{} {}", case.label.split(' ').nth(2).unwrap(), case.start),
+        ] {
+            per_kind.entry(key).or_default()[usize::from(!why.is_empty())] += 1;
+        }
+        if o.stopped.is_none() {
+            ran.push(o.seconds);
+        }
         if !why.is_empty() {
             failures.push(format!("{}: {}", case.label, why.join("; ")));
         }
@@ -628,6 +656,12 @@ fn generated_contact_scenes_run_without_stops_penetration_or_energy_gain() {
         "{} scenes in {:.1} s on {threads} threads",
         results.len(),
         start.elapsed().as_secs_f64()
+    );
+    eprintln!(
+        "{} scenes ran every frame: {:.1} s in all, {:.2} s the longest",
+        ran.len(),
+        ran.iter().sum::<f64>(),
+        ran.iter().cloned().fold(0.0, f64::max)
     );
     for (kind, [pass, fail]) in &per_kind {
         eprintln!("{kind}: {pass} passed, {fail} failed");
