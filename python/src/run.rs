@@ -42,8 +42,10 @@ enum End {
     Complete,
     /// Ctrl-C (KeyboardInterrupt).
     Interrupted(PyErr),
-    /// The simulation, an output or the callback failed.
+    /// The simulation, a frame's output or the callback failed.
     Failed(PyErr),
+    /// The frames are written, an export (USD, preview) is not.
+    OutputFailed(PyErr),
 }
 
 /// The options of a run (`cloth run`'s), given by Python as a dict with every key.
@@ -228,30 +230,34 @@ impl Exports {
     }
 }
 
-/// Runs the frame loop, then writes the final `stats.json` and, after a complete run, the
-/// exports. An interrupted or failed run keeps its frames and says so in `stats.json`.
+/// Runs the frame loop and, after a complete run, the exports, then writes the final
+/// `stats.json`: `complete` only once every output is written, as `cloth run`. An interrupted
+/// or failed run keeps its frames and says so in `stats.json` (`output_error` when an export
+/// could not be written, so that `cloth batch` runs it again).
 fn finish(py: Python<'_>, p: &mut Prepared, every: usize, exports: &Exports) -> PyResult<PathBuf> {
+    let out = p.out.path().to_path_buf();
     let end = match frames(py, p, every) {
-        Ok(()) => End::Complete,
+        Ok(()) => match py.detach(|| write_exports(exports, &out, p.engine.sim.frame())) {
+            Ok(()) => End::Complete,
+            Err(e) => End::OutputFailed(e),
+        },
         Err(e) if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) => {
             End::Interrupted(e)
         }
         Err(e) => End::Failed(e),
     };
-    let error = match &end {
-        End::Complete => None,
-        End::Interrupted(_) => Some("interrupted".to_string()),
-        End::Failed(e) => Some(e.value(py).to_string()),
+    let (error, output_error) = match &end {
+        End::Complete => (None, false),
+        End::Interrupted(_) => (Some("interrupted".to_string()), false),
+        End::Failed(e) => (Some(e.value(py).to_string()), false),
+        End::OutputFailed(e) => (Some(e.value(py).to_string()), true),
     };
     let complete = matches!(end, End::Complete);
-    write_report(p, complete, error)?;
+    write_final_report(p, complete, error, output_error)?;
     match end {
-        End::Complete => {}
-        End::Interrupted(e) | End::Failed(e) => return Err(e),
+        End::Complete => Ok(out),
+        End::Interrupted(e) | End::Failed(e) | End::OutputFailed(e) => Err(e),
     }
-    let out = p.out.path().to_path_buf();
-    py.detach(|| write_exports(exports, &out, p.engine.sim.frame()))?;
-    Ok(out)
 }
 
 /// Frame 0 of a fresh run, then each frame (its statistics kept once it is written), a
@@ -369,6 +375,16 @@ fn checkpoint(p: &mut Prepared) -> PyResult<()> {
 }
 
 fn write_report(p: &Prepared, complete: bool, error: Option<String>) -> PyResult<()> {
+    write_final_report(p, complete, error, false)
+}
+
+/// `stats.json` with `output_error` set when an output could not be written.
+fn write_final_report(
+    p: &Prepared,
+    complete: bool,
+    error: Option<String>,
+    output_error: bool,
+) -> PyResult<()> {
     let settings =
         serde_json::to_value(&p.scene).map_err(|e| errors::output(format!("stats.json: {e}")))?;
     let sim = &p.engine.sim;
@@ -383,6 +399,7 @@ fn write_report(p: &Prepared, complete: bool, error: Option<String>) -> PyResult
         totals: Totals::from_frames(&p.records, p.start.elapsed().as_secs_f64()),
         complete,
         error,
+        output_error,
     };
     report
         .write(p.out.path().join(STATS_FILE))
