@@ -8,9 +8,12 @@
 //! distances of the analytic shapes, a ray-parity inside test and a point-triangle distance
 //! for the meshes), never the simulator's contact queries.
 
+mod geometry;
+
 use cloth::mesh::Vec3;
 use cloth::mesh::nalgebra::{Matrix3, Rotation3, Vector3};
 use cloth::sim::scene::{Scene, build_simulation};
+use geometry::{inside_mesh, mesh_distance};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -111,71 +114,11 @@ impl Solid {
                 }
             }
             Solid::Mesh { v, t } => {
-                let d = mesh_distance(p, v, t);
+                let d = mesh_distance(p, v, t, f64::INFINITY);
                 if inside_mesh(p, v, t) { -d } else { d }
             }
         }
     }
-}
-
-/// Distance from `p` to triangle (a, b, c): the plane projection when it falls inside, else
-/// the nearest of the three edges.
-fn point_triangle_distance(p: &Vec3, a: &Vec3, b: &Vec3, c: &Vec3) -> f64 {
-    let seg = |u: &Vec3, w: &Vec3| {
-        let d = w - u;
-        let s = ((p - u).dot(&d) / d.norm_squared()).clamp(0.0, 1.0);
-        (p - (u + d * s)).norm()
-    };
-    let n = (b - a).cross(&(c - a)).normalize();
-    let q = p - n * (p - a).dot(&n);
-    let side = |u: &Vec3, w: &Vec3| (w - u).cross(&(q - u)).dot(&n) >= 0.0;
-    if side(a, b) && side(b, c) && side(c, a) {
-        return (p - q).norm();
-    }
-    seg(a, b).min(seg(b, c)).min(seg(c, a))
-}
-
-fn mesh_distance(p: &Vec3, v: &[Vec3], t: &[[usize; 3]]) -> f64 {
-    t.iter()
-        .map(|f| point_triangle_distance(p, &v[f[0]], &v[f[1]], &v[f[2]]))
-        .fold(f64::INFINITY, f64::min)
-}
-
-/// Crossings of the ray from `p` along `dir` with the triangles (Moller-Trumbore).
-fn crossings(p: &Vec3, dir: &Vec3, v: &[Vec3], t: &[[usize; 3]]) -> usize {
-    let mut n = 0;
-    for tri in t {
-        let [a, b, c] = tri.map(|i| v[i]);
-        let (e1, e2) = (b - a, c - a);
-        let h = dir.cross(&e2);
-        let det = e1.dot(&h);
-        if det.abs() < 1e-15 {
-            continue;
-        }
-        let s = p - a;
-        let u = s.dot(&h) / det;
-        let qv = s.cross(&e1);
-        let w = dir.dot(&qv) / det;
-        if u >= 0.0 && w >= 0.0 && u + w <= 1.0 && e2.dot(&qv) / det > 0.0 {
-            n += 1;
-        }
-    }
-    n
-}
-
-/// Whether `p` is inside the closed mesh: the majority of three rays in skew directions
-/// cross it an odd number of times (one ray grazing an edge does not decide).
-fn inside_mesh(p: &Vec3, v: &[Vec3], t: &[[usize; 3]]) -> bool {
-    let dirs = [
-        Vec3::new(0.3123, -0.1378, 0.9399),
-        Vec3::new(-0.7063, 0.5377, 0.4591),
-        Vec3::new(0.1618, 0.9511, -0.2630),
-    ];
-    let odd = dirs
-        .iter()
-        .filter(|d| crossings(p, &d.normalize(), v, t) % 2 == 1)
-        .count();
-    odd >= 2
 }
 
 /// `R = Rz Ry Rx` from degrees, the scene format's convention.

@@ -5,9 +5,12 @@
 //! point-to-triangle distance and a ray-parity inside test written here, against the body
 //! posed independently at each frame's time.
 
+mod geometry;
+
 use cloth::collide::{GltfBody, GltfOptions};
 use cloth::mesh::Vec3;
 use cloth::sim::scene::{Scene, build_simulation};
+use geometry::{inside_mesh, mesh_distance};
 use std::path::{Path, PathBuf};
 
 /// A file of the workspace's `assets/` folder (real inputs, as their authors made them).
@@ -15,61 +18,6 @@ fn shared(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("assets")
         .join(file)
-}
-
-/// Distance from `p` to triangle (a, b, c): the plane projection when it falls inside, else
-/// the nearest of the three edges.
-fn point_triangle_distance(p: &Vec3, a: &Vec3, b: &Vec3, c: &Vec3) -> f64 {
-    let seg = |u: &Vec3, w: &Vec3| {
-        let d = w - u;
-        let s = ((p - u).dot(&d) / d.norm_squared()).clamp(0.0, 1.0);
-        (p - (u + d * s)).norm()
-    };
-    let n = (b - a).cross(&(c - a)).normalize();
-    let q = p - n * (p - a).dot(&n);
-    let side = |u: &Vec3, w: &Vec3| (w - u).cross(&(q - u)).dot(&n) >= 0.0;
-    if side(a, b) && side(b, c) && side(c, a) {
-        return (p - q).norm();
-    }
-    seg(a, b).min(seg(b, c)).min(seg(c, a))
-}
-
-/// Distance from `p` to the nearest triangle, skipping triangles whose box is farther than
-/// `cap` (the answer is then at least `cap`).
-fn mesh_distance(p: &Vec3, v: &[Vec3], t: &[[usize; 3]], cap: f64) -> f64 {
-    let mut best = cap;
-    for f in t {
-        let [a, b, c] = f.map(|i| v[i]);
-        let lo = a.inf(&b).inf(&c) - Vec3::repeat(best);
-        let hi = a.sup(&b).sup(&c) + Vec3::repeat(best);
-        if (0..3).all(|k| p[k] >= lo[k] && p[k] <= hi[k]) {
-            best = best.min(point_triangle_distance(p, &a, &b, &c));
-        }
-    }
-    best
-}
-
-/// Whether `p` is inside the closed mesh: parity of the crossings of a ray (Moller-Trumbore).
-fn inside(p: &Vec3, v: &[Vec3], t: &[[usize; 3]]) -> bool {
-    let dir = Vec3::new(0.3123, -0.1378, 0.9399).normalize();
-    let mut crossings = 0;
-    for tri in t {
-        let [a, b, c] = tri.map(|i| v[i]);
-        let (e1, e2) = (b - a, c - a);
-        let h = dir.cross(&e2);
-        let det = e1.dot(&h);
-        if det.abs() < 1e-15 {
-            continue;
-        }
-        let s = p - a;
-        let u = s.dot(&h) / det;
-        let qv = s.cross(&e1);
-        let w = dir.dot(&qv) / det;
-        if u >= 0.0 && w >= 0.0 && u + w <= 1.0 && e2.dot(&qv) / det > 0.0 {
-            crossings += 1;
-        }
-    }
-    crossings % 2 == 1
 }
 
 #[test]
@@ -119,7 +67,7 @@ friction = 0.8
                 "frame {f}: cloth vertex {i} is {d} m from the body"
             );
             assert!(
-                !inside(p, &posed, body.triangles()),
+                !inside_mesh(p, &posed, body.triangles()),
                 "frame {f}: vertex {i} inside"
             );
             touching += usize::from(d < 2.0 * thickness);

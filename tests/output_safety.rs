@@ -5,50 +5,13 @@
 
 mod common;
 
-use common::{cloth_cmd, temp_dir};
+use common::{cloth_cmd, frame_files, run, sheet_scene, stderr, temp_dir};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-fn sheet_scene(dir: &Path, n: usize, frames: usize) -> PathBuf {
-    let scene = dir.join(format!("sheet{n}_{frames}.toml"));
-    std::fs::write(
-        &scene,
-        format!(
-            "[run]\nframes = {frames}\n[cloth]\nmesh = {{ kind = \"grid\", nx = {n}, ny = {n}, width = 0.5, height = 0.5 }}\n[[pin]]\nvertices = [0, {}]\n",
-            n - 1
-        ),
-    )
-    .unwrap();
-    scene
-}
-
-fn run(scene: &Path, out: &Path, extra: &[&str]) -> Output {
-    cloth_cmd()
-        .args(["run", scene.to_str().unwrap(), "--quiet", "--out"])
-        .arg(out)
-        .args(extra)
-        .output()
-        .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 fn stats(out: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap()
-}
-
-/// Names in `out` starting with `frame_`, sorted.
-fn frame_files(out: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(out)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("frame_"))
-        .collect();
-    names.sort();
-    names
 }
 
 /// Every frame 0..=n is there, and nothing else, and stats.json is complete with n frames.

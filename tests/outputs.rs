@@ -4,42 +4,10 @@
 
 mod common;
 
-use common::{cloth_cmd, temp_dir};
+use common::{cloth_cmd, frame_files, run, sheet_scene, temp_dir};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-fn sheet_scene(dir: &Path, n: usize, frames: usize) -> PathBuf {
-    let scene = dir.join(format!("sheet{n}.toml"));
-    std::fs::write(
-        &scene,
-        format!(
-            "[run]\nframes = {frames}\n[cloth]\nmesh = {{ kind = \"grid\", nx = {n}, ny = {n}, width = 0.5, height = 0.5 }}\n[[pin]]\nvertices = [0, {}]\n",
-            n - 1
-        ),
-    )
-    .unwrap();
-    scene
-}
-
-fn run(scene: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
-    cloth_cmd()
-        .args(["run", scene.to_str().unwrap(), "--quiet", "--out"])
-        .arg(out)
-        .args(extra)
-        .output()
-        .unwrap()
-}
-
-fn frame_files(out: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(out)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("frame_"))
-        .collect();
-    names.sort();
-    names
-}
 
 #[test]
 fn a_rerun_with_fewer_frames_leaves_only_its_own_frames() {

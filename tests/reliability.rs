@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{cloth_cmd, temp_dir};
+use common::{cloth_cmd, run, stderr, temp_dir};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -17,21 +17,6 @@ fn write(path: &Path, text: &str) -> PathBuf {
 
 fn check(scene: &Path) -> Output {
     cloth_cmd().arg("check").arg(scene).output().unwrap()
-}
-
-fn run(scene: &Path, out: &Path, extra: &[&str]) -> Output {
-    cloth_cmd()
-        .arg("run")
-        .arg(scene)
-        .args(["--quiet", "--out"])
-        .arg(out)
-        .args(extra)
-        .output()
-        .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Vertex positions of an OBJ frame.

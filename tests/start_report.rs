@@ -3,13 +3,13 @@
 //! `cloth check`) counts those vertices as an independent point-in-mesh test does.
 
 mod common;
+mod geometry;
 
 use cloth::sim::{scene::Scene, scene::build_simulation, start::start_contacts};
 use common::{cloth_cmd, temp_dir};
-use nalgebra::Vector3;
+use geometry::{inside_mesh, mesh_distance, read_obj};
 use std::path::Path;
 
-type V = Vector3<f64>;
 
 /// The flare skirt on the body as an OBJ collider named `body`.
 fn flare_skirt_scene(dir: &Path) -> std::path::PathBuf {
@@ -26,107 +26,6 @@ fn flare_skirt_scene(dir: &Path) -> std::path::PathBuf {
     )
     .unwrap();
     scene
-}
-
-/// The `v` and `f` lines of an OBJ file (1-based, `a/b/c` corners, triangles only).
-fn read_obj(path: &Path) -> (Vec<V>, Vec<[usize; 3]>) {
-    let text = std::fs::read_to_string(path).unwrap();
-    let (mut v, mut f) = (Vec::new(), Vec::new());
-    for line in text.lines() {
-        let mut it = line.split_whitespace();
-        match it.next() {
-            Some("v") => {
-                let c: Vec<f64> = it.take(3).map(|s| s.parse().unwrap()).collect();
-                v.push(V::new(c[0], c[1], c[2]));
-            }
-            Some("f") => {
-                let c: Vec<usize> = it
-                    .map(|s| s.split('/').next().unwrap().parse::<usize>().unwrap() - 1)
-                    .collect();
-                assert_eq!(c.len(), 3, "triangles only");
-                f.push([c[0], c[1], c[2]]);
-            }
-            _ => {}
-        }
-    }
-    (v, f)
-}
-
-/// Whether the ray `p + s d` (s > 0) crosses triangle `abc` (Möller-Trumbore).
-fn ray_hits(p: &V, d: &V, a: &V, b: &V, c: &V) -> bool {
-    let (e1, e2) = (b - a, c - a);
-    let h = d.cross(&e2);
-    let det = e1.dot(&h);
-    if det.abs() < 1e-15 {
-        return false;
-    }
-    let s = p - a;
-    let u = s.dot(&h) / det;
-    let q = s.cross(&e1);
-    let v = d.dot(&q) / det;
-    let t = e2.dot(&q) / det;
-    (0.0..=1.0).contains(&u) && v >= 0.0 && u + v <= 1.0 && t > 0.0
-}
-
-/// Inside by the parity of ray crossings, the majority of three skew directions.
-fn inside(p: &V, v: &[V], f: &[[usize; 3]]) -> bool {
-    let dirs = [
-        V::new(0.5773, 0.5774, 0.5775),
-        V::new(-0.31, 0.83, -0.46),
-        V::new(0.71, -0.13, -0.69),
-    ];
-    let votes = dirs
-        .iter()
-        .filter(|d| {
-            f.iter()
-                .filter(|t| ray_hits(p, d, &v[t[0]], &v[t[1]], &v[t[2]]))
-                .count()
-                % 2
-                == 1
-        })
-        .count();
-    votes >= 2
-}
-
-/// Distance from `p` to triangle `abc` (Ericson, Real-Time Collision Detection §5.1.5).
-fn distance_to_triangle(p: &V, a: &V, b: &V, c: &V) -> f64 {
-    let (ab, ac, ap) = (b - a, c - a, p - a);
-    let (d1, d2) = (ab.dot(&ap), ac.dot(&ap));
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return ap.norm();
-    }
-    let bp = p - b;
-    let (d3, d4) = (ab.dot(&bp), ac.dot(&bp));
-    if d3 >= 0.0 && d4 <= d3 {
-        return bp.norm();
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        return (p - (a + ab * (d1 / (d1 - d3)))).norm();
-    }
-    let cp = p - c;
-    let (d5, d6) = (ab.dot(&cp), ac.dot(&cp));
-    if d6 >= 0.0 && d5 <= d6 {
-        return cp.norm();
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        return (p - (a + ac * (d2 / (d2 - d6)))).norm();
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0 {
-        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        return (p - (b + (c - b) * w)).norm();
-    }
-    let denom = 1.0 / (va + vb + vc);
-    let (v, w) = (vb * denom, vc * denom);
-    (p - (a + ab * v + ac * w)).norm()
-}
-
-fn distance(p: &V, v: &[V], f: &[[usize; 3]]) -> f64 {
-    f.iter()
-        .map(|t| distance_to_triangle(p, &v[t[0]], &v[t[1]], &v[t[2]]))
-        .fold(f64::INFINITY, f64::min)
 }
 
 #[test]
@@ -148,11 +47,11 @@ fn the_flare_skirt_starts_partly_inside_the_body_and_the_report_says_how_much() 
     let mut inside_ours = Vec::new();
     let mut in_layer = 0;
     for (i, p) in x.iter().enumerate() {
-        let d = distance(p, &v, &f);
+        let d = mesh_distance(p, &v, &f, f64::INFINITY);
         if d > body.layer + 0.01 {
             continue; // Far outside: no ray test needed.
         }
-        if inside(p, &v, &f) {
+        if inside_mesh(p, &v, &f) {
             inside_ours.push((i, d));
         } else if d < body.layer {
             in_layer += 1;
