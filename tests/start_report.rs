@@ -10,7 +10,6 @@ use common::{cloth_cmd, temp_dir};
 use geometry::{inside_mesh, mesh_distance, read_obj};
 use std::path::Path;
 
-
 /// The flare skirt on the body as an OBJ collider named `body`.
 fn flare_skirt_scene(dir: &Path) -> std::path::PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/garmentcode");
