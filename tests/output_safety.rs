@@ -6,8 +6,8 @@
 mod common;
 
 use common::{cloth_cmd, frame_files, run, sheet_scene, stderr, temp_dir};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 fn stats(out: &Path) -> serde_json::Value {

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{cloth_cmd, frame_files, run, sheet_scene, temp_dir};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
