@@ -5,6 +5,7 @@
 mod common;
 mod geometry;
 
+use cloth::sim::state::State;
 use cloth::sim::{scene::Scene, scene::build_simulation, start::start_contacts};
 use common::{cloth_cmd, temp_dir};
 use geometry::{inside_mesh, mesh_distance, read_obj};
@@ -33,7 +34,9 @@ fn the_flare_skirt_starts_partly_inside_the_body_and_the_report_says_how_much() 
     let scene_path = flare_skirt_scene(&dir);
     let scene = Scene::load(&scene_path).unwrap();
     let sim = build_simulation(&scene).unwrap();
-    let report = start_contacts(sim.world(), sim.state());
+    // The placement as the file gives it (the simulation starts from a cleared copy).
+    let placed = State::at_rest(sim.world().cloth.x0.clone());
+    let report = start_contacts(sim.world(), &placed);
     assert_eq!(report.colliders.len(), 1);
     let body = &report.colliders[0];
     assert_eq!(body.name, "body");
@@ -42,7 +45,7 @@ fn the_flare_skirt_starts_partly_inside_the_body_and_the_report_says_how_much() 
     // The independent count: ray parity for inside, brute-force distances for the layer.
     let obj = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/garmentcode/mean_female.obj");
     let (v, f) = read_obj(&obj);
-    let x = &sim.state().x;
+    let x = &placed.x;
     let mut inside_ours = Vec::new();
     let mut in_layer = 0;
     for (i, p) in x.iter().enumerate() {
@@ -120,6 +123,65 @@ fn a_cloth_clear_of_the_solids_reports_nothing() {
     assert_eq!(
         floor.summary().unwrap(),
         "no vertex inside 'floor'; 25 within its 10.0 mm layer"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The flare skirt, placed partly inside the body by its file, starts the run cleared: no
+/// vertex of the start state is inside the body (the same independent ray parity), every
+/// edge is within 90-110% of its rest length (to the strain limit's tolerance, 0.5% of the
+/// rest length), and `cloth run` says what was moved.
+#[test]
+fn the_flare_skirt_placed_inside_the_body_starts_the_run_outside_it() {
+    let dir = temp_dir("start-cleared");
+    let scene_path = flare_skirt_scene(&dir);
+    let scene = Scene::load(&scene_path).unwrap();
+    let sim = build_simulation(&scene).unwrap();
+    let cleared = sim.start_cleared();
+    assert!(
+        cleared.inside > 0 && cleared.moved >= cleared.inside,
+        "{cleared:?}"
+    );
+
+    let obj = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/garmentcode/mean_female.obj");
+    let (v, f) = read_obj(&obj);
+    let x = &sim.state().x;
+    let inside_now: Vec<usize> = (0..x.len())
+        .filter(|&i| distance(&x[i], &v, &f) < 0.05 && inside(&x[i], &v, &f))
+        .collect();
+    assert!(inside_now.is_empty(), "still inside: {inside_now:?}");
+
+    // Edge lengths against the rest lengths of the pattern (each triangle's rest corners).
+    let mesh = &sim.system().mesh;
+    let mut worst: f64 = 0.0;
+    for (t, tri) in mesh.triangles().iter().enumerate() {
+        let r = mesh.triangle_rest(t);
+        for k in 0..3 {
+            let (a, b) = (tri[k], tri[(k + 1) % 3]);
+            let rest = (r[k] - r[(k + 1) % 3]).norm();
+            let ratio = (x[a] - x[b]).norm() / rest;
+            worst = worst.max((ratio - 1.0).abs());
+        }
+    }
+    assert!(
+        worst <= 0.105,
+        "an edge changed length by {:.4}%",
+        worst * 100.0
+    );
+
+    let out = dir.join("out");
+    let o = cloth_cmd()
+        .arg("run")
+        .arg(&scene_path)
+        .args(["--frames", "1", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("{} vertices were moved out", cleared.moved)),
+        "{err}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,7 +1,9 @@
 //! `cloth check`: validate a scene and print what it contains.
 
 use crate::cmd::print::outln;
+use crate::cmd::run::cleared_summary;
 use cloth::mesh::{ClothMesh, RestMap, RestShape, count_boundary_loops};
+use cloth::sim::state::State;
 use cloth::sim::{scene::Scene, scene::build_simulation, start::start_contacts, system::ClothPart};
 use std::path::Path;
 use std::process::ExitCode;
@@ -58,10 +60,15 @@ pub fn check(path: &Path) -> Result<ExitCode, String> {
             u.remaining
         );
     }
-    for c in start_contacts(sim.world(), sim.state()).colliders {
+    // The cloth as the scene places it, before the start is cleared of the solids.
+    let placed = State::at_rest(sim.world().cloth.x0.clone());
+    for c in start_contacts(sim.world(), &placed).colliders {
         if let Some(line) = c.summary() {
             outln!("inside     {line}");
         }
+    }
+    if let Some(line) = cleared_summary(&sim) {
+        outln!("cleared    {line}");
     }
     outln!("problems   none");
     Ok(ExitCode::SUCCESS)

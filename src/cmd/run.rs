@@ -222,6 +222,9 @@ fn fresh(args: &RunArgs) -> Result<Prepared, String> {
     for note in mesh_notices(&sim) {
         errln!("note: {note}");
     }
+    if let Some(line) = cleared_summary(&sim) {
+        errln!("note: {line}");
+    }
     let u = sim.start_untangled();
     if u.found > 0 {
         errln!(
@@ -248,6 +251,28 @@ fn fresh(args: &RunArgs) -> Result<Prepared, String> {
 
 /// What the collider set did to the mesh colliders as given (welded vertices, open parts), one
 /// line per collider that needed it.
+/// What moving the start out of the solids did, in one line (`None` when nothing was moved).
+pub(crate) fn cleared_summary(sim: &Simulation) -> Option<String> {
+    let c = sim.start_cleared();
+    (c.moved > 0).then(|| {
+        format!(
+            "the cloth started {} vertices inside the solids (deepest {:.1} mm); {} vertices \
+             were moved out before the first step, edges held within the strain limit{}",
+            c.inside,
+            c.deepest * 1e3,
+            c.moved,
+            if c.remaining > 0 {
+                format!(
+                    " ({} are still within half their contact layer)",
+                    c.remaining
+                )
+            } else {
+                String::new()
+            }
+        )
+    })
+}
+
 pub(crate) fn mesh_notices(sim: &Simulation) -> Vec<String> {
     sim.colliders()
         .map(|set| {

@@ -60,6 +60,7 @@ pub mod implicit;
 pub mod output;
 pub mod pins;
 pub mod prelude;
+pub mod projection;
 pub mod sanity;
 pub mod scene;
 pub mod sewing;

@@ -157,6 +157,16 @@ impl Sewing {
         Ok(())
     }
 
+    /// Measures the stitches' initial distances again at positions `x` (m): the schedule
+    /// closes them from where the cloth starts, after the start state was moved out of solids.
+    pub fn measure_initial(&mut self, x: &[Vec3]) {
+        for g in &mut self.groups {
+            for (d0, &[a, b]) in g.initial.iter_mut().zip(&g.pairs) {
+                *d0 = (x[a] - x[b]).norm();
+            }
+        }
+    }
+
     /// Starts sewing at `t0` (s) instead of t = 0: the start of a run with a preroll.
     pub fn set_start(&mut self, t0: f64) {
         self.start = t0;

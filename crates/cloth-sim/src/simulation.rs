@@ -7,9 +7,11 @@ use crate::error::SimError;
 use crate::explicit::{Verlet, VerletSettings};
 use crate::implicit::{Implicit, ImplicitMemory, ImplicitSettings, Step, StepController, StepInfo};
 use crate::pins::PinGroup;
+use crate::projection::Cleared;
 use crate::sanity::Sanity;
 use crate::state::State;
 use crate::stats::{FrameStats, Stopwatch};
+use crate::strain::StrainLimit;
 use crate::world::{DirectionalConstraint, World};
 use cloth_collide::{Keyframe, Motion, Untangled};
 use cloth_mesh::Vec3;
@@ -23,6 +25,9 @@ const RELAX_STEPS: usize = 8;
 /// Length (s) of each relaxation step (shorter when the preroll has less than twice
 /// `RELAX_STEPS` of them left).
 const RELAX_STEP: f64 = 0.002;
+
+/// Sweeps per round of the projection that moves the initial positions out of solids.
+const CLEAR_SWEEPS: usize = 200;
 
 /// Rounds of [`cloth_collide::untangle`] on a state carried from a coarse copy: each finds
 /// the crossings left and moves the vertices poking through; a crossing left after this many
@@ -65,6 +70,8 @@ pub struct Simulation {
     start_untangled: Untangled,
     /// Checked between steps ([`Simulation::set_stop_flag`]).
     stop: Option<Arc<AtomicBool>>,
+    /// What moving the initial positions out of solids did ([`Simulation::with_clear_start`]).
+    start_cleared: Cleared,
 }
 
 impl Simulation {
@@ -104,6 +111,7 @@ impl Simulation {
             coarse: None,
             start_untangled: Untangled::default(),
             stop: None,
+            start_cleared: Cleared::default(),
         })
     }
 
@@ -510,6 +518,42 @@ impl Simulation {
             self.sanity = Sanity::new(&self.world, &self.state);
         }
         self
+    }
+
+    /// Moves the initial positions out of the solids, as positions only (no velocity changes,
+    /// so no energy is added; see [`crate::projection::clear_solids`]): a garment placed around
+    /// a body by another tool, partly inside it, starts clean. The edges are held within the
+    /// integrator's strain limit (90-110% when it has none) and the stitches no longer than
+    /// they are. Only before the first frame; [`Simulation::start_cleared`] reports what it
+    /// did.
+    pub fn with_clear_start(mut self) -> Self {
+        if self.frame == 0 && self.coarse.is_none() {
+            let t = self.state.t;
+            if let Some(set) = self.world.colliders_mut() {
+                set.update(t);
+            }
+            let limit = match &self.engine {
+                Engine::Implicit { stepper, .. } => stepper.settings.strain_limit,
+                Engine::Verlet(v) => Some(v.settings.strain_limit),
+            };
+            let limit = StrainLimit {
+                iterations: CLEAR_SWEEPS,
+                ..limit.unwrap_or_default()
+            };
+            let x = &mut self.state.x;
+            self.start_cleared = crate::projection::clear_solids(&self.world, &limit, x);
+            if self.start_cleared.moved > 0 {
+                self.world.sewing.measure_initial(&self.state.x);
+            }
+            self.sanity = Sanity::new(&self.world, &self.state);
+        }
+        self
+    }
+
+    /// What [`Simulation::with_clear_start`] found and did (all zero when it did not run or
+    /// found nothing).
+    pub fn start_cleared(&self) -> Cleared {
+        self.start_cleared
     }
 
     /// What [`Simulation::with_untangled_start`] found and did (all zero when it did not run

@@ -471,7 +471,7 @@ pub fn build_simulation(scene: &Scene) -> Result<Simulation, SimError> {
     // A coarse start replaces the initial positions (and untangles what it carries).
     Ok(match coarse {
         Some((copy, c)) => sim.with_coarse_start(copy, c),
-        None => sim.with_untangled_start(),
+        None => sim.with_clear_start().with_untangled_start(),
     })
 }
 
