@@ -147,7 +147,7 @@ fn the_flare_skirt_placed_inside_the_body_starts_the_run_outside_it() {
     let (v, f) = read_obj(&obj);
     let x = &sim.state().x;
     let inside_now: Vec<usize> = (0..x.len())
-        .filter(|&i| distance(&x[i], &v, &f) < 0.05 && inside(&x[i], &v, &f))
+        .filter(|&i| mesh_distance(&x[i], &v, &f, 0.05) < 0.05 && inside_mesh(&x[i], &v, &f))
         .collect();
     assert!(inside_now.is_empty(), "still inside: {inside_now:?}");
 
