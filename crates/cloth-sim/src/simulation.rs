@@ -520,9 +520,10 @@ impl Simulation {
         self
     }
 
-    /// Moves the initial positions out of the solids, as positions only (no velocity changes,
-    /// so no energy is added; see [`crate::projection::clear_solids`]): a garment placed around
-    /// a body by another tool, partly inside it, starts clean. The edges are held within the
+    /// Moves the initial positions out of the solids when some vertex starts deeper inside one
+    /// than its contact layer is thick, as positions only (no velocity changes, so no energy
+    /// is added; see [`crate::projection::clear_solids`]): a garment placed around a body by
+    /// another tool, partly inside it, starts clean. The edges are held within the
     /// integrator's strain limit (90-110% when it has none) and the stitches no longer than
     /// they are. Only before the first frame; [`Simulation::start_cleared`] reports what it
     /// did.
