@@ -757,7 +757,7 @@ fn add_attempt(stats: &mut FrameStats, info: &StepInfo) {
 /// Equal explicit steps no longer than the integrator's `h` from `state.t` to `t_end`.
 fn verlet_frame(verlet: &mut Verlet, f: &mut Frame) -> Result<(), SimError> {
     let (world, state, t_end) = (&mut *f.world, &mut *f.state, f.t_end);
-    let (sanity, stats) = (&*f.sanity, &mut *f.stats);
+    let (sanity, stats) = (&mut *f.sanity, &mut *f.stats);
     let mut sw = Stopwatch::start();
     let dt = t_end - state.t;
     let n = (dt / verlet.settings.h * (1.0 - 1e-9)).ceil().max(1.0) as usize;
@@ -769,6 +769,7 @@ fn verlet_frame(verlet: &mut Verlet, f: &mut Frame) -> Result<(), SimError> {
         stats.strain_iterations += info.iterations;
         stats.strain_global_solves += info.global_solves;
         stats.strain_violation = stats.strain_violation.max(info.violation);
+        sanity.credit(verlet.start_lift());
         sanity.check(world, state, stats.frame, None)?;
         (f.after_step)(state);
     }

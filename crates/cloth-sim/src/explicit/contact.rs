@@ -105,6 +105,15 @@ impl SolidContacts {
         }
     }
 
+    /// Deepest (m) a row's vertex is below its plane at `x` (the plane moved back by the
+    /// surface's own motion): positive when the step starts with a penetration of the
+    /// contact layer, zero or less otherwise.
+    pub fn start_depth(&self, x: &[Vec3]) -> f64 {
+        (self.rows.iter())
+            .map(|r| r.offset - r.normal.dot(&r.surface_shift) - r.normal.dot(&x[r.vertex]))
+            .fold(f64::NEG_INFINITY, f64::max)
+    }
+
     /// Number of vertices whose contact row holds a push after the last sweep (in contact;
     /// in the global phase a row keeps its push, so a vertex lifted off its plane by then
     /// still counts).

@@ -62,6 +62,16 @@ pub const DEFAULT_SPRING_SWEEPS: usize = 4;
 /// Most global solves (Newton iterations) in one sweep of the projection.
 const GLOBAL_SOLVES_PER_SWEEP: usize = 4;
 
+/// Most position projections that move a step's start out of the contact layers it is in.
+const RELAX_PROJECTIONS: usize = 50;
+
+/// A start projection that moves no vertex further than this (m) ends the relaxation.
+const RELAX_TOLERANCE: f64 = 1e-5;
+
+/// A step that starts deeper than this (m) inside a contact layer relaxes its start with up
+/// to [`RELAX_PROJECTIONS`] projections; shallower, with one.
+const RELAX_DEPTH: f64 = 0.5e-3;
+
 /// Sweeps of a step in which contact friction acts (and holds vertices in the global
 /// projections); a step that has not reached the tolerance by then lets friction go, keeping
 /// the corrections made, and finishes without it: the strain limit comes first. Held by
@@ -144,6 +154,8 @@ pub struct Verlet {
     /// Air drag rate `drag * area / mass` per vertex (1/s).
     drag_rate: Vec<f64>,
     x_old: Vec<Vec3>,
+    /// Work (J) against gravity of the last step's move out of a contact layer it began in.
+    start_lift: f64,
     targets: Vec<Vec3>,
     last: VerletInfo,
 }
@@ -222,6 +234,7 @@ impl Verlet {
             inv_mass: world.inverse_masses(),
             drag_rate,
             x_old: Vec::new(),
+            start_lift: 0.0,
             targets: Vec::new(),
             last: VerletInfo::default(),
         })
@@ -234,6 +247,11 @@ impl Verlet {
         let par = self.settings.par;
         par.install(|| self.advance(world, state, h));
         Ok(())
+    }
+
+    /// Work (J) against gravity of the last step's move out of a contact layer it began in.
+    pub fn start_lift(&self) -> f64 {
+        self.start_lift
     }
 
     /// What the last step's projection did.
@@ -254,6 +272,28 @@ impl Verlet {
 
     fn advance(&mut self, world: &mut World, state: &mut State, h: f64) {
         self.x_old.clone_from(&state.x);
+        // A step that starts inside a contact layer first moves the cloth out of it by a
+        // projection of the positions alone (contact planes and limits, no prediction), so
+        // that the push-out and what it drags along are not turned into velocity.
+        (self.contacts).detect(world, &self.x_old, &self.inv_mass, (state.t, h, 0.0));
+        self.start_lift = 0.0;
+        let depth = self.contacts.start_depth(&self.x_old);
+        if depth > 0.0 {
+            let start = self.x_old.clone();
+            let projections = if depth > RELAX_DEPTH {
+                RELAX_PROJECTIONS
+            } else {
+                1
+            };
+            self.relax_out(world, state, h, projections);
+            let g = world.cloth.external.gravity;
+            self.start_lift = (state.x.iter().zip(&start))
+                .zip(&self.inv_mass)
+                .filter(|(_, w)| **w > 0.0)
+                .map(|((a, b), w)| -g.dot(&(a - b)) / w)
+                .sum();
+            self.x_old.clone_from(&state.x);
+        }
         let travel = self.predict(world, state, h);
         let t_end = state.t + h;
         (self.contacts).detect(world, &self.x_old, &self.inv_mass, (t_end, h, travel));
@@ -266,6 +306,26 @@ impl Verlet {
             .zip(x_old.par_iter()))
         .for_each(|((v, x), x0)| *v = (x - x0) / h);
         state.t = t_end;
+    }
+
+    /// Moves the cloth out of the contact layers it starts in by projections of the positions
+    /// alone, repeated (each from the last one's result) until a projection moves no vertex
+    /// more than [`RELAX_TOLERANCE`] or [`RELAX_PROJECTIONS`] are done: the springs relax the
+    /// bend the push-out leaves, which the next steps would otherwise turn into motion.
+    fn relax_out(&mut self, world: &mut World, state: &mut State, h: f64, projections: usize) {
+        for k in 0..projections {
+            if k > 0 {
+                self.x_old.clone_from(&state.x);
+                (self.contacts).detect(world, &self.x_old, &self.inv_mass, (state.t, h, 0.0));
+            }
+            self.project(&mut state.x, h);
+            let moved = (state.x.par_iter().zip(self.x_old.par_iter()))
+                .map(|(a, b)| (a - b).norm())
+                .reduce(|| 0.0, f64::max);
+            if moved <= RELAX_TOLERANCE {
+                break;
+            }
+        }
     }
 
     /// Step 1: the explicit prediction of every free vertex and the pins' targets. Returns the
