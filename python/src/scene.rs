@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use cloth_sim::collide::MeshReport;
-use cloth_sim::mesh::{RestMap, RestShape, count_boundary_loops};
 use cloth_sim::scene::{Scene, build_simulation};
 use cloth_sim::simulation::Simulation;
 use pyo3::prelude::*;
@@ -142,36 +141,16 @@ fn counts<'py>(py: Python<'py>, scene: &Scene, sim: &Simulation) -> PyResult<Bou
         e.set_item("name", &part.name)?;
         e.set_item("vertices", part.vertices.len())?;
         e.set_item("triangles", part.triangles.len())?;
-        let rest = match part.rest {
-            Some(RestShape::Uv) => "uv",
-            Some(RestShape::Mesh) => "mesh",
-            _ if part.garment.is_some() => "pattern",
-            _ => "builder",
-        };
-        e.set_item("rest", rest)?;
-        let tris = &mesh.triangles()[part.triangles.clone()];
-        let base = part.vertices.start;
-        let local: Vec<[usize; 3]> = tris.iter().map(|t| t.map(|v| v - base)).collect();
-        let own: Vec<[usize; 2]> = stitches
-            .iter()
-            .filter(|s| part.vertices.contains(&s[0]))
-            .map(|s| s.map(|v| v - base))
-            .collect();
-        let n = part.vertices.len();
-        e.set_item("boundary_loops", count_boundary_loops(n, &local, &[]))?;
-        if part.rest == Some(RestShape::Uv) {
-            let seams = mesh
-                .edges()
-                .iter()
-                .filter(|e| !e.is_boundary() && part.triangles.contains(&e.tris[0]))
-                .filter(|e| mesh.rest_map(e.tris[0], e.tris[1]) != Some(RestMap::Identity))
-                .count();
+        let topo = sys.part_topology(part, &stitches);
+        e.set_item("rest", topo.rest.name())?;
+        e.set_item("boundary_loops", topo.boundary_loops)?;
+        if let Some(seams) = topo.uv_seams {
             e.set_item("uv_seams", seams)?;
         }
         if let Some(g) = &part.garment {
             e.set_item("garment", g.to_string())?;
-            e.set_item("stitches", own.len())?;
-            e.set_item("sewn_boundary_loops", count_boundary_loops(n, &local, &own))?;
+            e.set_item("stitches", topo.stitches)?;
+            e.set_item("sewn_boundary_loops", topo.sewn_boundary_loops)?;
         }
         if let Some(time) = c.sew_time {
             e.set_item("sew_start", c.sew_start.unwrap_or(0.0))?;

@@ -2,9 +2,9 @@
 
 use crate::cmd::print::outln;
 use crate::cmd::run::cleared_summary;
-use cloth::mesh::{ClothMesh, RestMap, RestShape, count_boundary_loops};
 use cloth::sim::state::State;
-use cloth::sim::{scene::Scene, scene::build_simulation, start::start_contacts, system::ClothPart};
+use cloth::sim::system::{ClothPart, ClothSystem};
+use cloth::sim::{scene::Scene, scene::build_simulation, start::start_contacts};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -36,7 +36,7 @@ pub fn check(path: &Path) -> Result<ExitCode, String> {
     outln!("frames     {} at {} fps", scene.run.frames, scene.run.fps);
     let stitches: Vec<[usize; 2]> = sim.world().sewing.pairs().collect();
     for (part, c) in sys.parts.iter().zip(&scene.cloths) {
-        print_cloth(mesh, part, &stitches);
+        print_cloth(sys, part, &stitches);
         if let Some(time) = c.sew_time {
             let start = c.sew_start.unwrap_or(0.0);
             outln!(
@@ -75,41 +75,17 @@ pub fn check(path: &Path) -> Result<ExitCode, String> {
 }
 
 /// One cloth's block of the report.
-fn print_cloth(mesh: &ClothMesh, part: &ClothPart, stitches: &[[usize; 2]]) {
+fn print_cloth(sys: &ClothSystem, part: &ClothPart, stitches: &[[usize; 2]]) {
     outln!(
         "cloth      {}: {} vertices, {} triangles",
         part.name,
         part.vertices.len(),
         part.triangles.len()
     );
-    let rest = match part.rest {
-        Some(RestShape::Uv) => "uv (texture coordinates)",
-        Some(RestShape::Mesh) => "mesh (each triangle as modelled)",
-        _ if part.garment.is_some() => "pattern (panels flat)",
-        _ => "builder (flat)",
-    };
-    outln!("  rest       {rest}");
-    let tris = &mesh.triangles()[part.triangles.clone()];
-    let base = part.vertices.start;
-    let local: Vec<[usize; 3]> = tris.iter().map(|t| t.map(|v| v - base)).collect();
-    let own: Vec<[usize; 2]> = stitches
-        .iter()
-        .filter(|s| part.vertices.contains(&s[0]))
-        .map(|s| s.map(|v| v - base))
-        .collect();
-    outln!(
-        "  boundary   {} loops",
-        count_boundary_loops(part.vertices.len(), &local, &[])
-    );
-    if part.rest == Some(RestShape::Uv) {
-        // Interior edges whose two triangles give them different rest coordinates: UV seams
-        // (only for uv rest shapes: a rest="mesh" cloth has a frame per triangle).
-        let seams = mesh
-            .edges()
-            .iter()
-            .filter(|e| !e.is_boundary() && part.triangles.contains(&e.tris[0]))
-            .filter(|e| mesh.rest_map(e.tris[0], e.tris[1]) != Some(RestMap::Identity))
-            .count();
+    let topo = sys.part_topology(part, stitches);
+    outln!("  rest       {}", topo.rest.describe());
+    outln!("  boundary   {} loops", topo.boundary_loops);
+    if let Some(seams) = topo.uv_seams {
         outln!("  uv seams   {seams} edges (kept closed)");
     }
     if let Some(g) = &part.garment {
@@ -118,8 +94,8 @@ fn print_cloth(mesh: &ClothMesh, part: &ClothPart, stitches: &[[usize; 2]]) {
         }
         outln!(
             "  sewn       {} boundary loops once the {} stitched pairs close",
-            count_boundary_loops(part.vertices.len(), &local, &own),
-            own.len()
+            topo.sewn_boundary_loops.unwrap_or(topo.boundary_loops),
+            topo.stitches
         );
     }
 }

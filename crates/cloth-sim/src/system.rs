@@ -4,7 +4,7 @@
 use std::ops::Range;
 
 use cloth_forces::{ClothModel, External};
-use cloth_mesh::{ClothMesh, GarmentSummary, RestShape, Vec3};
+use cloth_mesh::{ClothMesh, GarmentSummary, RestMap, RestShape, Vec3, count_boundary_loops};
 use nalgebra::Matrix3;
 
 /// Force terms outside the cloth's force model (contact springs between layers, garment
@@ -34,6 +34,57 @@ pub struct ClothPart {
     pub rest: Option<RestShape>,
     /// For a sewing pattern, its panels, stitches and openings.
     pub garment: Option<GarmentSummary>,
+}
+
+/// How a cloth's rest shape was given, as the reports name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RestSource {
+    /// An OBJ's texture coordinates.
+    Uv,
+    /// An OBJ's triangles as modelled.
+    Mesh,
+    /// A sewing pattern's flat panels.
+    Pattern,
+    /// A built-in mesh builder's flat layout.
+    Builder,
+}
+
+impl RestSource {
+    /// Short name: `uv`, `mesh`, `pattern` or `builder`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RestSource::Uv => "uv",
+            RestSource::Mesh => "mesh",
+            RestSource::Pattern => "pattern",
+            RestSource::Builder => "builder",
+        }
+    }
+
+    /// The name with what it means, for a report line.
+    pub fn describe(self) -> &'static str {
+        match self {
+            RestSource::Uv => "uv (texture coordinates)",
+            RestSource::Mesh => "mesh (each triangle as modelled)",
+            RestSource::Pattern => "pattern (panels flat)",
+            RestSource::Builder => "builder (flat)",
+        }
+    }
+}
+
+/// The topology of one cloth of a system, as `cloth check` and the Python package report it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartTopology {
+    /// Where its rest shape comes from.
+    pub rest: RestSource,
+    /// Boundary loops of its mesh (a disc has 1; each separate panel adds one).
+    pub boundary_loops: usize,
+    /// For a `uv` rest shape: interior edges whose two triangles give them different rest
+    /// coordinates (UV seams, which the simulation keeps closed).
+    pub uv_seams: Option<usize>,
+    /// Stitched pairs within this cloth.
+    pub stitches: usize,
+    /// For a sewing pattern: boundary loops once its stitches close (the garment's openings).
+    pub sewn_boundary_loops: Option<usize>,
 }
 
 /// The cloth: its mesh, internal force model (which holds the lumped masses) and external
@@ -129,6 +180,40 @@ impl ClothSystem {
             .iter()
             .map(|p| (p.name.clone(), p.triangles.start))
             .collect()
+    }
+
+    /// The topology of `part` (one of [`ClothSystem::parts`]) with the system's stitched
+    /// vertex pairs `stitches`.
+    pub fn part_topology(&self, part: &ClothPart, stitches: &[[usize; 2]]) -> PartTopology {
+        let rest = match part.rest {
+            Some(RestShape::Uv) => RestSource::Uv,
+            Some(RestShape::Mesh) => RestSource::Mesh,
+            _ if part.garment.is_some() => RestSource::Pattern,
+            _ => RestSource::Builder,
+        };
+        let tris = &self.mesh.triangles()[part.triangles.clone()];
+        let base = part.vertices.start;
+        let local: Vec<[usize; 3]> = tris.iter().map(|t| t.map(|v| v - base)).collect();
+        let own: Vec<[usize; 2]> = stitches
+            .iter()
+            .filter(|s| part.vertices.contains(&s[0]))
+            .map(|s| s.map(|v| v - base))
+            .collect();
+        let n = part.vertices.len();
+        let uv_seams = (rest == RestSource::Uv).then(|| {
+            (self.mesh.edges().iter())
+                .filter(|e| !e.is_boundary() && part.triangles.contains(&e.tris[0]))
+                .filter(|e| self.mesh.rest_map(e.tris[0], e.tris[1]) != Some(RestMap::Identity))
+                .count()
+        });
+        PartTopology {
+            rest,
+            boundary_loops: count_boundary_loops(n, &local, &[]),
+            uv_seams,
+            stitches: own.len(),
+            sewn_boundary_loops: (part.garment.is_some())
+                .then(|| count_boundary_loops(n, &local, &own)),
+        }
     }
 
     /// Number of cloth vertices.
