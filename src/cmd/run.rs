@@ -249,30 +249,39 @@ fn fresh(args: &RunArgs) -> Result<Prepared, String> {
     Ok(p)
 }
 
-/// What the collider set did to the mesh colliders as given (welded vertices, open parts), one
-/// line per collider that needed it.
-/// What moving the start out of the solids did, in one line (`None` when nothing was moved).
+/// What moving the start out of the solids and their contact layers did, in one line (`None`
+/// when nothing was moved).
 pub(crate) fn cleared_summary(sim: &Simulation) -> Option<String> {
     let c = sim.start_cleared();
-    (c.moved > 0).then(|| {
+    let relaxed = "the cloth was relaxed out of the contact layers it started in before the \
+                   first step (positions only)";
+    if c.moved == 0 {
+        return c.relaxed.then(|| relaxed.to_string());
+    }
+    let remaining = if c.remaining > 0 {
         format!(
-            "the cloth started {} vertices inside the solids (deepest {:.1} mm); {} vertices \
-             were moved out before the first step, edges held within the strain limit{}",
-            c.inside,
-            c.deepest * 1e3,
-            c.moved,
-            if c.remaining > 0 {
-                format!(
-                    " ({} are still within half their contact layer)",
-                    c.remaining
-                )
-            } else {
-                String::new()
-            }
+            " ({} are still within half their contact layer)",
+            c.remaining
         )
-    })
+    } else {
+        String::new()
+    };
+    let then = if c.relaxed {
+        "; then relaxed out of the contact layers"
+    } else {
+        ""
+    };
+    Some(format!(
+        "the cloth started {} vertices inside the solids (deepest {:.1} mm); {} vertices \
+         were moved out before the first step, edges held within the strain limit{remaining}{then}",
+        c.inside,
+        c.deepest * 1e3,
+        c.moved,
+    ))
 }
 
+/// What the collider set did to the mesh colliders as given (welded vertices, open parts), one
+/// line per collider that needed it.
 pub(crate) fn mesh_notices(sim: &Simulation) -> Vec<String> {
     sim.colliders()
         .map(|set| {

@@ -177,6 +177,10 @@ pub struct Cleared {
     pub moved: usize,
     /// Vertices still within half their layer afterwards (0 when the clearing succeeded).
     pub remaining: usize,
+    /// Whether the start was then relaxed out of the contact layers (an implicit run of a cloth
+    /// without stitches that starts deeper than 0.5 mm in one;
+    /// [`crate::explicit::Verlet::relax_start`]).
+    pub relaxed: bool,
 }
 
 /// Rounds of (query, sweeps) [`clear_solids`] takes at most.
@@ -187,7 +191,7 @@ const CLEAR_ROUNDS: usize = 20;
 /// as positions only (no velocity is changed, so no energy is added): every vertex
 /// within half its thickness layer of a solid goes onto that half-space while the edges are
 /// held within `limit` and the stitches no longer than they are, round after round until none
-/// is left or [`CLEAR_ROUNDS`]. A garment placed around a body by another tool, partly inside
+/// is left or 20 rounds are done. A garment placed around a body by another tool, partly inside
 /// it, starts clean; what remains is reported.
 pub fn clear_solids(world: &World, limit: &StrainLimit, x: &mut [Vec3]) -> Cleared {
     let mut cleared = Cleared::default();

@@ -525,8 +525,10 @@ impl Simulation {
     /// is added; see [`crate::projection::clear_solids`]): a garment placed around a body by
     /// another tool, partly inside it, starts clean. The edges are held within the
     /// integrator's strain limit (90-110% when it has none) and the stitches no longer than
-    /// they are. Only before the first frame; [`Simulation::start_cleared`] reports what it
-    /// did.
+    /// they are. With the implicit integrator, a cloth without stitches that then lies deeper
+    /// than 0.5 mm in a contact layer is relaxed out of it
+    /// ([`crate::explicit::Verlet::relax_start`]). Only before the first frame;
+    /// [`Simulation::start_cleared`] reports what it did.
     pub fn with_clear_start(mut self) -> Self {
         if self.frame == 0 && self.coarse.is_none() {
             let t = self.state.t;
@@ -543,7 +545,13 @@ impl Simulation {
             };
             let x = &mut self.state.x;
             self.start_cleared = crate::projection::clear_solids(&self.world, &limit, x);
-            if self.start_cleared.moved > 0 {
+            // A garment being sewn is left to its sewing, which closes the seams from where the
+            // panels are. The default explicit settings are valid, so relax_start cannot fail.
+            let sewn = self.world.sewing.pairs().next().is_some();
+            self.start_cleared.relaxed = matches!(self.engine, Engine::Implicit { .. })
+                && !sewn
+                && Verlet::relax_start(&mut self.world, x).unwrap_or(false);
+            if self.start_cleared.moved > 0 || self.start_cleared.relaxed {
                 self.world.sewing.measure_initial(&self.state.x);
             }
             self.sanity = Sanity::new(&self.world, &self.state);

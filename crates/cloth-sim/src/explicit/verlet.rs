@@ -68,6 +68,20 @@ const RELAX_PROJECTIONS: usize = 50;
 /// A start projection that moves no vertex further than this (m) ends the relaxation.
 const RELAX_TOLERANCE: f64 = 1e-5;
 
+/// Sweeps of each projection of [`Verlet::relax_start`] (the springs' and a few more for the
+/// limits; the next projection goes on from there).
+const START_SWEEPS: usize = 8;
+
+/// Most projections [`Verlet::relax_start`] takes.
+const START_PROJECTIONS: usize = 400;
+
+/// A projection of [`Verlet::relax_start`] that moves no vertex further than this (m) ends it.
+const START_TOLERANCE: f64 = 1e-7;
+
+/// The step size (s) [`Verlet::relax_start`] gives its projections: long enough that the
+/// springs act nearly as hard constraints, so each projection relaxes them nearly all the way.
+const START_H: f64 = 0.1;
+
 /// A step that starts deeper than this (m) inside a contact layer relaxes its start with up
 /// to [`RELAX_PROJECTIONS`] projections; shallower, with one.
 const RELAX_DEPTH: f64 = 0.5e-3;
@@ -154,6 +168,8 @@ pub struct Verlet {
     /// Air drag rate `drag * area / mass` per vertex (1/s).
     drag_rate: Vec<f64>,
     x_old: Vec<Vec3>,
+    /// Whether the projections place a cloth at rest ([`Verlet::relax_start`]): no friction.
+    placing: bool,
     /// Work (J) against gravity of the last step's move out of a contact layer it began in.
     start_lift: f64,
     targets: Vec<Vec3>,
@@ -234,6 +250,7 @@ impl Verlet {
             inv_mass: world.inverse_masses(),
             drag_rate,
             x_old: Vec::new(),
+            placing: false,
             start_lift: 0.0,
             targets: Vec::new(),
             last: VerletInfo::default(),
@@ -247,6 +264,31 @@ impl Verlet {
         let par = self.settings.par;
         par.install(|| self.advance(world, state, h));
         Ok(())
+    }
+
+    /// Moves the positions `x` (a cloth at rest) out of the contact layers when some vertex
+    /// starts deeper than 0.5 mm in one, as the explicit integrator moves a step's start:
+    /// projections of the positions alone (default settings, no gravity), each from the last
+    /// one's result, until one moves no vertex more than 0.1 um or 400 are done, so the
+    /// springs relax the bend and stretch the push-out leaves. Returns whether it ran. An
+    /// implicit run starts with it ([`crate::simulation::Simulation::with_clear_start`]): its
+    /// stiff stretch and bend forces would otherwise give the push-out's deformation back as
+    /// motion.
+    pub fn relax_start(world: &mut World, x: &mut Vec<Vec3>) -> Result<bool, SimError> {
+        let mut settings = VerletSettings::default();
+        settings.strain_limit.iterations = START_SWEEPS;
+        let mut verlet = Verlet::new(world, settings)?;
+        let h = START_H;
+        verlet.placing = true;
+        let mut state = State::at_rest(std::mem::take(x));
+        verlet.x_old.clone_from(&state.x);
+        (verlet.contacts).detect(world, &verlet.x_old, &verlet.inv_mass, (state.t, h, 0.0));
+        let deep = verlet.contacts.start_depth(&verlet.x_old) > RELAX_DEPTH;
+        if deep {
+            verlet.relax_out(world, &mut state, h, (START_PROJECTIONS, START_TOLERANCE));
+        }
+        *x = state.x;
+        Ok(deep)
     }
 
     /// Work (J) against gravity of the last step's move out of a contact layer it began in.
@@ -285,7 +327,7 @@ impl Verlet {
             } else {
                 1
             };
-            self.relax_out(world, state, h, projections);
+            self.relax_out(world, state, h, (projections, RELAX_TOLERANCE));
             let g = world.cloth.external.gravity;
             self.start_lift = (state.x.iter().zip(&start))
                 .zip(&self.inv_mass)
@@ -309,10 +351,17 @@ impl Verlet {
     }
 
     /// Moves the cloth out of the contact layers it starts in by projections of the positions
-    /// alone, repeated (each from the last one's result) until a projection moves no vertex
-    /// more than [`RELAX_TOLERANCE`] or [`RELAX_PROJECTIONS`] are done: the springs relax the
-    /// bend the push-out leaves, which the next steps would otherwise turn into motion.
-    fn relax_out(&mut self, world: &mut World, state: &mut State, h: f64, projections: usize) {
+    /// alone, repeated (each from the last one's result, with the contacts found again) until
+    /// a projection moves no vertex more than `tolerance` (m) or `projections` are done: the
+    /// springs relax the bend the push-out leaves, which the next steps would otherwise turn
+    /// into motion.
+    fn relax_out(
+        &mut self,
+        world: &mut World,
+        state: &mut State,
+        h: f64,
+        (projections, tolerance): (usize, f64),
+    ) {
         for k in 0..projections {
             if k > 0 {
                 self.x_old.clone_from(&state.x);
@@ -322,7 +371,7 @@ impl Verlet {
             let moved = (state.x.par_iter().zip(self.x_old.par_iter()))
                 .map(|(a, b)| (a - b).norm())
                 .reduce(|| 0.0, f64::max);
-            if moved <= RELAX_TOLERANCE {
+            if moved <= tolerance {
                 break;
             }
         }
@@ -385,7 +434,7 @@ impl Verlet {
             // global projections, which hold the vertices it holds, and the rows then only
             // push out (see the `contact` module).
             let global = info.iterations >= first_global;
-            let friction = info.iterations <= FRICTION_SWEEPS;
+            let friction = info.iterations <= FRICTION_SWEEPS && !self.placing;
             self.contacts
                 .sweep(x, &self.x_old, s.relaxation, (friction, global));
             if global {

@@ -62,21 +62,14 @@ struct State {
 /// step size, so such steps are retried down to a small fraction of their size.
 pub const PUSH_OUT_FRACTION: f64 = 0.25;
 
-/// Fastest push-out (m/s) through a thickness layer, whatever the step size: a step of h
-/// moves a vertex out of the layer by at most `PUSH_OUT_SPEED * h` (and the fraction above),
-/// so a run of small steps does not drag the neighbours of a vertex deep in the layer along at
-/// the speed of depth over h.
-pub const PUSH_OUT_SPEED: f64 = 0.1;
-
 /// The normal position alteration of a contact vertex from its `pull` (m, positive outwards:
-/// what puts it on its layer at the step's end, or towards the surface by its own approach),
-/// the layer's thickness `thick` (m) and the step size `h` (s): a push-out keeps the part that
-/// takes the vertex out of the solid and [`PUSH_OUT_FRACTION`] of the rest, at most
-/// [`PUSH_OUT_SPEED`]` * h`; a pull towards the surface is whole.
-fn push_out(pull: f64, thick: f64, h: f64) -> f64 {
+/// what puts it on its layer at the step's end, or towards the surface by its own approach)
+/// and the layer's thickness `thick` (m): a push-out keeps the part that takes the vertex out
+/// of the solid and [`PUSH_OUT_FRACTION`] of the rest; a pull towards the surface is whole.
+fn push_out(pull: f64, thick: f64) -> f64 {
     if pull > 0.0 {
         let out_of_solid = (pull - thick).max(0.0);
-        out_of_solid + (PUSH_OUT_FRACTION * (pull - out_of_solid)).min(PUSH_OUT_SPEED * h)
+        out_of_solid + PUSH_OUT_FRACTION * (pull - out_of_solid)
     } else {
         pull
     }
@@ -266,7 +259,7 @@ impl ContactMemory {
             Some(d1) if d1 < 0.0 => d1 - c.distance,
             _ => h * rel_n,
         };
-        let pull = push_out(to_layer.max(approach.min(0.0)), thick, h);
+        let pull = push_out(to_layer.max(approach.min(0.0)), thick);
         out.y[i] += n * pull;
         // Towards the surface, the pull is at most the approach this step would have made
         // anyway: motion, which the stretch check judges like the integrated motion. Left
@@ -537,27 +530,19 @@ mod tests {
     fn a_push_out_leaves_the_solid_at_once_and_the_layer_over_a_few_steps() {
         let thick = 0.01;
         // 2 mm inside the solid itself: out of it in this step, and some way into the layer.
-        let h = 0.01;
-        let pull = push_out(thick + 0.002, thick, h);
+        let pull = push_out(thick + 0.002, thick);
         assert!(pull > 0.002 && pull < thick + 0.002, "{pull}");
         // 4 mm deep in the layer: part of the way per step, never past the layer, all of it
         // within a few dozen steps.
         let mut depth = 0.004;
         for _ in 0..40 {
-            let step = push_out(depth, thick, h);
+            let step = push_out(depth, thick);
             assert!(step > 0.0 && step < depth, "{step} at {depth}");
             depth -= step;
         }
         assert!(depth < 1e-6, "{depth}");
-        // At small steps the layer's part goes no faster than PUSH_OUT_SPEED; the part inside
-        // the solid still goes at once.
-        let h = 1e-4;
-        let step = push_out(0.004, thick, h);
-        assert!((step - PUSH_OUT_SPEED * h).abs() < 1e-15, "{step}");
-        let step = push_out(thick + 0.002, thick, h);
-        assert!((step - 0.002 - PUSH_OUT_SPEED * h).abs() < 1e-12, "{step}");
         // A pull towards the surface (a landing) is kept whole.
-        assert_eq!(push_out(-0.003, thick, h), -0.003);
+        assert_eq!(push_out(-0.003, thick), -0.003);
     }
 
     #[test]
