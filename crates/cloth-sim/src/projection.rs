@@ -178,8 +178,8 @@ pub struct Cleared {
     /// Vertices still within half their layer afterwards (0 when the clearing succeeded).
     pub remaining: usize,
     /// Whether the start was then relaxed out of the contact layers (an implicit run of a cloth
-    /// without stitches that starts deeper than 0.5 mm in one;
-    /// [`crate::explicit::Verlet::relax_start`]).
+    /// that starts deeper than 0.5 mm in one, a garment being sewn only when it had to be
+    /// moved out of a solid; [`crate::explicit::Verlet::relax_start`]).
     pub relaxed: bool,
 }
 

@@ -525,8 +525,9 @@ impl Simulation {
     /// is added; see [`crate::projection::clear_solids`]): a garment placed around a body by
     /// another tool, partly inside it, starts clean. The edges are held within the
     /// integrator's strain limit (90-110% when it has none) and the stitches no longer than
-    /// they are. With the implicit integrator, a cloth without stitches that then lies deeper
-    /// than 0.5 mm in a contact layer is relaxed out of it
+    /// they are. With the implicit integrator, a cloth that then lies deeper than 0.5 mm in a
+    /// contact layer is relaxed out of it (a garment being sewn only when it had to be moved
+    /// out of a solid)
     /// ([`crate::explicit::Verlet::relax_start`]). Only before the first frame;
     /// [`Simulation::start_cleared`] reports what it did.
     pub fn with_clear_start(mut self) -> Self {
@@ -545,11 +546,13 @@ impl Simulation {
             };
             let x = &mut self.state.x;
             self.start_cleared = crate::projection::clear_solids(&self.world, &limit, x);
-            // A garment being sewn is left to its sewing, which closes the seams from where the
-            // panels are. The default explicit settings are valid, so relax_start cannot fail.
+            // A garment being sewn that starts clear of its body is left to its sewing, which
+            // closes the seams from where the panels are; one that had to be moved out of a
+            // solid is relaxed too, as its moved panels are bent and stretched where they met
+            // the surface. The default explicit settings are valid, so relax_start cannot fail.
             let sewn = self.world.sewing.pairs().next().is_some();
             self.start_cleared.relaxed = matches!(self.engine, Engine::Implicit { .. })
-                && !sewn
+                && (!sewn || self.start_cleared.moved > 0)
                 && Verlet::relax_start(&mut self.world, x).unwrap_or(false);
             if self.start_cleared.moved > 0 || self.start_cleared.relaxed {
                 self.world.sewing.measure_initial(&self.state.x);
