@@ -516,7 +516,7 @@ fn print_summary(sim: &Simulation, records: &[FrameStats], wall: f64, out: &Path
         sim.system().mesh.num_triangles()
     );
     outln!(
-        "frames / steps     {} / {} ({} Newton-corrected; {} rejected: {} stretch, {} penetration, {} inside solid, {} self-crossing, {} not SPD)",
+        "frames / steps     {} / {} ({} Newton-corrected; {} rejected: {} stretch, {} penetration, {} inside solid, {} self-crossing, {} energy, {} not SPD)",
         t.frames,
         t.steps,
         t.corrections,
@@ -525,6 +525,7 @@ fn print_summary(sim: &Simulation, records: &[FrameStats], wall: f64, out: &Path
         t.rejections.penetration,
         t.rejections.inside_solid,
         t.rejections.self_crossing,
+        t.rejections.energy_gain,
         t.rejections.not_positive_definite + t.rejections.factorization
     );
     outln!(

@@ -51,6 +51,16 @@ pub enum Reject {
         /// Colliding vertex-triangle and edge-edge pairs left at the last iteration.
         impacts: usize,
     },
+    /// Where nothing but gravity does work on the cloth and it touches static solids, the
+    /// step's kinetic energy grew by more than gravity's work and the elastic energy it
+    /// released supply (a landing or push-out given back as motion by a large step): h is
+    /// halved, down to [`crate::implicit::ENERGY_CHECK_H`].
+    EnergyGain {
+        /// The kinetic energy's growth beyond what the step supplied (J).
+        gain: f64,
+        /// What the step may gain (J).
+        allowed: f64,
+    },
 }
 
 impl Reject {
@@ -86,6 +96,10 @@ impl std::fmt::Display for Reject {
                     "cloth passes through itself ({impacts} colliding pairs left)"
                 )
             }
+            Reject::EnergyGain { gain, allowed } => write!(
+                f,
+                "the kinetic energy grew {gain:.3e} J beyond what gravity and the released elastic energy supply in one step (allowed {allowed:.3e} J)"
+            ),
             Reject::InsideSolid {
                 vertex,
                 collider,

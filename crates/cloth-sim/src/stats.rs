@@ -109,6 +109,8 @@ pub struct Rejections {
     /// [`Reject::SelfCrossing`]: the cloth passed through itself and impact zones did not
     /// separate it.
     pub self_crossing: usize,
+    /// [`Reject::EnergyGain`]: the energy rose by more than the contacts may supply.
+    pub energy_gain: usize,
 }
 
 impl Rejections {
@@ -121,6 +123,7 @@ impl Rejections {
             Reject::Penetration { .. } => self.penetration += 1,
             Reject::InsideSolid { .. } => self.inside_solid += 1,
             Reject::SelfCrossing { .. } => self.self_crossing += 1,
+            Reject::EnergyGain { .. } => self.energy_gain += 1,
         }
     }
 
@@ -132,6 +135,7 @@ impl Rejections {
             + self.penetration
             + self.inside_solid
             + self.self_crossing
+            + self.energy_gain
     }
 
     /// Adds another set of counts to this one.
@@ -142,6 +146,7 @@ impl Rejections {
         self.penetration += o.penetration;
         self.inside_solid += o.inside_solid;
         self.self_crossing += o.self_crossing;
+        self.energy_gain += o.energy_gain;
     }
 }
 

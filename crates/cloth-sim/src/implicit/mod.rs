@@ -15,8 +15,8 @@
 //!    `e = A dv - b` (paper §5.3, §5.4);
 //! 5. `accept`: the candidate end state `x0 + h (v0 + dv) + y` is judged on its stretch change
 //!    (paper §7), on vertices pulled into solids and, after the impact zones of the detect
-//!    stage made its motion free of cloth-cloth crossings, again: a [`Reject`] or acceptance.
-//!    An attempt whose only fault is a stretch change over the threshold first gets Newton
+//!    stage made its motion free of cloth-cloth crossings, again, and against static solids on
+//!    its kinetic energy (`energy`): a [`Reject`] or acceptance. An attempt whose only fault is a stretch change over the threshold first gets Newton
 //!    corrections (`correct`: stages 3 and 4 again, linearised at its end state,
 //!    [`ImplicitSettings::newton_corrections`]) and is judged again;
 //! 6. `update`: `v += dv`, `x += h (v0 + dv) + y`, the optional maximum-stretch pass, and the
@@ -35,6 +35,7 @@ mod contact;
 mod controller;
 mod correct;
 mod detect;
+mod energy;
 mod settings;
 mod solve;
 mod update;
@@ -43,6 +44,7 @@ mod zones;
 pub use contact::{ContactModes, PUSH_OUT_FRACTION};
 pub use controller::{STEP_TARGET, StepControl, StepController};
 pub use correct::CORRECTABLE_CHANGE;
+pub use energy::ENERGY_CHECK_H;
 pub use settings::{ImplicitSettings, LinearSolver};
 
 use accept::Check;
@@ -52,6 +54,7 @@ use candidate::Candidate;
 use constrain::Constraints;
 use contact::ContactMemory;
 use detect::Detection;
+use energy::{EnergyCheck, Judged};
 use solve::Solution;
 use update::Update;
 
@@ -155,6 +158,7 @@ impl Implicit {
             solve: Solution::new(n),
             candidate: Candidate::default(),
             accept: Check::default(),
+            energy: EnergyCheck::default(),
             update: Update::new(n),
         };
         Ok(Self { settings, stages })
@@ -256,6 +260,7 @@ struct Stages {
     solve: Solution,
     candidate: Candidate,
     accept: Check,
+    energy: EnergyCheck,
     update: Update,
 }
 
@@ -349,11 +354,33 @@ impl Stages {
         Ok(verdict)
     }
 
-    /// Stage 5 on the solved system: the candidate end state is measured, the detect stage
-    /// queries it and the accept stage judges what it found. Last comes the safety net of
-    /// cloth-cloth contact: impact zones make the candidate's motion free of crossings, and a
-    /// candidate they changed is judged again for solids and stretch.
+    /// Stage 5 on the solved system: the candidate's motion is judged ([`Stages::motion`]),
+    /// then, where nothing but gravity does work on the cloth and it has static solids, its
+    /// kinetic energy (`energy`).
     fn verdict(&mut self, ctx: &Attempt, clock: &mut Clock) -> Option<Reject> {
+        if let Some(reject) = self.motion(ctx, clock) {
+            return Some(reject);
+        }
+        let (world, state, cons) = (ctx.world, ctx.state, &self.constrain);
+        let applies = world.colliders.is_some() && crate::sanity::closed(world);
+        let judged = Judged {
+            x0: &state.x,
+            v0: &state.v,
+            dv: &self.solve.dv,
+            candidate: &self.candidate,
+            lift: lift_work(world, &cons.y),
+            h: ctx.h,
+        };
+        let reject = self.energy.judge(world, &judged, applies);
+        clock.other();
+        reject
+    }
+
+    /// The candidate end state is measured, the detect stage queries it and the accept stage
+    /// judges what it found. Last comes the safety net of cloth-cloth contact: impact zones
+    /// make the candidate's motion free of crossings, and a candidate they changed is judged
+    /// again for solids and stretch.
+    fn motion(&mut self, ctx: &Attempt, clock: &mut Clock) -> Option<Reject> {
         let (world, state, h) = (ctx.world, ctx.state, ctx.h);
         let (model, cons) = (&world.cloth.model, &self.constrain);
         self.candidate
@@ -401,6 +428,7 @@ impl Stages {
             self.key.set(state);
             self.assemble.invalidate();
             self.accept.invalidate();
+            self.energy.invalidate();
             self.redos = 0;
         }
     }
@@ -419,6 +447,7 @@ impl Stages {
         self.constrain.clear_scheduled();
         self.key.set(state);
         self.assemble.invalidate();
+        self.energy.invalidate();
         self.redos = 0;
     }
 }

@@ -15,8 +15,9 @@
 //!   cloth but gravity — no moving pins or colliders, no wind, no user springs, no sewing
 //!   (stitches pull and hold gravity off while they close) — the kinetic
 //!   energy may not exceed [`ENERGY_FACTOR`] times the initial kinetic and elastic energy plus
-//!   the gravitational energy released since the start (backward Euler dissipates, Verlet
-//!   nearly conserves: a correct run stays well inside it). Static colliders are allowed but
+//!   the gravitational energy released since the start, plus the energy of lifting the cloth
+//!   0.1 mm (backward Euler dissipates, Verlet nearly conserves: a correct run stays well
+//!   inside it). Static colliders are allowed but
 //!   loosen the factor to [`ENERGY_FACTOR_CONTACT`]: the position alteration (paper §6.2)
 //!   moves vertices onto surfaces without a force and so does work of its own (up to a little
 //!   more than the released energy); where it lifts vertices against gravity (cloth started
@@ -50,7 +51,14 @@ pub(crate) struct Sanity {
     start: f64,
     /// Work of position alterations against gravity since the start (J).
     supplied: f64,
+    /// Energy (J) the check allows regardless: the cloth's weight lifted by
+    /// [`ENERGY_FLOOR_HEIGHT`] (at least 1 nJ), the scale below which a cloth at rest jitters.
+    floor: f64,
 }
+
+/// Height (m) whose potential energy, over the whole cloth, the energy check allows
+/// regardless of what the scene supplied.
+const ENERGY_FLOOR_HEIGHT: f64 = 1e-4;
 
 impl Sanity {
     /// The references of `world` starting from `state`.
@@ -72,25 +80,10 @@ impl Sanity {
         let colliders = world.colliders().map(|s| s.colliders()).unwrap_or(&[]);
         colliders.iter().for_each(|c| grow(&c.position));
         let extent = (hi - lo).norm().max(1.0);
-        let pin_drive = world.pins().iter().map(|p| {
-            let r = p
-                .initial
-                .iter()
-                .map(|x| (x - p.centre).norm())
-                .fold(0.0, f64::max);
-            p.motion.max_speed(r)
-        });
-        let collider_drive = colliders
-            .iter()
-            .map(|c| c.motion.max_speed(c.shape.bounding_radius().min(extent)));
-        let drive = pin_drive.chain(collider_drive).fold(0.0, f64::max);
+        let drive = drive(world, extent);
         let gravity = cloth.external.gravity;
         let elastic = cloth.model.energy(&state.x);
-        let ext = &cloth.external;
-        let closed = drive == 0.0
-            && (ext.wind == Vec3::zeros() || (ext.drag == 0.0 && ext.wind_coefficient == 0.0))
-            && ext.springs.is_empty()
-            && world.sewing.is_empty();
+        let closed = work_free(world, drive);
         let factor = if colliders.is_empty() {
             ENERGY_FACTOR
         } else {
@@ -107,6 +100,8 @@ impl Sanity {
                 + elastic
                 + potential(&gravity, &cloth.masses, &state.x),
             supplied: 0.0,
+            floor: (cloth.masses.iter().sum::<f64>() * gravity.norm() * ENERGY_FLOOR_HEIGHT)
+                .max(1e-9),
         }
     }
 
@@ -171,7 +166,7 @@ impl Sanity {
         let masses = &world.cloth.masses;
         let kinetic = state.kinetic_energy(masses);
         let released = self.start - potential(&self.gravity, masses, &state.x);
-        let budget = factor * (released.max(0.0) + self.supplied) + 1e-9;
+        let budget = factor * (released.max(0.0) + self.supplied) + self.floor;
         if kinetic.is_nan() || kinetic > budget {
             let fastest = (0..state.len())
                 .max_by(|&a, &b| {
@@ -183,6 +178,40 @@ impl Sanity {
         }
         Ok(())
     }
+}
+
+/// The fastest prescribed motion (m/s) of a pin or collider point within `extent` (m) of its
+/// centre.
+fn drive(world: &World, extent: f64) -> f64 {
+    let pin_drive = world.pins().iter().map(|p| {
+        let r = p
+            .initial
+            .iter()
+            .map(|x| (x - p.centre).norm())
+            .fold(0.0, f64::max);
+        p.motion.max_speed(r)
+    });
+    let colliders = world.colliders().map(|s| s.colliders()).unwrap_or(&[]);
+    let collider_drive = colliders
+        .iter()
+        .map(|c| c.motion.max_speed(c.shape.bounding_radius().min(extent)));
+    pin_drive.chain(collider_drive).fold(0.0, f64::max)
+}
+
+/// Whether nothing but gravity does work on the cloth of `world` (`drive` its fastest
+/// prescribed motion): no driven pins or colliders, no wind, no user springs, no sewing.
+fn work_free(world: &World, drive: f64) -> bool {
+    let ext = &world.cloth.external;
+    drive == 0.0
+        && (ext.wind == Vec3::zeros() || (ext.drag == 0.0 && ext.wind_coefficient == 0.0))
+        && ext.springs.is_empty()
+        && world.sewing.is_empty()
+}
+
+/// Whether nothing but gravity does work on the cloth of `world` (see [`Sanity`]'s energy
+/// check).
+pub(crate) fn closed(world: &World) -> bool {
+    work_free(world, drive(world, 1.0))
 }
 
 /// Gravitational potential energy `-sum m g . x` (J).
