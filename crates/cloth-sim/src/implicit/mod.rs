@@ -16,9 +16,10 @@
 //! 5. `accept`: the candidate end state `x0 + h (v0 + dv) + y` is judged on its stretch change
 //!    (paper §7), on vertices pulled into solids and, after the impact zones of the detect
 //!    stage made its motion free of cloth-cloth crossings, again, and against static solids on
-//!    its kinetic energy (`energy`): a [`Reject`] or acceptance. An attempt whose only fault is a stretch change over the threshold first gets Newton
-//!    corrections (`correct`: stages 3 and 4 again, linearised at its end state,
-//!    [`ImplicitSettings::newton_corrections`]) and is judged again;
+//!    its kinetic energy (`energy`): a [`Reject`] or acceptance. An attempt whose only fault
+//!    is a stretch change over the threshold first gets Newton corrections (`correct`: stages
+//!    3 and 4 again, linearised at its end state, [`ImplicitSettings::newton_corrections`])
+//!    and is judged again;
 //! 6. `update`: `v += dv`, `x += h (v0 + dv) + y`, the optional maximum-stretch pass, and the
 //!    contact modes from the constraint forces.
 //!
