@@ -19,12 +19,14 @@ pub const PLOT_FILES: [&str; 6] = [
 ];
 
 const SIZE: (u32, u32) = (800, 480);
-const COLORS: [RGBColor; 5] = [
+const COLORS: [RGBColor; 7] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
     RGBColor(214, 39, 40),
     RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
 ];
 
 type Series = (String, Vec<(f64, f64)>);
@@ -119,6 +121,9 @@ fn line_charts(stats: &[FrameStats]) -> [(&'static str, &'static str, Vec<Series
                 }),
                 series("factorization", &|s| count(s.rejections.factorization)),
                 series("penetration", &|s| count(s.rejections.penetration)),
+                series("inside solid", &|s| count(s.rejections.inside_solid)),
+                series("self-crossing", &|s| count(s.rejections.self_crossing)),
+                series("energy gain", &|s| count(s.rejections.energy_gain)),
             ],
         ),
     ]
