@@ -189,3 +189,36 @@ fn the_flare_skirt_placed_inside_the_body_starts_the_run_outside_it() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A sheet thicker than its rows are apart (9.7 mm on 9.1 mm rows) with self-collision on:
+/// `cloth check` says that vertices two edges apart will push each other apart at rest, and
+/// says nothing of the kind for the same sheet 4 mm thick or with self-collision off.
+#[test]
+fn a_cloth_thicker_than_its_edges_is_reported_with_self_collision_on() {
+    let dir = temp_dir("start-thick");
+    let check = |thickness: f64, self_collision: bool| {
+        let scene = dir.join(format!("s-{thickness}-{self_collision}.toml"));
+        std::fs::write(
+            &scene,
+            format!(
+                "[cloth]\nmesh = {{ kind = \"grid\", nx = 12, ny = 12, width = 0.26, height = 0.10 }}\n\
+                 thickness = {thickness}\nself_collision = {self_collision}\n\
+                 [[collider]]\nshape = \"plane\"\nposition = [0, -0.02, 0]\n"
+            ),
+        )
+        .unwrap();
+        let o = cloth_cmd().arg("check").arg(&scene).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let thick = check(0.0097, true);
+    assert!(
+        thick.contains("the cloth thickness 9.7 mm is longer than")
+            && thick.contains("does not come fully to rest"),
+        "{thick}"
+    );
+    for out in [check(0.004, true), check(0.0097, false)] {
+        assert!(!out.contains("the cloth thickness"), "{out}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -30,7 +30,7 @@ pub fn check(path: &Path) -> Result<ExitCode, String> {
         sim.pins().len()
     );
     outln!("colliders  {}", scene.colliders.len());
-    for note in super::run::mesh_notices(&sim) {
+    for note in super::run::scene_notices(&sim) {
         outln!("           {note}");
     }
     outln!("frames     {} at {} fps", scene.run.frames, scene.run.fps);

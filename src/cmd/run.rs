@@ -219,7 +219,7 @@ fn fresh(args: &RunArgs) -> Result<Prepared, String> {
         .clone()
         .unwrap_or_else(|| Path::new("out").join(path.file_stem().unwrap_or_default()));
     let sim = build_simulation(&scene).map_err(|e| e.to_string())?;
-    for note in mesh_notices(&sim) {
+    for note in scene_notices(&sim) {
         errln!("note: {note}");
     }
     if let Some(line) = cleared_summary(&sim) {
@@ -281,16 +281,28 @@ pub(crate) fn cleared_summary(sim: &Simulation) -> Option<String> {
 }
 
 /// What the collider set did to the mesh colliders as given (welded vertices, open parts), one
-/// line per collider that needed it.
-pub(crate) fn mesh_notices(sim: &Simulation) -> Vec<String> {
-    sim.colliders()
+/// line per collider that needed it, and a line when self-collision meets a cloth thicker than
+/// its edges ([`cloth::sim::world::World::self_contact_thicker_than_edges`]).
+pub(crate) fn scene_notices(sim: &Simulation) -> Vec<String> {
+    let mut notices: Vec<String> = sim
+        .colliders()
         .map(|set| {
             set.mesh_reports()
                 .iter()
                 .filter_map(|r| r.notice())
                 .collect()
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    if let Some((thickness, short, total)) = sim.world().self_contact_thicker_than_edges() {
+        notices.push(format!(
+            "the cloth thickness {:.1} mm is longer than {short} of its {total} edges at rest: \
+             with self-collision on, vertices two edges apart push each other apart where the \
+             cloth lies flat and it does not come fully to rest (make `cloth.thickness` \
+             smaller than the edges, or the edges longer)",
+            thickness * 1e3
+        ));
+    }
+    notices
 }
 
 /// Continues the run in `dir` from its checkpoint: the frames after it are removed (they are

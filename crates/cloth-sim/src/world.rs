@@ -137,6 +137,30 @@ impl World {
         self.cloth.num_vertices()
     }
 
+    /// With self-collision on, its thickness (m), how many of the cloth's edges are shorter at
+    /// rest and how many edges there are, when more than 1% of them are shorter: vertices two
+    /// edges apart then lie within the thickness of each other's triangles where the cloth is
+    /// flat, and the penalty springs push them apart at rest, so the cloth never comes fully
+    /// to rest. `None` otherwise.
+    pub fn self_contact_thicker_than_edges(&self) -> Option<(f64, usize, usize)> {
+        let thickness = self.self_collision.as_ref()?.thickness();
+        let mesh = &self.cloth.mesh;
+        let triangles = mesh.triangles();
+        let short = (mesh.edges().iter())
+            .filter(|e| {
+                let t = e.tris[0];
+                let rest = mesh.triangle_rest(t);
+                let corner = |v: usize| triangles[t].iter().position(|&w| w == v);
+                match (corner(e.v[0]), corner(e.v[1])) {
+                    (Some(a), Some(b)) => (rest[a] - rest[b]).norm() < thickness,
+                    _ => false,
+                }
+            })
+            .count();
+        let total = mesh.edges().len();
+        (short as f64 > 0.01 * total as f64).then_some((thickness, short, total))
+    }
+
     /// Per vertex: whether a pin group holds it.
     pub fn pinned(&self) -> &[bool] {
         &self.pinned
