@@ -65,14 +65,10 @@ fn run_pattern(name: &str) -> Result<(), String> {
     let sim = build_simulation(&scene).map_err(|e| e.to_string())?;
     let stitches: Vec<[usize; 2]> = sim.world().sewing.pairs().collect();
     let mesh = &sim.system().mesh;
-    let mut rest_edges = Vec::new();
-    for (t, tri) in mesh.triangles().iter().enumerate() {
-        let r = mesh.triangle_rest(t);
-        for k in 0..3 {
-            let rest = (r[k] - r[(k + 1) % 3]).norm();
-            rest_edges.push((tri[k], tri[(k + 1) % 3], rest));
-        }
-    }
+    let rest_edges: Vec<(usize, usize, f64)> = (mesh.edges().iter())
+        .zip(mesh.edge_rest_lengths())
+        .map(|(e, &rest)| (e.v[0], e.v[1], rest))
+        .collect();
     let body = read_obj(&root.join("assets/garmentcode/mean_female.obj"));
 
     let dir = temp_dir(&format!("garmentcode-{name}"));

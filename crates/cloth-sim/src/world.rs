@@ -144,20 +144,9 @@ impl World {
     /// to rest. `None` otherwise.
     pub fn self_contact_thicker_than_edges(&self) -> Option<(f64, usize, usize)> {
         let thickness = self.self_collision.as_ref()?.thickness();
-        let mesh = &self.cloth.mesh;
-        let triangles = mesh.triangles();
-        let short = (mesh.edges().iter())
-            .filter(|e| {
-                let t = e.tris[0];
-                let rest = mesh.triangle_rest(t);
-                let corner = |v: usize| triangles[t].iter().position(|&w| w == v);
-                match (corner(e.v[0]), corner(e.v[1])) {
-                    (Some(a), Some(b)) => (rest[a] - rest[b]).norm() < thickness,
-                    _ => false,
-                }
-            })
-            .count();
-        let total = mesh.edges().len();
+        let rest = self.cloth.mesh.edge_rest_lengths();
+        let short = rest.iter().filter(|&&l| l < thickness).count();
+        let total = rest.len();
         (short as f64 > 0.01 * total as f64).then_some((thickness, short, total))
     }
 

@@ -12,6 +12,7 @@
 
 use super::candidate::Candidate;
 use crate::error::Reject;
+use crate::sanity::ENERGY_FLOOR_HEIGHT;
 use crate::world::World;
 use cloth_mesh::Vec3;
 
@@ -21,10 +22,6 @@ pub const ENERGY_CHECK_H: f64 = 1e-3;
 /// Share of the energy the step starts with and gravity's work over it that its kinetic energy
 /// may gain beyond what they and the released elastic energy supply.
 const ENERGY_GAIN: f64 = 0.5;
-
-/// Height (m) whose potential energy, over the whole cloth, every step may gain regardless:
-/// the scale below which the energies of a cloth at rest are round-off.
-const ENERGY_FLOOR_HEIGHT: f64 = 1e-4;
 
 /// The elastic energy of the start state, kept while the start state stands, and scratch.
 #[derive(Default)]

@@ -56,9 +56,10 @@ pub(crate) struct Sanity {
     floor: f64,
 }
 
-/// Height (m) whose potential energy, over the whole cloth, the energy check allows
-/// regardless of what the scene supplied.
-const ENERGY_FLOOR_HEIGHT: f64 = 1e-4;
+/// Height (m) whose potential energy, over the whole cloth, the energy checks (this one and
+/// the implicit step's) allow regardless of what the scene supplied: the scale below which
+/// the energies of a cloth at rest are round-off and jitter.
+pub(crate) const ENERGY_FLOOR_HEIGHT: f64 = 1e-4;
 
 impl Sanity {
     /// The references of `world` starting from `state`.
