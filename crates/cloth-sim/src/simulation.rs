@@ -742,6 +742,7 @@ fn implicit_frame(
                 sanity.check(world, state, stats.frame, stepper.most_stretched())?;
                 add_attempt(stats, &info);
                 stats.steps += 1;
+                stats.over_threshold += usize::from(info.over_threshold);
                 stats.zone_vertices += info.zone_vertices;
                 stats.h_min = stats.h_min.min(h);
                 stats.h_max = stats.h_max.max(h);

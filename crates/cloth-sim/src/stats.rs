@@ -172,6 +172,10 @@ pub struct FrameStats {
     /// threshold, summed over accepted and rejected steps (each an evaluation and a linear
     /// solve, like an attempt; [`crate::implicit::ImplicitSettings::newton_corrections`]).
     pub corrections: usize,
+    /// Accepted steps whose stretch change was over the threshold, accepted because their
+    /// Newton correction moved the stretch by little
+    /// ([`crate::implicit::ImplicitSettings::correction_tolerance`]).
+    pub over_threshold: usize,
     /// Conjugate-gradient iterations summed over accepted and rejected steps.
     pub cg_iterations: usize,
     /// Linear solves that stopped at the iteration cap before reaching the tolerance.
@@ -232,6 +236,7 @@ impl FrameStats {
         self.rejections.add(&earlier.rejections);
         self.rejected_steps = self.rejections.total();
         self.corrections += earlier.corrections;
+        self.over_threshold += earlier.over_threshold;
         self.cg_iterations += earlier.cg_iterations;
         self.cg_not_converged += earlier.cg_not_converged;
         self.zone_vertices += earlier.zone_vertices;
@@ -262,6 +267,8 @@ pub struct Totals {
     pub rejections: Rejections,
     /// Newton corrections (see [`FrameStats::corrections`]).
     pub corrections: usize,
+    /// Steps accepted over the stretch threshold (see [`FrameStats::over_threshold`]).
+    pub over_threshold: usize,
     /// CG iterations.
     pub cg_iterations: usize,
     /// Smallest accepted step (s).
@@ -289,6 +296,7 @@ impl Totals {
             t.rejected_steps += f.rejected_steps;
             t.rejections.add(&f.rejections);
             t.corrections += f.corrections;
+            t.over_threshold += f.over_threshold;
             t.cg_iterations += f.cg_iterations;
             if f.steps > 0 {
                 t.h_min = t.h_min.min(f.h_min);

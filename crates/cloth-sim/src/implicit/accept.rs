@@ -24,6 +24,14 @@ pub(crate) struct Check {
     torn: Vec<bool>,
     /// The largest stretch change of the last candidate the threshold was checked on.
     pub last_change: f64,
+    /// The candidate stretch of the attempt's previous solve, which a Newton correction
+    /// started from (valid while `has_reference`).
+    reference: Vec<[f64; 2]>,
+    /// Whether `reference` belongs to the current attempt.
+    has_reference: bool,
+    /// The largest stretch change the last Newton correction made, when the last stretch
+    /// check passed a change over the threshold because of it (see [`Check::stretch`]).
+    pub corrected_over: Option<f64>,
 }
 
 /// What the detect stage found of the candidate in solids, judged: a vertex pulled into a
@@ -94,14 +102,44 @@ impl Check {
         model.triangle_stretch(&self.scratch, &mut self.stretch1);
     }
 
-    /// A stretch change above the threshold (paper §7), if any.
+    /// Starts an attempt: no Newton correction has been made yet.
+    pub fn start_attempt(&mut self) {
+        self.has_reference = false;
+        self.corrected_over = None;
+    }
+
+    /// Keeps the candidate stretch of the solve a Newton correction is about to correct.
+    pub fn keep_reference(&mut self) {
+        self.reference.clone_from(&self.stretch1);
+        self.has_reference = true;
+    }
+
+    /// A stretch change above the threshold (paper §7), if any. After a Newton correction, a
+    /// change above the threshold passes when the correction moved no triangle's stretch by
+    /// more than [`ImplicitSettings::correction_tolerance`] times the threshold (the error of
+    /// the linearised step, which the threshold stands in for, is then measured and within
+    /// it) and every change over the threshold relaxes towards rest. The correction's move is
+    /// recorded in [`Check::corrected_over`].
     pub fn stretch(&mut self, settings: &ImplicitSettings) -> Option<Reject> {
         let (triangle, change) = self.largest_stretch_change();
         self.last_change = change;
-        (change > settings.stretch_threshold).then_some(Reject::StretchChange {
+        self.corrected_over = None;
+        let threshold = settings.stretch_threshold;
+        if change <= threshold {
+            return None;
+        }
+        let tolerance = settings.over_threshold_tolerance();
+        if self.has_reference && tolerance > 0.0 && change.is_finite() {
+            let moved = largest_difference(&self.reference, &self.stretch1);
+            if moved <= tolerance * threshold && self.over_threshold_relaxes(threshold) {
+                self.corrected_over = Some(moved);
+                return None;
+            }
+        }
+        Some(Reject::StretchChange {
             triangle,
             change,
-            threshold: settings.stretch_threshold,
+            threshold,
         })
     }
 
@@ -132,24 +170,46 @@ impl Check {
             })
     }
 
+    /// Whether every `|w_u|` or `|w_v|` that changed by more than `threshold` between the
+    /// start and the candidate ends no farther from 1 (rest) than it started: the change
+    /// relaxes stretch or compression rather than adding to it.
+    fn over_threshold_relaxes(&self, threshold: f64) -> bool {
+        (self.stretch0.iter().zip(&self.stretch1)).all(|(a, b)| {
+            (0..2).all(|k| {
+                (a[k] - b[k]).abs() <= threshold || (b[k] - 1.0).abs() <= (a[k] - 1.0).abs()
+            })
+        })
+    }
+
     /// The triangle whose `|w_u|` or `|w_v|` changed most between the start and the candidate,
     /// and that change (infinite if not finite).
     fn largest_stretch_change(&self) -> (usize, f64) {
-        let mut worst = (0, 0.0f64);
-        for (t, (a, b)) in self.stretch0.iter().zip(&self.stretch1).enumerate() {
-            let (du, dv) = ((a[0] - b[0]).abs(), (a[1] - b[1]).abs());
-            // A NaN in either direction is an infinite change (`f64::max` would drop it).
-            let d = if du.is_nan() || dv.is_nan() {
-                f64::INFINITY
-            } else {
-                du.max(dv)
-            };
-            if d > worst.1 {
-                worst = (t, d);
-            }
-        }
-        worst
+        largest_change(&self.stretch0, &self.stretch1)
     }
+}
+
+/// The triangle whose `|w_u|` or `|w_v|` differs most between `a` and `b`, and that difference
+/// (infinite if not finite).
+fn largest_change(a: &[[f64; 2]], b: &[[f64; 2]]) -> (usize, f64) {
+    let mut worst = (0, 0.0f64);
+    for (t, (a, b)) in a.iter().zip(b).enumerate() {
+        let (du, dv) = ((a[0] - b[0]).abs(), (a[1] - b[1]).abs());
+        // A NaN in either direction is an infinite change (`f64::max` would drop it).
+        let d = if du.is_nan() || dv.is_nan() {
+            f64::INFINITY
+        } else {
+            du.max(dv)
+        };
+        if d > worst.1 {
+            worst = (t, d);
+        }
+    }
+    worst
+}
+
+/// The largest difference of any triangle's `|w_u|` or `|w_v|` between `a` and `b`.
+fn largest_difference(a: &[[f64; 2]], b: &[[f64; 2]]) -> f64 {
+    largest_change(a, b).1
 }
 
 #[cfg(test)]
@@ -170,5 +230,47 @@ mod tests {
         assert_eq!(c.largest_stretch_change(), (2, f64::INFINITY));
         c.stretch1[2] = [f64::NAN, 1.0];
         assert_eq!(c.largest_stretch_change(), (2, f64::INFINITY));
+    }
+
+    /// After a correction, a change over the threshold passes only when the correction moved
+    /// the stretch by at most the tolerance and the change relaxes towards rest.
+    #[test]
+    fn a_corrected_change_over_the_threshold_passes_only_when_small_and_towards_rest() {
+        let settings = ImplicitSettings::default();
+        // The changes below are 4 points of strain, over the default threshold.
+        assert!(settings.stretch_threshold < 0.04);
+        let judge = |w0: [f64; 2], first: [f64; 2], corrected: [f64; 2], s: &ImplicitSettings| {
+            let mut c = Check {
+                stretch0: vec![w0, [1.0, 1.0]],
+                stretch1: vec![first, [1.0, 1.0]],
+                ..Check::default()
+            };
+            c.start_attempt();
+            assert!(
+                c.stretch(s).is_some(),
+                "the first solve is over the threshold"
+            );
+            c.keep_reference();
+            c.stretch1[0] = corrected;
+            let verdict = c.stretch(s);
+            (verdict.is_none(), c.corrected_over)
+        };
+        // Compressed 4%, relaxed to rest; the correction moved it by 0.002.
+        let (passed, moved) = judge([0.96, 1.0], [1.002, 1.0], [1.0, 1.0], &settings);
+        assert!(passed);
+        assert!((moved.unwrap() - 0.002).abs() < 1e-12);
+        // The same relaxation, but the correction moved the stretch by more than the threshold.
+        let (passed, _) = judge([0.96, 1.0], [1.04, 1.0], [1.0, 1.0], &settings);
+        assert!(!passed);
+        // Stretched away from rest by 4% (v), however little the correction moved it.
+        let (passed, moved) = judge([1.0, 1.0], [1.0, 1.041], [1.0, 1.04], &settings);
+        assert!(!passed && moved.is_none());
+        // Off: the paper's threshold.
+        let off = ImplicitSettings {
+            correction_tolerance: 0.0,
+            ..ImplicitSettings::default()
+        };
+        let (passed, _) = judge([0.96, 1.0], [1.0, 1.0], [1.0, 1.0], &off);
+        assert!(!passed);
     }
 }

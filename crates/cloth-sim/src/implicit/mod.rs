@@ -94,11 +94,18 @@ pub struct StepInfo {
     /// (a stretch rejection carries its change in [`Reject::StretchChange`]). For a step
     /// accepted after Newton corrections it is the change of its first solve, over the
     /// threshold: the step control sizes the next step from it, so steps stay where one solve
-    /// suffices.
+    /// suffices. For a step accepted over the threshold on its correction
+    /// ([`ImplicitSettings::correction_tolerance`]) it is the stretch the correction moved
+    /// divided by the tolerance: at the largest move allowed the next step keeps its size,
+    /// below it the step grows.
     pub stretch_change: f64,
     /// Newton corrections the attempt took (each an evaluation and a linear solve, counted in
     /// `cg_iterations` and `timings`).
     pub corrections: usize,
+    /// Whether the attempt was accepted with a stretch change over the threshold because its
+    /// Newton correction moved the stretch by little
+    /// ([`ImplicitSettings::correction_tolerance`]).
+    pub over_threshold: bool,
     /// Work (J) the position alterations y of an accepted attempt did against gravity: the sum
     /// over vertices of `m g . (-y)` where it is positive (a push-out lifting a vertex onto a
     /// solid's layer). The energy sanity check counts it as energy the scene supplied.
@@ -315,6 +322,7 @@ impl Stages {
         info: &mut StepInfo,
         clock: &mut Clock,
     ) -> Result<Option<Reject>, SimError> {
+        self.accept.start_attempt();
         // 2. constrain
         (self.constrain).build(ctx, &self.detect, &mut self.contacts, clock);
         // 3. assemble
@@ -337,6 +345,7 @@ impl Stages {
             && correct::worth_trying(&verdict, first_change)
         {
             info.corrections += 1;
+            self.accept.keep_reference();
             let (asm, sol) = (&mut self.assemble, &mut self.solve);
             let Some(cg) = correct::newton(ctx, asm, sol, &mut self.constrain, clock)? else {
                 break;
@@ -346,10 +355,12 @@ impl Stages {
             verdict = self.verdict(ctx, clock);
         }
         if verdict.is_none() {
-            info.stretch_change = if info.corrections > 0 {
-                first_change
-            } else {
-                self.accept.last_change
+            info.over_threshold = self.accept.corrected_over.is_some();
+            info.stretch_change = match self.accept.corrected_over {
+                // Sized by how far the correction moved the stretch (see `stretch_change`).
+                Some(moved) => moved / ctx.settings.over_threshold_tolerance(),
+                None if info.corrections > 0 => first_change,
+                None => self.accept.last_change,
             };
         }
         Ok(verdict)

@@ -60,6 +60,23 @@ pub struct ImplicitSettings {
     /// contact stopped lengthens to first order in the linearisation, not in the cloth): a
     /// correction saves many rejected attempts for little extra work.
     pub newton_corrections: usize,
+    /// A step whose stretch change is over the threshold is accepted after a Newton
+    /// correction that moved no triangle's stretch `|w_u|` or `|w_v|` by more than this
+    /// fraction of the threshold, when every change over the threshold brings its triangle's
+    /// stretch no farther from rest than it started (scene key `solver.correction_tolerance`,
+    /// default 1; 0 turns it off and the threshold rejects every larger change, as in the
+    /// paper). The threshold stands in for the error of the linearised step, which grows with
+    /// the change; the correction measures that error directly, and the state it leaves is
+    /// closer to the backward Euler solution than the first solve. A triangle out of balance
+    /// (where a contact let go or caught it) relaxes towards rest in one step at any h, as its
+    /// stiff stretch has a period of a fraction of a millisecond; that change no longer
+    /// shrinks the step. A change away from rest is still held to the threshold, so no step
+    /// stretches the cloth by more than the paper's rule allows. The change a correction may
+    /// consider is still capped at [`CORRECTABLE_CHANGE`](super::CORRECTABLE_CHANGE) times the
+    /// threshold. With a [`strain_limit`](Self::strain_limit) it does not apply: the
+    /// maximum-stretch pass after the step holds its edges in a bounded number of sweeps only
+    /// when the step's change stays within the threshold.
+    pub correction_tolerance: f64,
     /// Threads for force evaluation, assembly and the solve (default: the current rayon
     /// pool). Results are the same bits for every choice.
     pub par: Par,
@@ -77,14 +94,25 @@ impl Default for ImplicitSettings {
             strain_limit: None,
             max_penetration_redos: 4,
             newton_corrections: 1,
+            correction_tolerance: 1.0,
             par: Par::default(),
         }
     }
 }
 
 impl ImplicitSettings {
-    /// Checks the ranges (`0 < h_min <= h_max`, positive threshold); the error names the key as
-    /// in scene files.
+    /// The correction tolerance in effect: [`correction_tolerance`](Self::correction_tolerance),
+    /// or 0 with a strain limit.
+    pub fn over_threshold_tolerance(&self) -> f64 {
+        if self.strain_limit.is_some() {
+            0.0
+        } else {
+            self.correction_tolerance
+        }
+    }
+
+    /// Checks the ranges (`0 < h_min <= h_max`, positive threshold, non-negative correction
+    /// tolerance); the error names the key as in scene files.
     pub fn validate(&self) -> Result<(), SimError> {
         check_range("solver.h_max", self.h_max, 0.0, f64::INFINITY)?;
         check_range("solver.h_min", self.h_min, 0.0, self.h_max)?;
@@ -93,6 +121,13 @@ impl ImplicitSettings {
             self.stretch_threshold,
             0.0,
             f64::INFINITY,
-        )
+        )?;
+        if !(self.correction_tolerance >= 0.0 && self.correction_tolerance.is_finite()) {
+            return Err(SimError::Invalid {
+                key: "solver.correction_tolerance".into(),
+                message: format!("must be finite and >= 0, got {}", self.correction_tolerance),
+            });
+        }
+        Ok(())
     }
 }

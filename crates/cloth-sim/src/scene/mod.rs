@@ -652,6 +652,12 @@ pub struct SolverSettings {
     /// [`crate::implicit::ImplicitSettings::newton_corrections`]). Key `newton_corrections`,
     /// default 1, >= 0 (0: the paper's single linearised solve per attempt).
     pub newton_corrections: usize,
+    /// Implicit: a step over `stretch_threshold` is accepted after a Newton correction that
+    /// moved no triangle's stretch by more than this fraction of the threshold (see
+    /// [`crate::implicit::ImplicitSettings::correction_tolerance`]). Key
+    /// `correction_tolerance`, default 1, >= 0 (0: every change over the threshold is
+    /// rejected, as in the paper).
+    pub correction_tolerance: f64,
     /// Implicit, with `step_control = "halving"`: after this many consecutive accepted steps
     /// the step is doubled again (up to `h_max`). Key `grow_after`, default 2 (as in the
     /// paper), >= 1.
@@ -719,6 +725,7 @@ impl SolverSettings {
             stretch_threshold: 0.03,
             step_control: crate::implicit::StepControl::default(),
             newton_corrections: 1,
+            correction_tolerance: 1.0,
             grow_after: 2,
             strain_limit: match integrator {
                 IntegratorKind::Verlet => Some([0.9, 1.1]),

@@ -608,23 +608,15 @@ impl Ctx<'_> {
         Ok((tol, omega))
     }
 
-    fn solver(&self, s: RawSolver, run: &RunSettings) -> Result<SolverSettings, SceneError> {
-        let integrator = s.integrator.unwrap_or(IntegratorKind::Implicit);
-        let d = SolverSettings::defaults(integrator, run.fps);
-        let frame = run.frame_time();
-        let (h_max, h_min) = self.step_bounds(&s, &d, frame)?;
-        let cg_tolerance = self.positive(
-            "solver.cg_tolerance",
-            s.cg_tolerance.unwrap_or(d.cg_tolerance),
-        )?;
-        if cg_tolerance >= 1.0 {
-            return Err(self.invalid(
-                "solver.cg_tolerance",
-                format!("must be < 1 (a relative residual), got {cg_tolerance}"),
-            ));
-        }
-        let strain_limit = self.strain_limit(s.strain_limit, d.strain_limit)?;
-        let (strain_tolerance, strain_relaxation) = self.strain_pass(&s, &d)?;
+    /// `solver.verlet_h` and `solver.verlet_damping` (s, 1/s), checked against the frame time
+    /// `frame` (s).
+    fn verlet_step(
+        &self,
+        s: &RawSolver,
+        d: &SolverSettings,
+        integrator: IntegratorKind,
+        frame: f64,
+    ) -> Result<(f64, f64), SceneError> {
         let verlet_h = self.positive("solver.verlet_h", s.verlet_h.unwrap_or(d.verlet_h))?;
         if verlet_h > frame * (1.0 + 1e-12) {
             return Err(self.invalid(
@@ -646,6 +638,27 @@ impl Ctx<'_> {
                 format!("times the Verlet step {verlet_h} s must be < 1, got {verlet_damping} 1/s"),
             ));
         }
+        Ok((verlet_h, verlet_damping))
+    }
+
+    fn solver(&self, s: RawSolver, run: &RunSettings) -> Result<SolverSettings, SceneError> {
+        let integrator = s.integrator.unwrap_or(IntegratorKind::Implicit);
+        let d = SolverSettings::defaults(integrator, run.fps);
+        let frame = run.frame_time();
+        let (h_max, h_min) = self.step_bounds(&s, &d, frame)?;
+        let cg_tolerance = self.positive(
+            "solver.cg_tolerance",
+            s.cg_tolerance.unwrap_or(d.cg_tolerance),
+        )?;
+        if cg_tolerance >= 1.0 {
+            return Err(self.invalid(
+                "solver.cg_tolerance",
+                format!("must be < 1 (a relative residual), got {cg_tolerance}"),
+            ));
+        }
+        let strain_limit = self.strain_limit(s.strain_limit, d.strain_limit)?;
+        let (strain_tolerance, strain_relaxation) = self.strain_pass(&s, &d)?;
+        let (verlet_h, verlet_damping) = self.verlet_step(&s, &d, integrator, frame)?;
         Ok(SolverSettings {
             integrator,
             h_max,
@@ -674,6 +687,10 @@ impl Ctx<'_> {
             strain_global_after: s.strain_global_after.unwrap_or(d.strain_global_after),
             step_control: s.step_control.unwrap_or(d.step_control),
             newton_corrections: s.newton_corrections.unwrap_or(d.newton_corrections),
+            correction_tolerance: self.non_negative(
+                "solver.correction_tolerance",
+                s.correction_tolerance.unwrap_or(d.correction_tolerance),
+            )?,
             grow_after: self.count("solver.grow_after", s.grow_after.unwrap_or(d.grow_after), 1)?,
             verlet_h,
             spring_stiffness: self.positive(
