@@ -37,6 +37,37 @@ fn implicit_sim(
     .unwrap()
 }
 
+/// What [`run_frames`] counted.
+struct FramesRun {
+    /// Accepted steps.
+    steps: usize,
+    /// Rejected attempts.
+    rejected: usize,
+    /// Steps accepted over the stretch threshold.
+    over: usize,
+    /// Kinetic energy at the last frame over its largest at any frame.
+    settled: f64,
+}
+
+/// Runs `frames` frames of `sim`, counting its steps.
+fn run_frames(sim: &mut Simulation, frames: usize) -> FramesRun {
+    let (mut steps, mut rejected, mut over, mut ke, mut peak) = (0, 0, 0, 0.0, 0.0f64);
+    for _ in 0..frames {
+        let st = sim.step_frame().unwrap();
+        steps += st.steps;
+        rejected += st.rejected_steps;
+        over += st.over_threshold;
+        ke = st.kinetic_energy;
+        peak = peak.max(ke);
+    }
+    FramesRun {
+        steps,
+        rejected,
+        over,
+        settled: ke / peak,
+    }
+}
+
 fn corner_pins(sys: &ClothSystem, n: usize) -> Vec<PinGroup> {
     vec![PinGroup::new(vec![0, n - 1], &sys.x0, Motion::Static)]
 }
@@ -288,15 +319,13 @@ fn predictive_step_control_rejects_fewer_steps_and_reaches_the_same_rest() {
             ..ImplicitSettings::default()
         };
         let mut sim = implicit_sim(sys, pins, settings, 30.0);
-        let (mut steps, mut rejected, mut ke, mut peak) = (0, 0, 0.0, 0.0f64);
-        for _ in 0..240 {
-            let st = sim.step_frame().unwrap();
-            steps += st.steps;
-            rejected += st.rejected_steps;
-            ke = st.kinetic_energy;
-            peak = peak.max(ke);
-        }
-        (sim.positions().to_vec(), steps, rejected, ke / peak)
+        let run = run_frames(&mut sim, 240);
+        (
+            sim.positions().to_vec(),
+            run.steps,
+            run.rejected,
+            run.settled,
+        )
     };
     let (xp, sp, rp, kp) = run(StepControl::Predictive);
     let (xh, sh, rh, kh) = run(StepControl::Halving);
@@ -498,15 +527,9 @@ fn a_stretched_strip_relaxes_in_fewer_steps_over_the_threshold_to_the_same_rest(
             ..ImplicitSettings::default()
         };
         let mut sim = implicit_sim(sys, pins, settings, 30.0);
-        let (mut attempts, mut over, mut ke, mut peak) = (0, 0, 0.0, 0.0f64);
-        for _ in 0..90 {
-            let st = sim.step_frame().unwrap();
-            attempts += st.steps + st.rejected_steps;
-            over += st.over_threshold;
-            ke = st.kinetic_energy;
-            peak = peak.max(ke);
-        }
-        (sim.positions().to_vec(), attempts, over, ke / peak)
+        let run = run_frames(&mut sim, 90);
+        let attempts = run.steps + run.rejected;
+        (sim.positions().to_vec(), attempts, run.over, run.settled)
     };
     let (xp, ap, op, kp) = run(0.0);
     let (xc, ac, oc, kc) = run(1.0);
