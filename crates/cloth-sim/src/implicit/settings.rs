@@ -70,12 +70,13 @@ pub struct ImplicitSettings {
     /// closer to the backward Euler solution than the first solve. A triangle out of balance
     /// (where a contact let go or caught it) relaxes towards rest in one step at any h, as its
     /// stiff stretch has a period of a fraction of a millisecond; that change no longer
-    /// shrinks the step. A change away from rest is still held to the threshold, so no step
-    /// stretches the cloth by more than the paper's rule allows. The change a correction may
-    /// consider is still capped at [`CORRECTABLE_CHANGE`](super::CORRECTABLE_CHANGE) times the
-    /// threshold. With a [`strain_limit`](Self::strain_limit) it does not apply: the
-    /// maximum-stretch pass after the step holds its edges in a bounded number of sweeps only
-    /// when the step's change stays within the threshold.
+    /// shrinks the step. A change away from rest is still held to the threshold: a step
+    /// accepted over it leaves every triangle that changed by more than the threshold no
+    /// farther from rest than it was. The change a correction is tried on is still capped at
+    /// [`CORRECTABLE_CHANGE`](super::CORRECTABLE_CHANGE) times the threshold. With a
+    /// [`strain_limit`](Self::strain_limit) it does not apply: the maximum-stretch pass after
+    /// the step holds its edges in a bounded number of sweeps only when the step's change
+    /// stays within the threshold.
     pub correction_tolerance: f64,
     /// Threads for force evaluation, assembly and the solve (default: the current rayon
     /// pool). Results are the same bits for every choice.
