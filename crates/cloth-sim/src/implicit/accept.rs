@@ -130,7 +130,7 @@ impl Check {
         }
         let tolerance = settings.over_threshold_tolerance();
         if self.has_reference && tolerance > 0.0 && change.is_finite() {
-            let moved = largest_difference(&self.reference, &self.stretch1);
+            let (_, moved) = largest_change(&self.reference, &self.stretch1);
             if moved <= tolerance * threshold && self.over_threshold_relaxes(threshold) {
                 self.corrected_over = Some(moved);
                 return None;
@@ -205,11 +205,6 @@ fn largest_change(a: &[[f64; 2]], b: &[[f64; 2]]) -> (usize, f64) {
         }
     }
     worst
-}
-
-/// The largest difference of any triangle's `|w_u|` or `|w_v|` between `a` and `b`.
-fn largest_difference(a: &[[f64; 2]], b: &[[f64; 2]]) -> f64 {
-    largest_change(a, b).1
 }
 
 #[cfg(test)]
