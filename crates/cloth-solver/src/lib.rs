@@ -150,7 +150,7 @@ pub use multigrid::{
 };
 pub use nalgebra::{Matrix3, Vector3};
 pub use pcg::{
-    PcgInfo, PcgParams, PcgWorkspace, Preconditioner, constraint_forces, solve_mpcg,
-    solve_mpcg_multigrid,
+    MultigridOn, PcgInfo, PcgParams, PcgWorkspace, Preconditioner, constraint_forces, solve_mpcg,
+    solve_mpcg_multigrid, solve_mpcg_multigrid_on,
 };
 pub use system::System;

@@ -16,6 +16,14 @@ use rayon::prelude::*;
 use crate::SolverError;
 use crate::par::ROW_CHUNK;
 
+/// The square root of a symmetric positive semidefinite 3x3 matrix (eigenvalues below zero,
+/// from rounding, taken as zero).
+fn psd_sqrt(m: &Matrix3<f64>) -> Matrix3<f64> {
+    let e = m.symmetric_eigen();
+    let roots = e.eigenvalues.map(|l| l.max(0.0).sqrt());
+    e.eigenvectors * Matrix3::from_diagonal(&roots) * e.eigenvectors.transpose()
+}
+
 /// Minimum number of slots per rayon task in [`BlockMatrix::assemble`].
 const SLOT_MIN_LEN: usize = 256;
 
@@ -398,6 +406,77 @@ impl BlockMatrix {
                 *yi = self.row_times(base + o, x);
             }
         });
+    }
+
+    /// Writes into `out` (any pattern) this matrix with every block outside `out`'s pattern
+    /// lumped onto the diagonal: blocks `(i, j)` that both store are copied, blocks that only
+    /// `out` stores are zero, and each block `B_ij` that `out` lacks is dropped and
+    /// `(B_ij B_ij^T)^(1/2)` added to diagonal block `i` (its transpose adds
+    /// `(B_ij^T B_ij)^(1/2)` to `j`). For a spring between two particles, `B = -K` with `K`
+    /// symmetric positive semidefinite, that is `K` itself: the pair's coupling is dropped and
+    /// its stiffness kept, direction by direction.
+    ///
+    /// The result dominates this matrix: with the singular value decomposition
+    /// `B = sum_k s_k u_k v_k^T`, `out - self` is a sum of terms
+    /// `s_k (e_i u_k - e_j v_k)(e_i u_k - e_j v_k)^T`, each positive semidefinite. So `out`
+    /// is positive definite wherever this matrix is, and a preconditioner built on `out`'s
+    /// fixed pattern stays valid while couplings outside it (contact pairs) come and go.
+    /// Row-parallel; the same bits for any thread count.
+    ///
+    /// # Errors
+    /// [`SolverError::IndexOutOfRange`] if the sizes differ.
+    pub fn lump_into(&self, out: &mut BlockMatrix) -> Result<(), SolverError> {
+        if out.n != self.n {
+            return Err(SolverError::IndexOutOfRange {
+                what: "lumped matrix's block rows".into(),
+                index: out.n,
+                n: self.n,
+            });
+        }
+        let BlockMatrix {
+            diag,
+            row_ptr,
+            cols,
+            vals,
+            ..
+        } = out;
+        let (row_ptr, cols): (&[usize], &[usize]) = (row_ptr, cols);
+        // Off-diagonal values of `out` split by row, so rows can be filled in parallel.
+        let mut rows: Vec<&mut [Matrix3<f64>]> = Vec::with_capacity(self.n);
+        let mut rest: &mut [Matrix3<f64>] = vals;
+        for i in 0..self.n {
+            let (row, tail) = rest.split_at_mut(row_ptr[i + 1] - row_ptr[i]);
+            rows.push(row);
+            rest = tail;
+        }
+        diag.par_iter_mut()
+            .zip(rows.par_iter_mut())
+            .enumerate()
+            .for_each(|(i, (d, row))| {
+                row.fill(Matrix3::zeros());
+                let out_cols = &cols[row_ptr[i]..row_ptr[i + 1]];
+                let mut lumped = Matrix3::zeros();
+                let mut k_out = 0;
+                for k in self.row_ptr[i]..self.row_ptr[i + 1] {
+                    let j = self.cols[k];
+                    // Both rows have ascending columns: skip `out`'s blocks this one lacks.
+                    while k_out < out_cols.len() && out_cols[k_out] < j {
+                        k_out += 1;
+                    }
+                    if out_cols.get(k_out) == Some(&j) {
+                        row[k_out] = self.vals[k];
+                    } else {
+                        lumped += psd_sqrt(&(self.vals[k] * self.vals[k].transpose()));
+                    }
+                }
+                *d = self.diag[i] + lumped;
+            });
+        Ok(())
+    }
+
+    /// Whether `other` stores exactly the blocks this matrix stores.
+    pub fn same_pattern(&self, other: &BlockMatrix) -> bool {
+        self.n == other.n && self.row_ptr == other.row_ptr && self.cols == other.cols
     }
 
     /// CSR pattern of the off-diagonal blocks: `(row_ptr, cols)`.

@@ -86,6 +86,39 @@ proptest! {
             prop_assert!(plan.regrown(&old, &shrunk).is_err());
         }
     }
+
+    /// Lumping onto another pattern keeps the blocks both store, zeroes those only it has,
+    /// and the result minus the matrix is positive semidefinite (smallest eigenvalue of the
+    /// dense difference).
+    #[test]
+    fn lumping_onto_another_pattern_keeps_shared_blocks_and_dominates(n in 2usize..30,
+            elems in 1usize..40, keep in 0.0f64..1.0, extra in 0usize..10, seed in any::<u64>()) {
+        let sys = random_system(n, elems, 10.0, 0.0, seed);
+        let mut rng = Rng::new(seed ^ 0x99);
+        let mut kept: Vec<(usize, usize)> = sys.pairs.iter().copied()
+            .filter(|_| rng.uniform(0.0, 1.0) < keep).collect();
+        kept.extend((0..extra).map(|_| (rng.below(n), rng.below(n))));
+        let mut lumped = BlockMatrix::new(n, &kept).unwrap();
+        // Garbage first: every value is written.
+        for i in 0..n {
+            lumped.add_diagonal(i, &Matrix3::repeat(3.0));
+        }
+        for &(i, j) in kept.iter().filter(|(i, j)| i != j) {
+            lumped.add_block(i, j, &Matrix3::repeat(5.0)).unwrap();
+        }
+        sys.a.lump_into(&mut lumped).unwrap();
+        for i in 0..n {
+            for j in (0..n).filter(|&j| j != i) {
+                if let Some(b) = lumped.block(i, j) {
+                    prop_assert_eq!(b, sys.a.block(i, j).unwrap_or_else(Matrix3::zeros));
+                }
+            }
+        }
+        let diff = lumped.to_dense() - sys.a.to_dense();
+        let diff = (&diff + diff.transpose()) * 0.5;
+        let lowest = diff.symmetric_eigenvalues().min();
+        prop_assert!(lowest >= -1e-12 * sys.a.to_dense().amax().max(1.0), "lowest eigenvalue {}", lowest);
+    }
 }
 
 #[test]

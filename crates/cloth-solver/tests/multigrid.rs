@@ -7,9 +7,9 @@
 mod common;
 
 use cloth_solver::{
-    BlockMatrix, Constraint, Matrix3, Multigrid, MultigridParams, NearNullSpace, Par, PcgInfo,
-    PcgParams, PcgWorkspace, Preconditioner, Smoother, SolverError, System, Vector3, solve_direct,
-    solve_mpcg, solve_mpcg_multigrid,
+    BlockMatrix, Constraint, Matrix3, Multigrid, MultigridOn, MultigridParams, NearNullSpace, Par,
+    PcgInfo, PcgParams, PcgWorkspace, Preconditioner, Smoother, SolverError, System, Vector3,
+    solve_direct, solve_mpcg, solve_mpcg_multigrid, solve_mpcg_multigrid_on,
 };
 use common::{Rng, grid_system, norm, random_system, sheet_positions};
 use proptest::prelude::*;
@@ -132,6 +132,93 @@ fn iterations_flat_in_resolution() {
         assert!(mg[2] <= 1.6 * mg[0], "multigrid 26^2 -> 101^2: {mg:?}");
         assert!(bj[1] > 1.6 * bj[0], "block-Jacobi 26^2 -> 101^2: {bj:?}");
     }
+}
+
+/// A sheet with a flap folded over it: contact springs join each particle of a quarter of
+/// the lower half's width to the one above it in the upper half, couplings outside the mesh's
+/// pattern. The hierarchy built for the mesh's pattern, applied to the matrix with those
+/// couplings lumped onto the diagonal ([`BlockMatrix::lump_into`]), solves the folded system
+/// to the direct solution, in well under half the iterations of block Jacobi. It takes many
+/// more than on the sheet without contact: lumping stiffens the modes in which both layers
+/// move together, which the contact springs leave soft.
+#[test]
+fn a_hierarchy_of_the_mesh_pattern_solves_with_contact_pairs_lumped() {
+    let side = 41;
+    let (mesh_a, pos) = grid_system(side, 1e-4, 1.0);
+    let n = mesh_a.n();
+    let id = |r: usize, c: usize| r * side + c;
+    let contacts: Vec<(usize, usize)> = (0..side / 2)
+        .flat_map(|r| (0..side / 4).map(move |c| (id(r, c), id(side - 1 - r, c))))
+        .collect();
+    // The folded system: the mesh's blocks (lumping onto a larger pattern copies them) plus
+    // a stiff spring along z per contact pair.
+    let mut pairs: Vec<(usize, usize)> = (0..n)
+        .flat_map(|i| (0..n).filter(move |&j| j > i).map(move |j| (i, j)))
+        .filter(|&(i, j)| mesh_a.block(i, j).is_some())
+        .collect();
+    pairs.extend(&contacts);
+    let mut folded = BlockMatrix::new(n, &pairs).unwrap();
+    mesh_a.lump_into(&mut folded).unwrap();
+    let k = Matrix3::from_diagonal(&Vector3::new(0.1, 0.1, 1.1));
+    for &(i, j) in &contacts {
+        folded.add_diagonal(i, &k);
+        folded.add_diagonal(j, &k);
+        folded.add_block(i, j, &(-k)).unwrap();
+    }
+    let mut cons = vec![Constraint::Free; n];
+    cons[0] = Constraint::Fixed;
+    cons[side - 1] = Constraint::Fixed;
+    let mut rng = Rng::new(11);
+    let b: Vec<Vector3<f64>> = (0..n).map(|_| rng.vec3(1e-3)).collect();
+    let z = vec![Vector3::zeros(); n];
+    let sys = System::new(&folded, &b, &z, &cons);
+    let mut exact = vec![Vector3::zeros(); n];
+    solve_direct(&mut exact, &folded, &b, &z, &cons).unwrap();
+
+    let mut lumped = mesh_a.clone();
+    folded.lump_into(&mut lumped).unwrap();
+    let params = MultigridParams::default();
+    let mut mg = Multigrid::new(&mesh_a, &pos, &cons, &params, Par::default()).unwrap();
+    let mut solve = |tolerance: f64| {
+        let mut dv = vec![Vector3::zeros(); n];
+        let on = MultigridOn {
+            mg: &mut mg,
+            matrix: &lumped,
+            positions: &pos,
+        };
+        let params = pcg(tolerance, 500);
+        let info = solve_mpcg_multigrid_on(
+            &mut dv,
+            &sys,
+            on,
+            &params,
+            Par::default(),
+            &mut PcgWorkspace::new(),
+        )
+        .unwrap();
+        assert!(info.converged, "{info:?}");
+        (dv, info.iterations)
+    };
+    let (dv, _) = solve(1e-12);
+    assert!(rel_diff(&dv, &exact) <= 1e-7, "{}", rel_diff(&dv, &exact));
+    let (_, folded_iterations) = solve(1e-3);
+
+    let b_mesh = b.clone();
+    let (_, unfolded) = mg_solve(&mut mg, &mesh_a, &b_mesh, &z, &cons, &pos, &pcg(1e-3, 500));
+    let mut dv = vec![Vector3::zeros(); n];
+    let bj = PcgParams {
+        preconditioner: Preconditioner::BlockJacobi,
+        ..pcg(1e-3, 20_000)
+    };
+    let jacobi = solve_mpcg(&mut dv, &sys, &bj, Par::default(), &mut PcgWorkspace::new()).unwrap();
+    eprintln!(
+        "folded, lumped hierarchy: {folded_iterations}; unfolded: {}; block Jacobi folded: {}",
+        unfolded.iterations, jacobi.iterations
+    );
+    assert!(
+        2 * folded_iterations <= jacobi.iterations,
+        "{folded_iterations} vs {jacobi:?}"
+    );
 }
 
 /// Small and degenerate systems: a single level (dense solve), a block-diagonal matrix with

@@ -1,6 +1,6 @@
 //! Results are bitwise identical for any rayon pool size (fixed chunks, in-order reductions):
-//! multiply, assembly, constraint forces, MPCG with the Jacobi and block-Jacobi
-//! preconditioners. The multigrid hierarchy's setup and V-cycles are checked on a cloth matrix
+//! multiply, assembly, lumping onto a sub-pattern, constraint forces, MPCG with the Jacobi and
+//! block-Jacobi preconditioners. The multigrid hierarchy's setup and V-cycles are checked on a cloth matrix
 //! in cloth-forces' `tests/solver_on_cloth.rs`.
 
 mod common;
@@ -29,6 +29,7 @@ fn mat_bits(m: &Matrix3<f64>) -> [u64; 9] {
 struct Outputs {
     y: Vec<[u64; 3]>,
     assembled: Vec<[u64; 9]>,
+    lumped: Vec<[u64; 9]>,
     solves: Vec<(Vec<[u64; 3]>, PcgInfo)>,
     e: Vec<[u64; 3]>,
 }
@@ -49,6 +50,14 @@ fn run_all(sys: &common::System, x: &[Vector3<f64>]) -> Outputs {
         let b: Matrix3<f64> = m.block(i, j).unwrap();
         assembled.push(mat_bits(&b));
     }
+
+    // Every other pair kept, the rest lumped onto the diagonal.
+    let kept: Vec<(usize, usize)> = sys.pairs.iter().copied().step_by(2).collect();
+    let mut lumped = BlockMatrix::new(n, &kept).unwrap();
+    sys.a.lump_into(&mut lumped).unwrap();
+    let lumped = (0..n)
+        .map(|i| mat_bits(&lumped.diagonal_block(i)))
+        .collect();
 
     let mut solves = Vec::new();
     let mut last = vec![Vector3::zeros(); n];
@@ -75,6 +84,7 @@ fn run_all(sys: &common::System, x: &[Vector3<f64>]) -> Outputs {
     Outputs {
         y: bits(&y),
         assembled,
+        lumped,
         solves,
         e: bits(&e),
     }
@@ -100,6 +110,7 @@ fn bitwise_identical_for_1_2_and_3_threads() {
     for o in &outputs[1..] {
         assert!(o.y == outputs[0].y, "mul_vec differs");
         assert!(o.assembled == outputs[0].assembled, "assemble differs");
+        assert!(o.lumped == outputs[0].lumped, "lump_into differs");
         assert!(o.e == outputs[0].e, "constraint_forces differs");
         for (k, (s, s0)) in o.solves.iter().zip(&outputs[0].solves).enumerate() {
             assert!(s.1.converged && s.1.iterations > 3, "solve {k}: {:?}", s.1);

@@ -11,15 +11,17 @@ use super::jacobi::build_preconditioner;
 use super::params::{PcgInfo, PcgParams, PcgWorkspace, PrecondForm, Reference};
 use crate::multigrid::{FineOp, Multigrid};
 use crate::par::{ROW_CHUNK, sum_in_order};
-use crate::{Constraint, SolverError, System};
+use crate::{BlockMatrix, Constraint, SolverError, System};
 
 /// Which preconditioner [`solve_with`] applies.
 pub(crate) enum Apply<'m> {
     /// `params.preconditioner` (Jacobi or block Jacobi), applied in the given form.
     Blocks(PrecondForm),
-    /// One V-cycle of this hierarchy, refreshed for the system first.
+    /// One V-cycle of this hierarchy, refreshed for `a` (the system's matrix or one that
+    /// dominates it on the hierarchy's pattern) first.
     Multigrid {
         mg: &'m mut Multigrid,
+        a: &'m BlockMatrix,
         positions: &'m [Vector3<f64>],
     },
 }
@@ -56,9 +58,9 @@ pub(crate) fn solve_with(
             )?;
             iterate(dv, sys, params, ws, Precond::Blocks, reference)
         }
-        Apply::Multigrid { mg, positions } => {
-            mg.refresh(sys.a, positions, sys.constraints)?;
-            iterate(dv, sys, params, ws, Precond::Multigrid(mg), reference)
+        Apply::Multigrid { mg, a, positions } => {
+            mg.refresh(a, positions, sys.constraints)?;
+            iterate(dv, sys, params, ws, Precond::Multigrid(mg, a), reference)
         }
     })
 }
@@ -67,8 +69,8 @@ pub(crate) fn solve_with(
 enum Precond<'m> {
     /// `s = S pinv r` with the workspace's `pinv` blocks, fused with the vector updates.
     Blocks,
-    /// `s = S V r`, one V-cycle.
-    Multigrid(&'m mut Multigrid),
+    /// `s = S V r`, one V-cycle of the hierarchy for this matrix.
+    Multigrid(&'m mut Multigrid, &'m BlockMatrix),
 }
 
 /// The iteration proper (inputs already validated, workspace sized).
@@ -120,7 +122,7 @@ fn iterate(
             });
         }
         if delta_new < 0.0 {
-            if let Precond::Multigrid(mg) = &mut pre
+            if let Precond::Multigrid(mg, _) = &mut pre
                 && -delta_new > 1e-20 * delta0
             {
                 // Not rounding noise: the V-cycle is not positive definite here.
@@ -197,7 +199,7 @@ fn initial_residual(sys: &System<'_>, ws: &mut PcgWorkspace, pre: &mut Precond<'
                 })
                 .collect_into_vec(partials);
         }
-        Precond::Multigrid(mg) => {
+        Precond::Multigrid(mg, pre_a) => {
             r.par_chunks_mut(ROW_CHUNK)
                 .enumerate()
                 .for_each(|(ci, rs)| {
@@ -209,7 +211,7 @@ fn initial_residual(sys: &System<'_>, ws: &mut PcgWorkspace, pre: &mut Precond<'
                 });
             mg.vcycle(
                 &FineOp {
-                    a,
+                    a: pre_a,
                     cons: constraints,
                 },
                 r,
@@ -269,7 +271,7 @@ fn step(sys: &System<'_>, ws: &mut PcgWorkspace, pre: &mut Precond<'_>, alpha: f
     } = ws;
     let pinv: &[Matrix3<f64>] = pinv;
     let (c_ro, q_ro): (&[Vector3<f64>], &[Vector3<f64>]) = (c, q);
-    if let Precond::Multigrid(mg) = pre {
+    if let Precond::Multigrid(mg, pre_a) = pre {
         y.par_chunks_mut(ROW_CHUNK)
             .zip(r.par_chunks_mut(ROW_CHUNK))
             .enumerate()
@@ -282,7 +284,7 @@ fn step(sys: &System<'_>, ws: &mut PcgWorkspace, pre: &mut Precond<'_>, alpha: f
                 }
             });
         let op = FineOp {
-            a: sys.a,
+            a: pre_a,
             cons: constraints,
         };
         mg.vcycle(&op, r, s);

@@ -41,7 +41,7 @@ use rayon::prelude::*;
 
 use crate::multigrid::Multigrid;
 use crate::par::ROW_CHUNK;
-use crate::system::check_positions;
+use crate::system::{check_len, check_positions};
 use crate::{BlockMatrix, SolverError, System};
 use iterate::{Apply, solve_with};
 pub use params::{PcgInfo, PcgParams, PcgWorkspace, Preconditioner};
@@ -145,16 +145,74 @@ pub fn solve_mpcg_multigrid(
     par: Par,
     ws: &mut PcgWorkspace,
 ) -> Result<PcgInfo, SolverError> {
+    let on = MultigridOn {
+        mg,
+        matrix: sys.a,
+        positions,
+    };
+    solve_mpcg_multigrid_on(dv, sys, on, params, par, ws)
+}
+
+/// A multigrid preconditioner for [`solve_mpcg_multigrid_on`]: the hierarchy, the matrix it
+/// is refreshed for and applies (of the pattern the hierarchy was built for), and the
+/// positions of the rotation modes.
+#[derive(Debug)]
+pub struct MultigridOn<'a> {
+    /// The hierarchy.
+    pub mg: &'a mut Multigrid,
+    /// The matrix the V-cycle inverts approximately: symmetric, positive definite on the free
+    /// subspace, with the pattern `mg` was built for.
+    pub matrix: &'a BlockMatrix,
+    /// Particle positions (m) for [`crate::NearNullSpace::RigidBody`].
+    pub positions: &'a [Vector3<f64>],
+}
+
+/// [`solve_mpcg_multigrid`] with the V-cycle built on `pre.matrix` instead of the system's
+/// own matrix: the PCG iterates with `sys.a`, the preconditioner approximates the inverse of
+/// the filtered `pre.matrix`. Any symmetric matrix positive definite on the free subspace
+/// gives a convergent PCG; one close to `sys.a` gives few iterations. The intended use is
+/// [`BlockMatrix::lump_into`]: `sys.a` with the couplings outside a fixed pattern (contact
+/// pairs that come and go) lumped onto the diagonal, so one hierarchy serves every step
+/// however the system's pattern grows.
+///
+/// # Errors
+/// Those of [`solve_mpcg_multigrid`], with `a` standing for `pre.matrix`, plus
+/// [`SolverError::DimensionMismatch`] if `pre.matrix` and `sys.a` differ in size and
+/// [`SolverError::NonFinite`] for a non-finite `pre.matrix`.
+pub fn solve_mpcg_multigrid_on(
+    dv: &mut [Vector3<f64>],
+    sys: &System<'_>,
+    pre: MultigridOn<'_>,
+    params: &PcgParams,
+    par: Par,
+    ws: &mut PcgWorkspace,
+) -> Result<PcgInfo, SolverError> {
+    let MultigridOn {
+        mg,
+        matrix,
+        positions,
+    } = pre;
     par.install(|| {
         check_positions(sys.a.n(), positions)?;
-        if !mg.matches(sys.a) {
+        check_len("preconditioner matrix", sys.a.n(), matrix.n())?;
+        if let Some(i) = matrix.first_non_finite_row() {
+            return Err(SolverError::NonFinite {
+                what: "preconditioner matrix block row",
+                index: i,
+            });
+        }
+        if !mg.matches(matrix) {
             return Err(SolverError::InvalidParameter {
                 name: "a",
                 reason: "matrix pattern differs from the one Multigrid::new analysed",
             });
         }
         mg.with_retry(|mg| {
-            let apply = Apply::Multigrid { mg, positions };
+            let apply = Apply::Multigrid {
+                mg,
+                a: matrix,
+                positions,
+            };
             solve_with(dv, sys, params, ws, apply, Reference::FilteredResidual)
         })
     })
