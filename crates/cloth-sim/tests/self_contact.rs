@@ -219,6 +219,22 @@ fn thrown_sheet_never_crosses_itself() {
     assert!(gap >= 0.0025, "a vertex came {gap} m from another layer");
 }
 
+/// The thrown sheet with the multigrid preconditioner, whose hierarchy is built once for the
+/// mesh's pattern while contact pairs come and go (their couplings lumped onto the diagonal):
+/// no crossing and no vertex within half the thickness of another layer, as with block Jacobi.
+#[test]
+fn thrown_sheet_with_multigrid_never_crosses_itself() {
+    let text = scene_text("thrown_sheet.toml");
+    assert!(!text.contains("[solver]"), "the scene sets no solver");
+    let text = format!("{text}\n[solver]\npreconditioner = \"multigrid\"\n");
+    let (counts, gap) = crossings_and_layer_gap(&text, 0.005);
+    assert!(
+        counts.iter().all(|&c| c == 0),
+        "crossings per frame: {counts:?}"
+    );
+    assert!(gap >= 0.0025, "a vertex came {gap} m from another layer");
+}
+
 #[test]
 fn without_self_contact_the_thrown_sheet_crosses_itself() {
     // The scene does exercise the contact: with it off the counter finds crossings.

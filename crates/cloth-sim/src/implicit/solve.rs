@@ -7,9 +7,11 @@ use super::attempt::Attempt;
 use super::constrain::Constraints;
 use super::settings::LinearSolver;
 use crate::error::{Reject, SimError};
+use crate::world::World;
 use cloth_mesh::{Par, Vec3};
 use cloth_solver::{
-    DirectSolver, Multigrid, MultigridParams, PcgInfo, PcgParams, PcgWorkspace, SolverError, System,
+    BlockMatrix, DirectSolver, Multigrid, MultigridOn, MultigridParams, PcgInfo, PcgParams,
+    PcgWorkspace, SolverError, System,
 };
 
 /// The solution of a step's linear system and the solvers' reusable scratch.
@@ -22,8 +24,12 @@ pub(crate) struct Solution {
     /// Ordering and symbolic factorisation for the direct solver, made on first use and kept
     /// while the pattern stays the same.
     direct: Option<DirectSolver>,
-    /// The multigrid hierarchy, made on first use and kept while the pattern stays the same.
+    /// The multigrid hierarchy, made on first use for the fixed pattern of `lumped`.
     multigrid: Option<Multigrid>,
+    /// The hierarchy's fixed pattern (the mesh's vertex pairs and the stitches'), made on first
+    /// use; when contact pairs have grown the system's pattern beyond it, it holds the system
+    /// matrix lumped onto it ([`BlockMatrix::lump_into`]), which the V-cycle inverts.
+    lumped: Option<BlockMatrix>,
 }
 
 impl Solution {
@@ -34,6 +40,7 @@ impl Solution {
             pcg: PcgWorkspace::default(),
             direct: None,
             multigrid: None,
+            lumped: None,
         }
     }
 
@@ -56,7 +63,6 @@ impl Solution {
         let (x, par) = (&ctx.state.x, ctx.settings.par);
         if asm.pattern_changed {
             self.direct = None;
-            self.multigrid = None;
             asm.pattern_changed = false;
         }
         let solved = match solver {
@@ -64,7 +70,15 @@ impl Solution {
                 let sys = System::new(&asm.matrix, &asm.b, &cons.z, &cons.kind);
                 cloth_solver::solve_mpcg(&mut self.dv, &sys, params, par, &mut self.pcg)
             }
-            LinearSolver::Multigrid(params, mg) => self.multigrid(asm, cons, x, params, mg, par),
+            LinearSolver::Multigrid(params, mg) => {
+                let on = Hierarchy {
+                    params: mg,
+                    world: ctx.world,
+                    x,
+                    par,
+                };
+                self.multigrid(asm, cons, params, on)
+            }
             LinearSolver::Direct => self.direct(asm, cons),
         };
         match solved {
@@ -80,21 +94,46 @@ impl Solution {
         }
     }
 
+    /// The multigrid solve: the hierarchy is built once for the mesh's and the stitches'
+    /// vertex pairs and kept while contact pairs grow the system's pattern; the V-cycle then
+    /// inverts the system matrix with those pairs' couplings lumped onto the diagonal, which
+    /// dominates it (so it stays a valid preconditioner) and differs from it only where
+    /// layers touch.
     fn multigrid(
         &mut self,
         asm: &Assembly,
         cons: &Constraints,
-        x: &[Vec3],
         params: &PcgParams,
-        mg_params: &MultigridParams,
-        par: Par,
+        on: Hierarchy<'_>,
     ) -> Result<PcgInfo, SolverError> {
+        let lumped = match &mut self.lumped {
+            Some(m) => m,
+            slot => slot.insert(BlockMatrix::new(asm.matrix.n(), &base_pairs(on.world))?),
+        };
+        let matrix = if asm.matrix.same_pattern(lumped) {
+            &asm.matrix
+        } else {
+            asm.matrix.lump_into(lumped)?;
+            lumped
+        };
         let mg = match &mut self.multigrid {
-            Some(mg) if mg.matches(&asm.matrix) => mg,
-            slot => slot.insert(Multigrid::new(&asm.matrix, x, &cons.kind, mg_params, par)?),
+            Some(mg) => mg,
+            slot => slot.insert(Multigrid::new(matrix, on.x, &cons.kind, on.params, on.par)?),
         };
         let sys = System::new(&asm.matrix, &asm.b, &cons.z, &cons.kind);
-        cloth_solver::solve_mpcg_multigrid(&mut self.dv, &sys, mg, x, params, par, &mut self.pcg)
+        let pre = MultigridOn {
+            mg,
+            matrix,
+            positions: on.x,
+        };
+        cloth_solver::solve_mpcg_multigrid_on(
+            &mut self.dv,
+            &sys,
+            pre,
+            params,
+            on.par,
+            &mut self.pcg,
+        )
     }
 
     fn direct(&mut self, asm: &Assembly, cons: &Constraints) -> Result<PcgInfo, SolverError> {
@@ -109,4 +148,27 @@ impl Solution {
             converged: true,
         })
     }
+}
+
+/// What a multigrid solve builds its hierarchy from besides the system.
+struct Hierarchy<'a> {
+    params: &'a MultigridParams,
+    world: &'a World,
+    /// Positions (m), for rotation modes.
+    x: &'a [Vec3],
+    par: Par,
+}
+
+/// The pattern the multigrid hierarchy is built for: the mesh's vertex pairs and the
+/// stitched pairs (sorted, unique). Contact pairs are left out: they come and go.
+fn base_pairs(world: &World) -> Vec<(usize, usize)> {
+    let mut pairs = world.cloth.mesh.vertex_pairs().to_vec();
+    pairs.extend(
+        (world.sewing.pairs())
+            .filter(|[i, j]| i != j)
+            .map(|[i, j]| (i.min(j), i.max(j))),
+    );
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
 }
