@@ -109,6 +109,73 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+    #[test]
+    fn vertex_contacts_of_a_list_are_the_full_answers_of_its_vertices(
+        seed in any::<u64>(),
+        t in 0.0f64..2.0,
+        margin in 0.0f64..0.2,
+    ) {
+        let mut set = scene();
+        set.update(t);
+        let mut rng = Lcg(seed);
+        let x: Vec<Vec3> = (0..1500).map(|_| rng.vec(-1.5, 1.5)).collect();
+        // An ascending list of about a third of the vertices, and two indices out of range.
+        let mut list: Vec<usize> = (0..x.len()).filter(|_| rng.next() < 0.33).collect();
+        list.extend([x.len(), x.len() + 7]);
+        let mut got = Vec::new();
+        set.vertex_contacts_of(&x, &list, 0.005, margin, &mut got);
+        let want: Vec<Contact> = brute_force(&set, &x, 0.005, margin)
+            .into_iter()
+            .filter(|c| list.contains(&c.vertex))
+            .collect();
+        prop_assert_eq!(got, want);
+    }
+
+    /// What the implicit integrator's candidate check relies on to skip vertices: a contact's
+    /// key (distance minus the collider's thickness) changes no faster than the point moves,
+    /// so a point that moves less than its key exceeds the cloth thickness (or than the
+    /// margin, when it had no contact) has no contact at the thickness alone. Checked against
+    /// the brute-force reference at the moved points.
+    #[test]
+    fn a_point_that_moves_less_than_its_clearance_gets_no_contact(
+        seed in any::<u64>(),
+        t in 0.0f64..2.0,
+        margin in 0.001f64..0.2,
+    ) {
+        let mut set = scene();
+        set.update(t);
+        let mut rng = Lcg(seed);
+        let h = 0.005;
+        let x0: Vec<Vec3> = (0..1500).map(|_| rng.vec(-1.5, 1.5)).collect();
+        let mut start = Vec::new();
+        set.vertex_contacts(&x0, h, margin, &mut start);
+        let mut clearance = vec![margin; x0.len()];
+        for c in &start {
+            clearance[c.vertex] = c.distance - set.colliders()[c.collider].thickness - h;
+        }
+        // Every point moves in a random direction by up to 1.2 times its clearance.
+        let x1: Vec<Vec3> = x0
+            .iter()
+            .zip(&clearance)
+            .map(|(p, &c)| {
+                let d = rng.vec(-1.0, 1.0);
+                let n = d.norm().max(1e-9);
+                p + d / n * (1.2 * c.max(0.0) * rng.next())
+            })
+            .collect();
+        let moved_less = |i: usize| (x1[i] - x0[i]).norm() + 1e-9 < clearance[i];
+        let reached = brute_force(&set, &x1, h, 0.0);
+        for c in &reached {
+            prop_assert!(!moved_less(c.vertex), "vertex {} moved less than its clearance", c.vertex);
+        }
+        // The test means something: some points moved less and some reached a contact.
+        prop_assert!((0..x1.len()).any(moved_less));
+        prop_assert!(!reached.is_empty());
+    }
+}
+
 #[test]
 fn contacts_are_sorted_unique_and_geometrically_consistent() {
     let set = scene();

@@ -282,16 +282,58 @@ impl ColliderSet {
         margin: f64,
         out: &mut Vec<Contact>,
     ) {
+        self.contacts_of(x.len(), |k| k, x, cloth_thickness, margin, out);
+    }
+
+    /// [`ColliderSet::vertex_contacts`] for the listed `vertices` of `x` only: the contacts of
+    /// those vertices, in the order of `vertices` (sorted by vertex when `vertices` is
+    /// ascending). Indices out of range of `x` produce no contact. The answer for a vertex is
+    /// the one `vertex_contacts` gives it, so a caller that knows which vertices cannot be
+    /// within range (a vertex that was out of range by more than it has moved since, the
+    /// colliders where they were) gets the same contacts for less work. Parallel and
+    /// deterministic like `vertex_contacts`.
+    pub fn vertex_contacts_of(
+        &self,
+        x: &[Vec3],
+        vertices: &[usize],
+        cloth_thickness: f64,
+        margin: f64,
+        out: &mut Vec<Contact>,
+    ) {
+        self.contacts_of(
+            vertices.len(),
+            |k| vertices[k],
+            x,
+            cloth_thickness,
+            margin,
+            out,
+        );
+    }
+
+    /// The contacts of vertices `vertex(0..count)` of `x` into `out` (cleared), in that order,
+    /// over fixed chunks in parallel.
+    fn contacts_of(
+        &self,
+        count: usize,
+        vertex: impl Fn(usize) -> usize + Sync,
+        x: &[Vec3],
+        cloth_thickness: f64,
+        margin: f64,
+        out: &mut Vec<Contact>,
+    ) {
         out.clear();
         const CHUNK: usize = 512;
-        let chunks: Vec<Vec<Contact>> = x
-            .par_chunks(CHUNK)
-            .enumerate()
-            .map(|(ci, chunk)| {
+        let chunks: Vec<Vec<Contact>> = (0..count.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|ci| {
                 let mut local = Vec::new();
-                for (k, p) in chunk.iter().enumerate() {
+                for k in ci * CHUNK..((ci + 1) * CHUNK).min(count) {
+                    let v = vertex(k);
+                    let Some(p) = x.get(v) else {
+                        continue;
+                    };
                     if let Some(mut c) = self.closest_contact(p, cloth_thickness, margin) {
-                        c.vertex = ci * CHUNK + k;
+                        c.vertex = v;
                         local.push(c);
                     }
                 }

@@ -31,6 +31,14 @@ pub(crate) struct Detection {
     /// Per collider: the rigid map from a surface point at t + h back to where that material
     /// point was at t (`None` for deforming meshes).
     back: Vec<Option<Isometry3<f64>>>,
+    /// Per vertex of the start state: how far (m) it can move before any solid's contact
+    /// range at the candidate check (cloth plus collider thickness) can reach it, with the
+    /// colliders where the start query placed them: its distance to the nearest solid's
+    /// range, or the search margin where no solid was within the search (negative inside a
+    /// range).
+    clearance: Vec<f64>,
+    /// The vertices the candidate check queries (those that moved at least their clearance).
+    moved: Vec<usize>,
     scratch: Vec<Contact>,
     /// Per vertex: the separation direction of a cloth layer it lies on (vertex-triangle
     /// proximity), if any.
@@ -82,6 +90,16 @@ impl Detection {
             margin,
             &mut self.contacts,
         );
+        // The key of a contact, distance minus the collider's thickness, changes no faster
+        // than the vertex moves (the colliders stay where they are until the candidate check),
+        // and a vertex with no contact has a key of at least the cloth thickness plus margin.
+        self.clearance.clear();
+        self.clearance.resize(state.len(), margin);
+        let colliders = set.colliders();
+        for c in &self.contacts {
+            let key = c.distance - colliders[c.collider].thickness;
+            self.clearance[c.vertex] = key - settings.cloth_thickness;
+        }
         // Surface velocity averaged over the step for rigid motion: the material point that is
         // at `surface_point` at t + h was at `pose(t) pose(t + h)^-1 surface_point` at t. A
         // static contact then lands exactly where the surface goes, also across keyframes.
@@ -159,14 +177,25 @@ impl Detection {
     /// Vertices of the candidate end state `x1` (colliders already at t + h) that are deep
     /// inside a solid's thickness layer (less than half the thickness from the surface), into
     /// [`Detection::deep`], and the deepest one inside a solid, into [`Detection::inside`].
-    pub fn candidate(&mut self, world: &World, x1: &[Vec3]) {
+    /// Only the vertices that moved from the start state `x0` by at least their clearance
+    /// (see [`Detection::start`]) are queried: the others are out of every solid's range, and
+    /// a full query would find nothing for them either.
+    pub fn candidate(&mut self, world: &World, x0: &[Vec3], x1: &[Vec3]) {
         self.deep.clear();
         self.inside = None;
         let Some(set) = world.colliders() else {
             return;
         };
         let cloth_thickness = world.contact.cloth_thickness;
-        set.vertex_contacts(x1, cloth_thickness, 0.0, &mut self.scratch);
+        self.moved.clear();
+        if self.clearance.len() == x1.len() && x0.len() == x1.len() {
+            // A nanometre of slack covers the rounding of the distances.
+            let far = |i: usize| (x1[i] - x0[i]).norm() + 1e-9 < self.clearance[i];
+            self.moved.extend((0..x1.len()).filter(|&i| !far(i)));
+        } else {
+            self.moved.extend(0..x1.len());
+        }
+        set.vertex_contacts_of(x1, &self.moved, cloth_thickness, 0.0, &mut self.scratch);
         let surfaces = world.surfaces();
         for c in self.scratch.drain(..) {
             let thick = cloth_thickness + surfaces[c.collider].thickness;

@@ -401,7 +401,7 @@ impl Stages {
         self.candidate.correct(&cons.y, &cons.landing);
         clock.other();
         if world.colliders.is_some() {
-            self.detect.candidate(world, &self.candidate.x1);
+            self.detect.candidate(world, &state.x, &self.candidate.x1);
             clock.cloth_solid();
             let redo = self.redos < ctx.settings.max_penetration_redos;
             let contacts = &mut self.contacts;
@@ -425,7 +425,7 @@ impl Stages {
         let c = &self.candidate;
         self.accept.measure_without(model, &c.x1, &c.y);
         if world.colliders.is_some() {
-            self.detect.candidate(world, &self.candidate.x1);
+            self.detect.candidate(world, &state.x, &self.candidate.x1);
             clock.cloth_solid();
             if let Some(reject) = accept::inside_solid(&self.detect) {
                 return Some(reject);
