@@ -446,3 +446,54 @@ fn deforming_mesh_contacts_match_an_independent_brute_force() {
     // Every case was exercised.
     assert!(counts.iter().all(|&n| n > 100), "{counts:?}");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    /// Every sharp feature of the scene (box and cube-mesh corners, capsule tips, cylinder
+    /// rims) against a crumpled sheet: a feature gets a contact exactly when some cloth
+    /// triangle comes within its range, and the triangle reported is a nearest one, both by
+    /// this test's own point-triangle distance over every triangle.
+    #[test]
+    fn feature_contacts_find_the_nearest_triangle_of_every_feature_in_range(
+        seed in any::<u64>(),
+        t in 0.0f64..2.0,
+        margin in 0.0f64..0.1,
+    ) {
+        let mut set = scene();
+        set.update(t);
+        let mut rng = Lcg(seed);
+        let (mut x, tris) = sheet(31, 2.4, 0.0);
+        for p in &mut x {
+            *p += rng.vec(-0.6, 0.6);
+        }
+        let h = 0.005;
+        // With a range that reaches every triangle, every feature answers: the feature list.
+        let mut all = Vec::new();
+        set.feature_contacts(&tris, &x, h, 100.0, &mut all);
+        prop_assert_eq!(all.len(), set.feature_count());
+        let mut got = Vec::new();
+        set.feature_contacts(&tris, &x, h, margin, &mut got);
+        let mut reported = got.iter().peekable();
+        let mut within = 0;
+        for f in &all {
+            let range = h + set.colliders()[f.collider].thickness + margin;
+            let dist = |t: &[usize; 3]| {
+                point_triangle_distance(&f.feature_point, &x[t[0]], &x[t[1]], &x[t[2]])
+            };
+            let nearest = tris.iter().map(dist).fold(f64::INFINITY, f64::min);
+            let here = reported
+                .next_if(|g| (g.collider, g.feature) == (f.collider, f.feature));
+            if (nearest - range).abs() < 1e-9 {
+                continue;
+            }
+            prop_assert_eq!(here.is_some(), nearest < range, "feature {:?}", f.feature_point);
+            if let Some(g) = here {
+                within += 1;
+                prop_assert!((dist(&g.vertices) - nearest).abs() < 1e-12);
+            }
+        }
+        prop_assert!(reported.next().is_none());
+        // The draw means something when some features are in range and some are not.
+        prop_assert!(within > 0 || margin < 0.02);
+    }
+}

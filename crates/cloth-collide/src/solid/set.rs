@@ -322,7 +322,8 @@ impl ColliderSet {
         out: &mut Vec<Contact>,
     ) {
         out.clear();
-        const CHUNK: usize = 512;
+        // Small chunks: a short list (the candidate check's) still spreads over the threads.
+        const CHUNK: usize = 128;
         let chunks: Vec<Vec<Contact>> = (0..count.div_ceil(CHUNK))
             .into_par_iter()
             .map(|ci| {
@@ -399,46 +400,62 @@ impl ColliderSet {
         {
             return;
         }
-        let valid = |t: &[usize; 3]| t.iter().all(|&i| i < x.len());
-        let boxes: Vec<Aabb> = triangles
-            .iter()
-            .map(|t| {
-                if valid(t) {
-                    Aabb::from_points(t.iter().map(|&i| &x[i]))
-                } else {
-                    Aabb::empty()
-                }
-            })
-            .collect();
-        let cloth = ClothTriangles {
-            triangles,
-            x,
-            bvh: Bvh::build(&boxes),
-            cloth_thickness,
-            margin,
-        };
-        let jobs: Vec<(usize, usize)> = self
-            .prepared
-            .iter()
+        // One job per feature with a usable range, its box the feature point grown by it. The
+        // features are few and the triangles many: each triangle looks up the features its
+        // box overlaps in a small hierarchy over the features' boxes.
+        let mut jobs: Vec<(usize, usize, f64)> = Vec::new();
+        let mut boxes: Vec<Aabb> = Vec::new();
+        for (ci, (p, c)) in self.prepared.iter().zip(&self.colliders).enumerate() {
+            let range = cloth_thickness + c.thickness + margin;
+            if !(range > 0.0) || !range.is_finite() {
+                continue;
+            }
+            for (fi, (f, _, _)) in p.features.iter().enumerate() {
+                jobs.push((ci, fi, range));
+                boxes.push(Aabb { min: *f, max: *f }.inflated(range));
+            }
+        }
+        let bvh = Bvh::build(&boxes);
+        const CHUNK: usize = 1024;
+        let found: Vec<Vec<(usize, f64, FeatureContact)>> = triangles
+            .par_chunks(CHUNK)
             .enumerate()
-            .flat_map(|(ci, p)| (0..p.features.len()).map(move |f| (ci, f)))
-            .collect();
-        let found: Vec<Option<FeatureContact>> = jobs
-            .par_chunks(64)
-            .flat_map_iter(|chunk| {
+            .map(|(k, chunk)| {
                 let mut stack = Vec::new();
-                chunk
-                    .iter()
-                    .map(|&(ci, fi)| self.feature_contact(&cloth, ci, fi, &mut stack))
-                    .collect::<Vec<_>>()
+                let mut local = Vec::new();
+                for (o, tri) in chunk.iter().enumerate() {
+                    let t = k * CHUNK + o;
+                    if !tri.iter().all(|&i| i < x.len()) {
+                        continue;
+                    }
+                    let tbox = Aabb::from_points(tri.iter().map(|&i| &x[i]));
+                    bvh.query(&tbox, &mut stack, |j| {
+                        if let Some((d, fc)) = self.feature_on_triangle(jobs[j], t, *tri, x) {
+                            local.push((j, d, fc));
+                        }
+                    });
+                }
+                local
             })
             .collect();
-        out.extend(found.into_iter().flatten());
+        // Per feature, the triangle whose closest point is nearest (ties: the lowest
+        // triangle); the chunks come in triangle order.
+        let mut best: Vec<Option<(f64, FeatureContact)>> = vec![None; jobs.len()];
+        for (j, d, fc) in found.into_iter().flatten() {
+            let better = match &best[j] {
+                None => true,
+                Some((bd, bc)) => d < *bd || (d == *bd && fc.triangle < bc.triangle),
+            };
+            if better {
+                best[j] = Some((d, fc));
+            }
+        }
+        out.extend(best.into_iter().flatten().map(|(_, fc)| fc));
     }
 
     /// Whether any feature comes within its range of the bounding box of the cloth's finite
     /// positions `x`. Most steps have no feature anywhere near the cloth: this test spares
-    /// them building the triangle hierarchy.
+    /// them the search.
     fn any_feature_near(&self, x: &[Vec3], cloth_thickness: f64, margin: f64) -> bool {
         let cloth_box = Aabb::from_points(x.iter().filter(|p| p.iter().all(|c| c.is_finite())));
         self.prepared.iter().zip(&self.colliders).any(|(p, c)| {
@@ -448,78 +465,39 @@ impl ColliderSet {
         })
     }
 
-    /// The contact of feature `fi` of collider `ci` with the cloth triangle whose closest
-    /// point is nearest to it (ties: the lowest triangle), if within range.
-    fn feature_contact(
+    /// The contact of feature `fi` of collider `ci` (range `range`, m) with cloth triangle `t`
+    /// (vertices `tri` of `x`) and the distance from the feature to the triangle's closest
+    /// point, if that is within range and the triangle is not degenerate.
+    fn feature_on_triangle(
         &self,
-        cloth: &ClothTriangles,
-        ci: usize,
-        fi: usize,
-        stack: &mut Vec<u32>,
-    ) -> Option<FeatureContact> {
-        let c = &self.colliders[ci];
-        let prep = &self.prepared[ci];
-        let (f, dir, fvel) = prep.features[fi];
-        let range = cloth.cloth_thickness + c.thickness + cloth.margin;
-        if !(range > 0.0) || !range.is_finite() {
+        (ci, fi, range): (usize, usize, f64),
+        t: usize,
+        tri: [usize; 3],
+        x: &[Vec3],
+    ) -> Option<(f64, FeatureContact)> {
+        let (f, dir, fvel) = self.prepared[ci].features[fi];
+        let [a, b, cc] = tri.map(|i| x[i]);
+        let n = triangle_normal(&a, &b, &cc)?;
+        let (w, _) = closest_on_triangle(&f, &a, &b, &cc);
+        let cp = a * w[0] + b * w[1] + cc * w[2];
+        let d = (cp - f).norm();
+        if !(d < range) {
             return None;
         }
-        let (triangles, x) = (cloth.triangles, cloth.x);
-        let q = Aabb { min: f, max: f }.inflated(range);
-        let mut best: Option<(f64, FeatureContact)> = None;
-        cloth.bvh.query(&q, stack, |t| {
-            let tri = triangles[t];
-            if !tri.iter().all(|&i| i < x.len()) {
-                return;
-            }
-            let [a, b, cc] = tri.map(|i| x[i]);
-            let Some(n) = triangle_normal(&a, &b, &cc) else {
-                return;
-            };
-            let (w, _) = closest_on_triangle(&f, &a, &b, &cc);
-            let cp = a * w[0] + b * w[1] + cc * w[2];
-            let d = (cp - f).norm();
-            if !(d < range) {
-                return;
-            }
-            let n = if n.dot(&dir) >= 0.0 { n } else { -n };
-            let better = match &best {
-                None => true,
-                Some((bd, bc)) => d < *bd || (d == *bd && t < bc.triangle),
-            };
-            if better {
-                best = Some((
-                    d,
-                    FeatureContact {
-                        triangle: t,
-                        vertices: tri,
-                        weights: w,
-                        collider: ci,
-                        feature: fi,
-                        feature_point: f,
-                        normal: n,
-                        distance: (cp - f).dot(&n),
-                        surface_velocity: fvel,
-                    },
-                ));
-            }
-        });
-        best.map(|(_, fc)| fc)
+        let n = if n.dot(&dir) >= 0.0 { n } else { -n };
+        let fc = FeatureContact {
+            triangle: t,
+            vertices: tri,
+            weights: w,
+            collider: ci,
+            feature: fi,
+            feature_point: f,
+            normal: n,
+            distance: (cp - f).dot(&n),
+            surface_velocity: fvel,
+        };
+        Some((d, fc))
     }
-}
-
-/// The cloth triangles sharp features are tested against ([`ColliderSet::feature_contacts`]).
-struct ClothTriangles<'a> {
-    triangles: &'a [[usize; 3]],
-    /// Cloth positions (m).
-    x: &'a [Vec3],
-    /// Hierarchy over the triangles' boxes (empty boxes for triangles with an index out of
-    /// range).
-    bvh: Bvh,
-    /// Cloth thickness (m), added to a collider's thickness and `margin` for the range.
-    cloth_thickness: f64,
-    /// Contact margin (m).
-    margin: f64,
 }
 
 /// Query of a finite world point against one prepared collider (collider index left 0).
