@@ -94,14 +94,21 @@ fn brute_force(set: &ColliderSet, x: &[Vec3], h: f64, margin: f64) -> Vec<Contac
     out
 }
 
+/// The scene at time `t` (s), a generator from `seed`, and 1,500 points drawn from it in the
+/// cube of side 3 m around the origin.
+fn draw(seed: u64, t: f64) -> (ColliderSet, Lcg, Vec<Vec3>) {
+    let mut set = scene();
+    set.update(t);
+    let mut rng = Lcg(seed);
+    let x: Vec<Vec3> = (0..1500).map(|_| rng.vec(-1.5, 1.5)).collect();
+    (set, rng, x)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
     #[test]
     fn vertex_contacts_match_brute_force(seed in any::<u64>(), t in 0.0f64..2.0, margin in 0.0f64..0.2) {
-        let mut set = scene();
-        set.update(t);
-        let mut rng = Lcg(seed);
-        let x: Vec<Vec3> = (0..1500).map(|_| rng.vec(-1.5, 1.5)).collect();
+        let (set, _, x) = draw(seed, t);
         let mut got = Vec::new();
         set.vertex_contacts(&x, 0.005, margin, &mut got);
         let want = brute_force(&set, &x, 0.005, margin);
@@ -117,10 +124,7 @@ proptest! {
         t in 0.0f64..2.0,
         margin in 0.0f64..0.2,
     ) {
-        let mut set = scene();
-        set.update(t);
-        let mut rng = Lcg(seed);
-        let x: Vec<Vec3> = (0..1500).map(|_| rng.vec(-1.5, 1.5)).collect();
+        let (set, mut rng, x) = draw(seed, t);
         // An ascending list of about a third of the vertices, and two indices out of range.
         let mut list: Vec<usize> = (0..x.len()).filter(|_| rng.next() < 0.33).collect();
         list.extend([x.len(), x.len() + 7]);
@@ -144,11 +148,8 @@ proptest! {
         t in 0.0f64..2.0,
         margin in 0.001f64..0.2,
     ) {
-        let mut set = scene();
-        set.update(t);
-        let mut rng = Lcg(seed);
+        let (set, mut rng, x0) = draw(seed, t);
         let h = 0.005;
-        let x0: Vec<Vec3> = (0..1500).map(|_| rng.vec(-1.5, 1.5)).collect();
         let mut start = Vec::new();
         set.vertex_contacts(&x0, h, margin, &mut start);
         let mut clearance = vec![margin; x0.len()];
