@@ -195,7 +195,9 @@ pub fn solve_mpcg_multigrid_on(
     par.install(|| {
         check_positions(sys.a.n(), positions)?;
         check_len("preconditioner matrix", sys.a.n(), matrix.n())?;
-        if let Some(i) = matrix.first_non_finite_row() {
+        // The system's own matrix is checked with the system (`System::validate`).
+        let own = std::ptr::eq(matrix, sys.a);
+        if let Some(i) = matrix.first_non_finite_row().filter(|_| !own) {
             return Err(SolverError::NonFinite {
                 what: "preconditioner matrix block row",
                 index: i,
