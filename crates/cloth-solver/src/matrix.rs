@@ -382,6 +382,27 @@ impl BlockMatrix {
         self.diag[i]
     }
 
+    /// The sum of the blocks `(i, j)` of row `i` over the columns `j` with `set[j]` true (the
+    /// diagonal block when `set[i]`). For a set of particles that includes `i`, it is the
+    /// block that resists a move of particle `i` together with the rest of the set, the
+    /// particles outside it held: `A_ii` less the couplings within the set.
+    ///
+    /// # Panics
+    /// If `i >= n` or `set` is shorter than `n`.
+    pub fn row_sum_over(&self, i: usize, set: &[bool]) -> Matrix3<f64> {
+        let mut acc = if set[i] {
+            self.diag[i]
+        } else {
+            Matrix3::zeros()
+        };
+        for k in self.row_ptr[i]..self.row_ptr[i + 1] {
+            if set[self.cols[k]] {
+                acc += self.vals[k];
+            }
+        }
+        acc
+    }
+
     /// Row `i` of `A x` (diagonal first, then off-diagonal blocks by ascending column).
     #[inline]
     pub(crate) fn row_times(&self, i: usize, x: &[Vector3<f64>]) -> Vector3<f64> {

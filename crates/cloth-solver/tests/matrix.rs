@@ -10,6 +10,26 @@ use proptest::prelude::*;
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
+    /// `row_sum_over(i, set)` times a vector v is row i of A applied to v placed on the set's
+    /// particles (zero elsewhere).
+    #[test]
+    fn row_sum_over_matches_the_product_on_the_set(
+        n in 2usize..40, elems in 0usize..60, seed in any::<u64>()
+    ) {
+        let sys = random_system(n, elems, 10.0, 0.0, seed);
+        let mut rng = Rng::new(seed ^ 0x77);
+        let set: Vec<bool> = (0..n).map(|_| rng.uniform(0.0, 1.0) < 0.5).collect();
+        let v = rng.vec3(1.0);
+        let x: Vec<Vector3<f64>> =
+            set.iter().map(|&on| if on { v } else { Vector3::zeros() }).collect();
+        let mut y = vec![Vector3::zeros(); n];
+        sys.a.mul_vec(&x, &mut y);
+        for (i, yi) in y.iter().enumerate() {
+            let got = sys.a.row_sum_over(i, &set) * v;
+            prop_assert!((got - yi).norm() <= 1e-12 * (1.0 + yi.norm()), "row {i}");
+        }
+    }
+
     /// y = A x agrees with the dense 3n x 3n product.
     #[test]
     fn mul_vec_matches_dense(n in 2usize..40, elems in 0usize..60, seed in any::<u64>()) {

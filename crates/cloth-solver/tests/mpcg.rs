@@ -84,6 +84,37 @@ proptest! {
         prop_assert!(norm(&se) <= 1e-8 * scale, "|S e| = {} scale {}", norm(&se), scale);
     }
 
+    /// A warm start (`System::starting_from`) reaches the same solution from anywhere, keeps
+    /// the constrained components at z whatever the start holds there, and from the solution
+    /// itself stops at once (its residual is measured against the cold start's).
+    #[test]
+    fn a_warm_start_reaches_the_same_solution(
+        n in 2usize..40, elems in 0usize..80, frac in 0.0f64..0.8, seed in any::<u64>(),
+        block in any::<bool>(), spread in 0.0f64..10.0
+    ) {
+        let sys = random_system(n, elems, 10.0, frac, seed);
+        let mut direct = vec![Vector3::zeros(); n];
+        solve_direct(&mut direct, &sys.a, &sys.b, &sys.z, &sys.constraints).unwrap();
+        let pre = if block { Preconditioner::BlockJacobi } else { Preconditioner::Diagonal };
+        let cold = System::new(&sys.a, &sys.b, &sys.z, &sys.constraints);
+        let mut rng = common::Rng::new(seed ^ 0x5eed);
+        let start: Vec<Vector3<f64>> = direct.iter().map(|d| d + rng.vec3(spread)).collect();
+        let mut dv = vec![Vector3::zeros(); n];
+        let mut ws = PcgWorkspace::new();
+        let info = solve_mpcg(&mut dv, &cold.starting_from(&start), &tight(pre, n), Par::default(), &mut ws).unwrap();
+        prop_assert!(info.converged, "{info:?}");
+        prop_assert!(rel_diff(&dv, &direct) <= 1e-7, "rel diff {}", rel_diff(&dv, &direct));
+        for i in 0..n {
+            let c = &sys.constraints[i];
+            let off = c.complement(&(dv[i] - sys.z[i])).norm();
+            prop_assert!(off <= 1e-13 * (1.0 + sys.z[i].norm() + dv[i].norm()),
+                         "particle {i}: constrained drift {off}");
+        }
+        let loose = PcgParams { tolerance: 1e-6, ..tight(pre, n) };
+        let info = solve_mpcg(&mut dv, &cold.starting_from(&direct), &loose, Par::default(), &mut ws).unwrap();
+        prop_assert_eq!(info.iterations, 0, "{:?}", info);
+    }
+
     /// The faer direct solve agrees with a dense Cholesky of the same projected system.
     #[test]
     fn direct_matches_dense_reference(

@@ -185,6 +185,7 @@ fn a_hierarchy_of_the_mesh_pattern_solves_with_contact_pairs_lumped() {
             mg: &mut mg,
             matrix: &lumped,
             positions: &pos,
+            only_fine: false,
         };
         let params = pcg(tolerance, 500);
         let info = solve_mpcg_multigrid_on(

@@ -298,20 +298,26 @@ impl Multigrid {
         self.last_setup
     }
 
-    /// Numeric refresh for matrix `a` (pattern already checked), constraints and positions.
+    /// Numeric refresh for matrix `a` (pattern already checked), constraints and positions;
+    /// with `only_fine`, the coarse levels are kept whatever the reuse policy and the
+    /// constraints (see [`crate::MultigridOn::only_fine`]).
     pub(crate) fn refresh(
         &mut self,
         a: &BlockMatrix,
         positions: &[Vector3<f64>],
         constraints: &[Constraint],
+        only_fine: bool,
     ) -> Result<(), SolverError> {
         let start = Instant::now();
         let prev_age = self.age;
         let bounded = self.bounded_left > 0;
-        let fresh = prev_age == usize::MAX
-            || self.built_with.as_slice() != constraints
-            || self.built_bounded != bounded;
+        let kept = only_fine && prev_age != usize::MAX && self.built_bounded == bounded;
+        let fresh = !kept
+            && (prev_age == usize::MAX
+                || self.built_with.as_slice() != constraints
+                || self.built_bounded != bounded);
         let (keep_p, keep_coarse) = match self.params.reuse {
+            _ if kept => (true, true),
             Reuse::Nothing => (false, false),
             Reuse::Prolongators { solves } => (prev_age + 1 < solves, false),
             Reuse::Hierarchy { solves } => (prev_age + 1 < solves, prev_age + 1 < solves),

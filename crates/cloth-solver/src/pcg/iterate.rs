@@ -23,6 +23,8 @@ pub(crate) enum Apply<'m> {
         mg: &'m mut Multigrid,
         a: &'m BlockMatrix,
         positions: &'m [Vector3<f64>],
+        /// Whether only the finest level is refreshed (see [`crate::MultigridOn::only_fine`]).
+        only_fine: bool,
     },
 }
 
@@ -58,8 +60,13 @@ pub(crate) fn solve_with(
             )?;
             iterate(dv, sys, params, ws, Precond::Blocks, reference)
         }
-        Apply::Multigrid { mg, a, positions } => {
-            mg.refresh(a, positions, sys.constraints)?;
+        Apply::Multigrid {
+            mg,
+            a,
+            positions,
+            only_fine,
+        } => {
+            mg.refresh(a, positions, sys.constraints, only_fine)?;
             iterate(dv, sys, params, ws, Precond::Multigrid(mg, a), reference)
         }
     })
@@ -97,6 +104,9 @@ fn iterate(
         #[cfg(test)]
         Reference::PaperFilteredB => paper_reference(sys, &ws.pinv),
     };
+    if let Some(start) = sys.start.filter(|_| delta_new > 0.0) {
+        delta_new = warm_start(sys, start, delta_new, ws, &mut pre);
+    }
     let threshold = params.tolerance * params.tolerance * delta0;
     ws.c.copy_from_slice(&ws.s);
     let mut iterations = 0;
@@ -171,7 +181,23 @@ fn initial_residual(sys: &System<'_>, ws: &mut PcgWorkspace, pre: &mut Precond<'
         b,
         z,
         constraints,
+        ..
     } = *sys;
+    ws.r.par_chunks_mut(ROW_CHUNK)
+        .enumerate()
+        .for_each(|(ci, rs)| {
+            let base = ci * ROW_CHUNK;
+            for (o, ri) in rs.iter_mut().enumerate() {
+                let i = base + o;
+                *ri = constraints[i].filter(&(b[i] - a.row_times(i, z)));
+            }
+        });
+    precondition(constraints, ws, pre);
+}
+
+/// `s = S M^-1 r` for the workspace's residual `r`, and the partial sums of `r . s` into
+/// `ws.partials`.
+fn precondition(constraints: &[Constraint], ws: &mut PcgWorkspace, pre: &mut Precond<'_>) {
     let PcgWorkspace {
         r,
         s,
@@ -179,47 +205,84 @@ fn initial_residual(sys: &System<'_>, ws: &mut PcgWorkspace, pre: &mut Precond<'
         partials,
         ..
     } = ws;
-    let pinv: &[Matrix3<f64>] = pinv;
     match pre {
         Precond::Blocks => {
-            r.par_chunks_mut(ROW_CHUNK)
-                .zip(s.par_chunks_mut(ROW_CHUNK))
+            let (r, pinv): (&[Vector3<f64>], &[Matrix3<f64>]) = (r, pinv);
+            s.par_chunks_mut(ROW_CHUNK)
                 .enumerate()
-                .map(|(ci, (rs, ss))| {
+                .map(|(ci, ss)| {
                     let base = ci * ROW_CHUNK;
                     let mut acc = 0.0;
-                    for (o, (ri, si)) in rs.iter_mut().zip(ss.iter_mut()).enumerate() {
+                    for (o, si) in ss.iter_mut().enumerate() {
                         let i = base + o;
-                        let con = &constraints[i];
-                        *ri = con.filter(&(b[i] - a.row_times(i, z)));
-                        *si = con.filter(&(pinv[i] * *ri));
-                        acc += ri.dot(si);
+                        *si = constraints[i].filter(&(pinv[i] * r[i]));
+                        acc += r[i].dot(si);
                     }
                     acc
                 })
                 .collect_into_vec(partials);
         }
         Precond::Multigrid(mg, pre_a) => {
-            r.par_chunks_mut(ROW_CHUNK)
-                .enumerate()
-                .for_each(|(ci, rs)| {
-                    let base = ci * ROW_CHUNK;
-                    for (o, ri) in rs.iter_mut().enumerate() {
-                        let i = base + o;
-                        *ri = constraints[i].filter(&(b[i] - a.row_times(i, z)));
-                    }
-                });
-            mg.vcycle(
-                &FineOp {
-                    a: pre_a,
-                    cons: constraints,
-                },
-                r,
-                s,
-            );
+            let op = FineOp {
+                a: pre_a,
+                cons: constraints,
+            };
+            mg.vcycle(&op, r, s);
             filtered_dot(r, s, constraints, partials);
         }
     }
+}
+
+/// Moves the iteration's start from z to `start` when that is closer to the solution (its
+/// residual `r . s` below the cold start's `delta_cold`): returns the start's `r . s`, the
+/// workspace set up from it (or left at z).
+fn warm_start(
+    sys: &System<'_>,
+    start: &[Vector3<f64>],
+    delta_cold: f64,
+    ws: &mut PcgWorkspace,
+    pre: &mut Precond<'_>,
+) -> f64 {
+    warm_residual(sys, start, ws, pre);
+    let delta_start = sum_in_order(&ws.partials).abs();
+    if delta_start < delta_cold {
+        return delta_start;
+    }
+    // No closer than z (or not finite): start at z after all.
+    ws.y.fill(Vector3::zeros());
+    initial_residual(sys, ws, pre);
+    delta_cold
+}
+
+/// For a warm start: `y = S (start - z)`, `r -= S A y` (`r` holds the cold start's residual
+/// on entry), then `s = S M^-1 r` and the partial sums of `r . s` into `ws.partials`.
+fn warm_residual(
+    sys: &System<'_>,
+    start: &[Vector3<f64>],
+    ws: &mut PcgWorkspace,
+    pre: &mut Precond<'_>,
+) {
+    let (a, z, constraints) = (sys.a, sys.z, sys.constraints);
+    ws.y.par_chunks_mut(ROW_CHUNK)
+        .enumerate()
+        .for_each(|(ci, ys)| {
+            let base = ci * ROW_CHUNK;
+            for (o, yi) in ys.iter_mut().enumerate() {
+                let i = base + o;
+                *yi = constraints[i].filter(&(start[i] - z[i]));
+            }
+        });
+    let y: &[Vector3<f64>] = &ws.y;
+    ws.r.par_chunks_mut(ROW_CHUNK)
+        .enumerate()
+        .for_each(|(ci, rs)| {
+            let base = ci * ROW_CHUNK;
+            for (o, ri) in rs.iter_mut().enumerate() {
+                let i = base + o;
+                *ri -= constraints[i].filter(&a.row_times(i, y));
+            }
+        });
+    precondition(constraints, ws, pre);
 }
 
 /// The paper's stopping reference `filter(b)^T M^-1 filter(b)` (the pitfall tests).

@@ -53,7 +53,8 @@ pub(crate) use params::{PrecondForm, Reference};
 /// [`System`] `sys`: on return, `(I - S_i) dv_i = (I - S_i) z_i` to rounding (exactly for
 /// free and fixed particles), and the filtered residual `S (b - A dv)` has been reduced by
 /// `params.tolerance` relative to the reference `S (b - A z)`, both measured in the
-/// preconditioner norm. The input value of `dv` is ignored (the iteration starts at `z`).
+/// preconditioner norm. The input value of `dv` is ignored: the iteration starts at `z`, or
+/// at [`System::start`] when one is given.
 ///
 /// Units follow the caller: with `A` in kg and `b` in N*s, `dv` and `z` are in m/s.
 ///
@@ -149,6 +150,7 @@ pub fn solve_mpcg_multigrid(
         mg,
         matrix: sys.a,
         positions,
+        only_fine: false,
     };
     solve_mpcg_multigrid_on(dv, sys, on, params, par, ws)
 }
@@ -165,6 +167,15 @@ pub struct MultigridOn<'a> {
     pub matrix: &'a BlockMatrix,
     /// Particle positions (m) for [`crate::NearNullSpace::RigidBody`].
     pub positions: &'a [Vector3<f64>],
+    /// Whether the solve keeps the coarse levels as the last solve left them and refreshes
+    /// only the finest level's smoother for `matrix` and the constraints (normally false:
+    /// the hierarchy is refreshed as [`MultigridParams::reuse`](crate::MultigridParams::reuse)
+    /// says). Right for solving again with the same matrix after a few constraints changed:
+    /// the coarse levels still approximate the system away from those particles, and the
+    /// V-cycle stays symmetric, so the PCG converges. Should the V-cycle lose definiteness,
+    /// the solve is retried with the whole hierarchy refreshed, as for any solve. A hierarchy
+    /// that has never been refreshed, or whose last refresh failed, is refreshed in full.
+    pub only_fine: bool,
 }
 
 /// [`solve_mpcg_multigrid`] with the V-cycle built on `pre.matrix` instead of the system's
@@ -191,6 +202,7 @@ pub fn solve_mpcg_multigrid_on(
         mg,
         matrix,
         positions,
+        only_fine,
     } = pre;
     par.install(|| {
         check_positions(sys.a.n(), positions)?;
@@ -209,12 +221,16 @@ pub fn solve_mpcg_multigrid_on(
                 reason: "matrix pattern differs from the one Multigrid::new analysed",
             });
         }
+        // A retry with every smoother tuned by the bound refreshes the whole hierarchy.
+        let mut first = true;
         mg.with_retry(|mg| {
             let apply = Apply::Multigrid {
                 mg,
                 a: matrix,
                 positions,
+                only_fine: only_fine && first,
             };
+            first = false;
             solve_with(dv, sys, params, ws, apply, Reference::FilteredResidual)
         })
     })
