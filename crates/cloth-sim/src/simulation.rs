@@ -762,6 +762,7 @@ fn implicit_frame(
 fn add_attempt(stats: &mut FrameStats, info: &StepInfo) {
     stats.cg_iterations += info.cg_iterations;
     stats.corrections += info.corrections;
+    stats.coulomb_solves += info.coulomb_solves;
     stats.cg_not_converged += usize::from(info.cg_capped);
     stats.timings.add(&info.timings);
 }

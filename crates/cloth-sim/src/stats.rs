@@ -172,6 +172,9 @@ pub struct FrameStats {
     /// threshold, summed over accepted and rejected steps (each an evaluation and a linear
     /// solve, like an attempt; [`crate::implicit::ImplicitSettings::newton_corrections`]).
     pub corrections: usize,
+    /// Linear solves again after static contacts slid within their step, summed over
+    /// accepted and rejected steps ([`crate::implicit::ImplicitSettings::coulomb_rounds`]).
+    pub coulomb_solves: usize,
     /// Accepted steps whose stretch change was over the threshold, accepted because their
     /// Newton correction moved the stretch by little
     /// ([`crate::implicit::ImplicitSettings::correction_tolerance`]).
@@ -236,6 +239,7 @@ impl FrameStats {
         self.rejections.add(&earlier.rejections);
         self.rejected_steps = self.rejections.total();
         self.corrections += earlier.corrections;
+        self.coulomb_solves += earlier.coulomb_solves;
         self.over_threshold += earlier.over_threshold;
         self.cg_iterations += earlier.cg_iterations;
         self.cg_not_converged += earlier.cg_not_converged;
@@ -267,6 +271,8 @@ pub struct Totals {
     pub rejections: Rejections,
     /// Newton corrections (see [`FrameStats::corrections`]).
     pub corrections: usize,
+    /// Solves again for Coulomb's law (see [`FrameStats::coulomb_solves`]).
+    pub coulomb_solves: usize,
     /// Steps accepted over the stretch threshold (see [`FrameStats::over_threshold`]).
     pub over_threshold: usize,
     /// CG iterations.
@@ -296,6 +302,7 @@ impl Totals {
             t.rejected_steps += f.rejected_steps;
             t.rejections.add(&f.rejections);
             t.corrections += f.corrections;
+            t.coulomb_solves += f.coulomb_solves;
             t.over_threshold += f.over_threshold;
             t.cg_iterations += f.cg_iterations;
             if f.steps > 0 {

@@ -6,7 +6,7 @@
 
 use crate::contact::{ContactSettings, Surface};
 use crate::world::World;
-use cloth_collide::{Contact, FeatureContact};
+use cloth_collide::{Contact, FeatureContact, Motion};
 use cloth_mesh::Vec3;
 use cloth_solver::Constraint;
 
@@ -52,6 +52,11 @@ struct State {
     /// surface, and only the latter goes on into the next step's friction.
     #[serde(default)]
     approach: f64,
+    /// Whether the contact started in the step being taken: Coulomb's law at impact
+    /// ([`impact`]) decided its mode, and [`ContactMemory::slip_overloaded`] leaves it alone
+    /// (its constraint force is mostly the impulse that stopped its approach).
+    #[serde(default)]
+    new: bool,
 }
 
 /// The fraction of a vertex's depth in a solid's thickness layer that one step's position
@@ -99,6 +104,24 @@ pub(crate) struct ConstraintSink<'a> {
     pub forces: &'a mut [Vec3],
 }
 
+/// What [`ContactMemory::slip_overloaded`] changes in a solved attempt.
+pub(crate) struct Overloaded<'a> {
+    pub kind: &'a mut [Constraint],
+    pub z: &'a mut [Vec3],
+    pub friction: &'a mut [Vec3],
+    /// The system's right-hand side.
+    pub b: &'a mut [Vec3],
+    /// The system's matrix.
+    pub matrix: &'a cloth_solver::BlockMatrix,
+    /// Written: the largest move (m) within the step that letting go of the force a changed
+    /// contact held beyond mu N gives its vertex: `h^2 |B^-1 excess|`, with `B` the vertex's
+    /// row of the matrix summed over the vertices let go in the same round
+    /// ([`cloth_solver::BlockMatrix::row_sum_over`]). A vertex let go alone is held back by
+    /// its neighbours' stiffness; a patch let go together (a cloth resting on a body that
+    /// starts to move) moves as one, resisted only by its mass and by the vertices around it.
+    pub largest_move: f64,
+}
+
 /// The contact state of every vertex between steps (static or sliding, last normal force,
 /// friction), as a checkpoint stores it.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -118,6 +141,10 @@ pub(crate) struct ContactMemory {
     /// The step size (s) of the attempt that marked `forced`: the marks hold only for a redo
     /// at that size (the approach they record is that step's).
     forced_h: f64,
+    /// Scratch of [`ContactMemory::slip_overloaded`]: the contacts it let go, with the force
+    /// each held beyond mu N (N), and which vertices they are.
+    released: Vec<(usize, Vec3)>,
+    in_released: Vec<bool>,
 }
 
 impl ContactMemory {
@@ -128,6 +155,8 @@ impl ContactMemory {
             near: vec![false; n],
             forced: vec![None; n],
             forced_h: 0.0,
+            released: Vec::new(),
+            in_released: vec![false; n],
         }
     }
 
@@ -205,6 +234,7 @@ impl ContactMemory {
                     hold: Vec3::zeros(),
                     friction: 0.0,
                     approach: 0.0,
+                    new: false,
                 });
             }
             self.engage(c, surface, inputs, out);
@@ -327,6 +357,84 @@ impl ContactMemory {
         }
     }
 
+    /// Coulomb's law within the step (paper §6.1, applied to the step's own constraint forces
+    /// rather than after it): every static contact of the attempt with a moving solid, but
+    /// those that started in it, whose constraint impulse `e` (N s, step `h`) holds its vertex with a tangential
+    /// force above mu times its normal force becomes a sliding contact, for the rest of the
+    /// attempt and the steps after it: its filter keeps only the normal (the target's normal
+    /// component stays), and kinetic friction mu N in the direction of the force that held it
+    /// is added to `friction` (N) and, times h, to the system's right-hand side `b`. A static
+    /// contact otherwise holds its vertex with whatever force the step takes, and lets it go
+    /// in one jump at the next step. Returns how many contacts changed, and sets
+    /// [`Overloaded::largest_move`].
+    pub fn slip_overloaded(
+        &mut self,
+        world: &World,
+        e: &[Vec3],
+        h: f64,
+        out: &mut Overloaded<'_>,
+    ) -> usize {
+        let (masses, pinned, surfaces) = (&world.cloth.masses, world.pinned(), world.surfaces());
+        let Some(set) = world.colliders() else {
+            return 0;
+        };
+        let mut changed = 0;
+        for c in &self.active {
+            let i = c.vertex;
+            let Some(st) = self.state[i].as_mut() else {
+                continue;
+            };
+            let moving = !matches!(set.colliders()[c.collider].motion, Motion::Static);
+            if st.mode != Mode::Static
+                || !moving
+                || st.new
+                || pinned[i]
+                || !matches!(out.kind[i], Constraint::Fixed)
+            {
+                continue;
+            }
+            let f = e[i] / h;
+            let n = c.normal;
+            let fn_ = f.dot(&n);
+            let ft = f - n * fn_;
+            let mu = surfaces[c.collider].friction;
+            let ftn = ft.norm();
+            if fn_ <= 0.0 || ftn <= mu * fn_ {
+                continue;
+            }
+            let kinetic = ft * (mu * fn_ / ftn);
+            st.mode = Mode::Sliding;
+            st.hold = ft;
+            st.normal_force = (fn_ - masses[i] * st.approach / h).max(0.0);
+            st.stops = false;
+            st.friction = mu * fn_;
+            out.kind[i] = Constraint::Plane { p: n };
+            out.z[i] = n * out.z[i].dot(&n);
+            out.friction[i] += kinetic;
+            out.b[i] += kinetic * h;
+            self.released.push((i, ft - kinetic));
+            self.in_released[i] = true;
+            changed += 1;
+        }
+        // The move letting go of the excess gives each vertex, with the vertices let go
+        // together moving along and the others held.
+        for &(i, excess) in &self.released {
+            let block = out.matrix.row_sum_over(i, &self.in_released);
+            let impulse = excess * h;
+            let dv = block
+                .try_inverse()
+                .map(|inv| inv * impulse)
+                .filter(|dv| dv.dot(&impulse) > 0.0)
+                .unwrap_or(impulse / masses[i]);
+            out.largest_move = out.largest_move.max(h * dv.norm());
+        }
+        for &(i, _) in &self.released {
+            self.in_released[i] = false;
+        }
+        self.released.clear();
+        changed
+    }
+
     /// Marks free vertices (not in contact, not pinned, not yet marked) for engagement in the
     /// next attempt of this step; returns how many were newly marked. `deep` lists the vertices
     /// the detect stage found deep inside a solid's thickness layer at the candidate state,
@@ -372,6 +480,7 @@ impl ContactMemory {
                 self.state[i] = None;
                 continue;
             }
+            st.new = false;
             let n = c.normal;
             let fn_ = f[i].dot(&n);
             if fn_ < 0.0 {
@@ -447,6 +556,7 @@ fn impact(
         hold: Vec3::zeros(),
         friction: 0.0,
         approach: 0.0,
+        new: true,
     }
 }
 

@@ -9,7 +9,7 @@ use super::assemble::{Assembly, Linearization};
 use super::attempt::Attempt;
 use super::constrain::Constraints;
 use super::settings::LinearSolver;
-use super::solve::Solution;
+use super::solve::{Solution, Solve};
 use crate::error::{Reject, SimError};
 use crate::state::State;
 use crate::stats::Clock;
@@ -64,7 +64,7 @@ pub(crate) fn newton(
     // tolerance relative to the residual grows as the residual is smaller than b was.
     let ratio = first / free_norm(&asm.b, &cons.kind).max(f64::MIN_POSITIVE);
     let solver = &loosened(&ctx.settings.solver, ratio);
-    let solved = sol.run(ctx, solver, asm, cons);
+    let solved = sol.run(ctx, solver, asm, cons, Solve::Fresh);
     cons.z = targets;
     clock.cg();
     match solved? {

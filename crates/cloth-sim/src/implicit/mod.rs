@@ -56,7 +56,7 @@ use constrain::Constraints;
 use contact::ContactMemory;
 use detect::Detection;
 use energy::{EnergyCheck, Judged};
-use solve::Solution;
+use solve::{Solution, Solve};
 use update::Update;
 
 use crate::error::{Reject, SimError, check_range};
@@ -102,6 +102,9 @@ pub struct StepInfo {
     /// Newton corrections the attempt took (each an evaluation and a linear solve, counted in
     /// `cg_iterations` and `timings`).
     pub corrections: usize,
+    /// Linear solves again after static contacts slid within the step
+    /// ([`ImplicitSettings::coulomb_rounds`]; counted in `cg_iterations` and `timings`).
+    pub coulomb_solves: usize,
     /// Whether the attempt was accepted with a stretch change over the threshold because its
     /// Newton correction moved the stretch by little
     /// ([`ImplicitSettings::correction_tolerance`]).
@@ -160,6 +163,7 @@ impl Implicit {
             contacts: ContactMemory::new(n),
             key: StateKey::default(),
             redos: 0,
+            edge_scale: edge_scale(world),
             detect: Detection::default(),
             constrain: Constraints::new(n),
             assemble: Assembly::new(&world.cloth, settings.par)?,
@@ -262,6 +266,8 @@ struct Stages {
     key: StateKey,
     /// Redos of the current step for penetration.
     redos: usize,
+    /// The cloth's typical edge length (m): the mean over triangles of `sqrt(2 area)`.
+    edge_scale: f64,
     detect: Detection,
     constrain: Constraints,
     assemble: Assembly,
@@ -328,16 +334,10 @@ impl Stages {
         // 3. assemble
         (self.assemble).run(ctx, Linearization::Start, &self.constrain, clock)?;
         // 4. solve
-        let solver = &ctx.settings.solver;
-        let solved = (self.solve).run(ctx, solver, &mut self.assemble, &self.constrain)?;
-        clock.cg();
+        let solved = self.solve_coulomb(ctx, info, clock)?;
         // 5. accept or reject
         let mut verdict = match solved {
-            Ok(cg) => {
-                info.cg_iterations = cg.iterations;
-                info.cg_capped = !cg.converged;
-                self.verdict(ctx, clock)
-            }
+            Ok(()) => self.verdict(ctx, clock),
             Err(reject) => Some(reject),
         };
         let first_change = self.accept.last_change;
@@ -364,6 +364,60 @@ impl Stages {
             };
         }
         Ok(verdict)
+    }
+
+    /// Stage 4: the solve, then Coulomb's law on its static contacts' constraint forces: those
+    /// that hold their vertex beyond friction's reach slide, and when letting go of the excess
+    /// would move some vertex by more than the stretch threshold times an edge, the system is
+    /// solved again (at most [`ImplicitSettings::coulomb_rounds`] times).
+    fn solve_coulomb(
+        &mut self,
+        ctx: &Attempt,
+        info: &mut StepInfo,
+        clock: &mut Clock,
+    ) -> Result<Result<(), Reject>, SimError> {
+        let solver = &ctx.settings.solver;
+        let mut round = 0;
+        loop {
+            let how = if round == 0 {
+                Solve::Fresh
+            } else {
+                Solve::Again
+            };
+            let (asm, cons) = (&mut self.assemble, &self.constrain);
+            let solved = (self.solve).run(ctx, solver, asm, cons, how)?;
+            clock.cg();
+            match solved {
+                Ok(cg) => {
+                    info.cg_iterations += cg.iterations;
+                    info.cg_capped |= !cg.converged;
+                }
+                Err(reject) => return Ok(Err(reject)),
+            }
+            if round >= ctx.settings.coulomb_rounds || ctx.world.colliders.is_none() {
+                return Ok(Ok(()));
+            }
+            round += 1;
+            let cons = &mut self.constrain;
+            let mut out = contact::Overloaded {
+                kind: &mut cons.kind,
+                z: &mut cons.z,
+                friction: &mut cons.friction,
+                b: &mut self.assemble.b,
+                matrix: &self.assemble.matrix,
+                largest_move: 0.0,
+            };
+            let (e, h) = (&self.solve.e, ctx.h);
+            let changed = (self.contacts).slip_overloaded(ctx.world, e, h, &mut out);
+            clock.cloth_solid();
+            // A jump smaller than the stretch threshold times an edge cannot by itself change a
+            // triangle's stretch by the threshold: the next step takes it up.
+            let matters = ctx.settings.stretch_threshold * self.edge_scale;
+            if changed == 0 || out.largest_move < matters {
+                return Ok(Ok(()));
+            }
+            info.coulomb_solves += 1;
+        }
     }
 
     /// Stage 5 on the solved system: the candidate's motion is judged ([`Stages::motion`]),
@@ -462,6 +516,14 @@ impl Stages {
         self.energy.invalidate();
         self.redos = 0;
     }
+}
+
+/// The cloth's typical edge length (m): the mean over its triangles of `sqrt(2 area)` at rest
+/// (the legs of a right isosceles triangle); 0 without triangles.
+fn edge_scale(world: &World) -> f64 {
+    let areas = world.cloth.mesh.rest_areas();
+    let sum: f64 = areas.iter().map(|a| (2.0 * a).sqrt()).sum();
+    sum / areas.len().max(1) as f64
 }
 
 /// Work (J) the position alterations `y` did against gravity: the sum over vertices of

@@ -78,6 +78,17 @@ pub struct ImplicitSettings {
     /// the step holds its edges in a bounded number of sweeps only when the step's change
     /// stays within the threshold.
     pub correction_tolerance: f64,
+    /// Rounds of Coulomb's law within a step (scene key `solver.coulomb_rounds`, default 1;
+    /// 0 decides static and sliding contacts only between steps, as the paper does). After
+    /// the solve, every static contact with a moving solid whose constraint force holds its
+    /// vertex with more than mu times its normal force turns sliding, with kinetic friction
+    /// mu N, and, when letting go of the excess would move some vertex by more than
+    /// [`stretch_threshold`](Self::stretch_threshold) times the cloth's typical edge length,
+    /// the system is solved again from the last solution. Decided only between steps, static
+    /// friction holds a vertex dragged by a moving body with whatever force the step takes
+    /// (many times mu N) and lets it go in one jump at the next step, and such jumps set the
+    /// step size on garments worn by moving bodies.
+    pub coulomb_rounds: usize,
     /// Threads for force evaluation, assembly and the solve (default: the current rayon
     /// pool). Results are the same bits for every choice.
     pub par: Par,
@@ -96,6 +107,7 @@ impl Default for ImplicitSettings {
             max_penetration_redos: 4,
             newton_corrections: 1,
             correction_tolerance: 1.0,
+            coulomb_rounds: 1,
             par: Par::default(),
         }
     }

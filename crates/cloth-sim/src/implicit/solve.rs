@@ -18,6 +18,8 @@ use cloth_solver::{
 pub(crate) struct Solution {
     /// Velocity change (m/s).
     pub dv: Vec<Vec3>,
+    /// The previous solution, where a solve again ([`Solve::Again`]) starts.
+    start: Vec<Vec3>,
     /// Constraint impulses `A dv - b` (N*s); divide by h for forces.
     pub e: Vec<Vec3>,
     pcg: PcgWorkspace,
@@ -36,6 +38,7 @@ impl Solution {
     pub fn new(n: usize) -> Self {
         Self {
             dv: vec![Vec3::zeros(); n],
+            start: Vec::new(),
             e: vec![Vec3::zeros(); n],
             pcg: PcgWorkspace::default(),
             direct: None,
@@ -59,15 +62,23 @@ impl Solution {
         solver: &LinearSolver,
         asm: &mut Assembly,
         cons: &Constraints,
+        how: Solve,
     ) -> Result<Result<PcgInfo, Reject>, SimError> {
         let (x, par) = (&ctx.state.x, ctx.settings.par);
         if asm.pattern_changed {
             self.direct = None;
             asm.pattern_changed = false;
         }
+        let again = how == Solve::Again;
+        if again {
+            self.start.clone_from(&self.dv);
+        }
         let solved = match solver {
             LinearSolver::Mpcg(params) => {
-                let sys = System::new(&asm.matrix, &asm.b, &cons.z, &cons.kind);
+                let mut sys = System::new(&asm.matrix, &asm.b, &cons.z, &cons.kind);
+                if again {
+                    sys = sys.starting_from(&self.start);
+                }
                 cloth_solver::solve_mpcg(&mut self.dv, &sys, params, par, &mut self.pcg)
             }
             LinearSolver::Multigrid(params, mg) => {
@@ -76,6 +87,7 @@ impl Solution {
                     world: ctx.world,
                     x,
                     par,
+                    again,
                 };
                 self.multigrid(asm, cons, params, on)
             }
@@ -120,11 +132,15 @@ impl Solution {
             Some(mg) => mg,
             slot => slot.insert(Multigrid::new(matrix, on.x, &cons.kind, on.params, on.par)?),
         };
-        let sys = System::new(&asm.matrix, &asm.b, &cons.z, &cons.kind);
+        let mut sys = System::new(&asm.matrix, &asm.b, &cons.z, &cons.kind);
+        if on.again {
+            sys = sys.starting_from(&self.start);
+        }
         let pre = MultigridOn {
             mg,
             matrix,
             positions: on.x,
+            only_fine: on.again,
         };
         cloth_solver::solve_mpcg_multigrid_on(
             &mut self.dv,
@@ -157,6 +173,22 @@ struct Hierarchy<'a> {
     /// Positions (m), for rotation modes.
     x: &'a [Vec3],
     par: Par,
+    /// A solve again ([`Solve::Again`]).
+    again: bool,
+}
+
+/// How [`Solution::run`] solves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Solve {
+    /// A new system: the iteration starts at the targets z, the multigrid hierarchy is
+    /// refreshed for the matrix.
+    Fresh,
+    /// The last system solved, since changed in a few constraints and right-hand side
+    /// entries (the same matrix): the multigrid hierarchy keeps its coarse levels
+    /// ([`MultigridOn::only_fine`]) and the iteration starts at the last solution. Its
+    /// residual is measured against that of a start at z, so it stops at the accuracy of a
+    /// fresh solve.
+    Again,
 }
 
 /// The pattern the multigrid hierarchy is built for: the mesh's vertex pairs and the

@@ -271,6 +271,7 @@ pub fn build_integrator(scene: &Scene) -> Integrator {
                 stretch_threshold: s.stretch_threshold,
                 step_control: s.step_control,
                 newton_corrections: s.newton_corrections,
+                coulomb_rounds: s.coulomb_rounds,
                 correction_tolerance: s.correction_tolerance,
                 grow_after: s.grow_after,
                 strain_limit: strain,

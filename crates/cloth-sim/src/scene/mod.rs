@@ -652,6 +652,11 @@ pub struct SolverSettings {
     /// [`crate::implicit::ImplicitSettings::newton_corrections`]). Key `newton_corrections`,
     /// default 1, >= 0 (0: the paper's single linearised solve per attempt).
     pub newton_corrections: usize,
+    /// Implicit: rounds of Coulomb's law within a step: static contacts with moving colliders
+    /// whose constraint force breaks mu N slide and the system is solved again (see
+    /// [`crate::implicit::ImplicitSettings::coulomb_rounds`]). Key `coulomb_rounds`, default
+    /// 1, >= 0 (0: contact modes change only between steps, as in the paper).
+    pub coulomb_rounds: usize,
     /// Implicit: a step over `stretch_threshold` is accepted after a Newton correction that
     /// moved no triangle's stretch by more than this fraction of the threshold (see
     /// [`crate::implicit::ImplicitSettings::correction_tolerance`]). Key
@@ -725,6 +730,7 @@ impl SolverSettings {
             stretch_threshold: 0.03,
             step_control: crate::implicit::StepControl::default(),
             newton_corrections: 1,
+            coulomb_rounds: 1,
             correction_tolerance: 1.0,
             grow_after: 2,
             strain_limit: match integrator {

@@ -345,6 +345,7 @@ pub(super) struct RawSolver {
     pub(super) grow_after: Option<usize>,
     pub(super) step_control: Option<crate::implicit::StepControl>,
     pub(super) newton_corrections: Option<usize>,
+    pub(super) coulomb_rounds: Option<usize>,
     pub(super) correction_tolerance: Option<f64>,
     pub(super) verlet_h: Option<f64>,
     pub(super) spring_stiffness: Option<f64>,

@@ -687,6 +687,7 @@ impl Ctx<'_> {
             strain_global_after: s.strain_global_after.unwrap_or(d.strain_global_after),
             step_control: s.step_control.unwrap_or(d.step_control),
             newton_corrections: s.newton_corrections.unwrap_or(d.newton_corrections),
+            coulomb_rounds: s.coulomb_rounds.unwrap_or(d.coulomb_rounds),
             correction_tolerance: self.non_negative(
                 "solver.correction_tolerance",
                 s.correction_tolerance.unwrap_or(d.correction_tolerance),
