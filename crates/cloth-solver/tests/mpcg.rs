@@ -313,6 +313,32 @@ fn input_errors() {
             ..
         })
     ));
+    let cold = System::new(&sys.a, &sys.b, &sys.z, &free);
+    assert!(matches!(
+        solve_mpcg(
+            &mut dv,
+            &cold.starting_from(&short),
+            &p,
+            Par::default(),
+            &mut ws
+        ),
+        Err(SolverError::DimensionMismatch { what: "start", .. })
+    ));
+    let mut bad_start = sys.z.clone();
+    bad_start[2].x = f64::INFINITY;
+    assert!(matches!(
+        solve_mpcg(
+            &mut dv,
+            &cold.starting_from(&bad_start),
+            &p,
+            Par::default(),
+            &mut ws
+        ),
+        Err(SolverError::NonFinite {
+            what: "start",
+            index: 2
+        })
+    ));
     assert!(matches!(
         solve_direct(&mut dv[1..], &sys.a, &sys.b, &sys.z, &free),
         Err(SolverError::DimensionMismatch { what: "dv", .. })

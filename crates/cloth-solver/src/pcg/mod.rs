@@ -67,9 +67,10 @@ pub(crate) use params::{PrecondForm, Reference};
 /// parallelism, scratch.
 ///
 /// # Errors
-/// * [`SolverError::DimensionMismatch`] if `dv`, `b`, `z` or `constraints` differ in length
-///   from `a.n()`;
-/// * [`SolverError::NonFinite`] if `b`, `z` or `A` contain NaN/inf (or an iterate overflows);
+/// * [`SolverError::DimensionMismatch`] if `dv`, `b`, `z`, `constraints` or a
+///   [`System::start`] differ in length from `a.n()`;
+/// * [`SolverError::NonFinite`] if `b`, `z`, the start or `A` contain NaN/inf (or an iterate
+///   overflows);
 /// * [`SolverError::InvalidConstraint`] if a constraint direction is not unit/orthogonal;
 /// * [`SolverError::InvalidParameter`] if `tolerance` is negative or not finite;
 /// * [`SolverError::DiagonalNotPositive`] if the preconditioner cannot be built;
